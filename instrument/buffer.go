@@ -1,0 +1,23 @@
+package instrument
+
+import "bytes"
+
+// DefaultMaxBufferCap is the largest buffer capacity a buffer pool keeps by
+// default: 64 KiB, the cap the fmt package uses for its own printer pool.
+// Larger buffers are dropped at Put, so that one big response does not pin
+// a big buffer for ever.
+const DefaultMaxBufferCap = 64 << 10
+
+// NewBufferPool returns a pool of *bytes.Buffer that resets each buffer on
+// Put and drops buffers whose capacity exceeds maxCap (DefaultMaxBufferCap
+// when maxCap <= 0).
+func NewBufferPool(name string, maxCap int) (*Pool[*bytes.Buffer], error) {
+	if maxCap <= 0 {
+		maxCap = DefaultMaxBufferCap
+	}
+	return New(name,
+		WithNew(func() *bytes.Buffer { return new(bytes.Buffer) }),
+		WithReset((*bytes.Buffer).Reset),
+		WithKeep(func(b *bytes.Buffer) bool { return b.Cap() <= maxCap }),
+	)
+}

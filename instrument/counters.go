@@ -1,0 +1,89 @@
+package instrument
+
+import (
+	"runtime"
+	"sync/atomic"
+	_ "unsafe" // for go:linkname
+)
+
+// Counter indexes within a stripe.
+const (
+	idxGets = iota
+	idxMisses
+	idxPuts
+	idxDrops
+	numCounters
+)
+
+// stripeSize is two cache lines: x86 prefetches lines in adjacent pairs, so
+// padding to 128 bytes keeps two Ps from sharing a prefetch unit.
+const stripeSize = 128
+
+// stripe holds one P's counters, written only by the goroutine running on
+// that P while it is pinned there.
+type stripe struct {
+	n [numCounters]uint64
+	_ [stripeSize - numCounters*8]byte
+}
+
+// counters is a set of counters striped by P. A goroutine pins itself to its
+// P (which disables preemption, as sync.Pool does internally), bumps the
+// counter in that P's stripe and unpins; no other P writes that cache line,
+// so the hot path never bounces a line between cores and needs no lock
+// prefix. Ps numbered beyond the stripes made at construction (GOMAXPROCS
+// raised later) share an atomic overflow stripe.
+type counters struct {
+	stripes  []stripe
+	overflow [numCounters]atomic.Uint64
+}
+
+func (c *counters) init() {
+	n := runtime.GOMAXPROCS(0)
+	if cpus := runtime.NumCPU(); cpus > n {
+		n = cpus
+	}
+	c.stripes = make([]stripe, n)
+}
+
+// add increments counter i for the current P.
+func (c *counters) add(i int) {
+	pid := runtimeProcPin()
+	if pid < len(c.stripes) {
+		bump(&c.stripes[pid].n[i])
+	} else {
+		c.overflow[i].Add(1)
+	}
+	runtimeProcUnpin()
+}
+
+// load sums the stripes. It reads drops, puts, misses, then gets, the
+// reverse of the order in which one object's life bumps them, so that a
+// snapshot rarely shows more misses than gets.
+func (c *counters) load() Stats {
+	var s Stats
+	s.Drops = c.sum(idxDrops)
+	s.Puts = c.sum(idxPuts)
+	s.Misses = c.sum(idxMisses)
+	s.Gets = c.sum(idxGets)
+	return s
+}
+
+func (c *counters) sum(i int) uint64 {
+	total := c.overflow[i].Load()
+	for k := range c.stripes {
+		total += atomic.LoadUint64(&c.stripes[k].n[i])
+	}
+	return total
+}
+
+// runtimeProcPin pins the calling goroutine to its P and returns the P's id.
+// It is the runtime function sync.Pool itself uses; the runtime keeps it
+// reachable by linkname for this purpose.
+//
+//go:linkname runtimeProcPin runtime.procPin
+func runtimeProcPin() int
+
+// runtimeProcUnpin undoes runtimeProcPin.
+//
+//go:linkname runtimeProcUnpin runtime.procUnpin
+func runtimeProcUnpin()

@@ -1,0 +1,149 @@
+package instrument
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// ErrInvalidName is returned (wrapped) by New and Registry.Register when a
+// pool name is empty, too long, or not made of [a-z0-9_].
+var ErrInvalidName = errors.New("invalid pool name")
+
+// MaxNameLen is the longest pool name accepted. Names become label values,
+// so they are kept short and from a fixed set written in code.
+const MaxNameLen = 64
+
+// Stats is a snapshot of a pool's cumulative counters. Every field only
+// grows for the life of the pool.
+type Stats struct {
+	// Gets counts calls to Get.
+	Gets uint64
+	// Misses counts Gets that were not served from the pool: New was called,
+	// or the pool was empty and had no New.
+	Misses uint64
+	// Puts counts objects accepted back into the pool.
+	Puts uint64
+	// Drops counts objects passed to Put that the keep policy refused.
+	Drops uint64
+}
+
+// Option configures a Pool. Options are applied in order by New.
+type Option[T any] func(*options[T])
+
+type options[T any] struct {
+	newFn func() T
+	reset func(T)
+	keep  func(T) bool
+}
+
+// WithNew sets the function that makes a fresh object when the pool has
+// none. Each call is counted as a miss. Without it, Get on an empty pool
+// returns the zero value of T and counts a miss.
+func WithNew[T any](fn func() T) Option[T] {
+	return func(o *options[T]) { o.newFn = fn }
+}
+
+// WithReset sets a function run on every object passed to Put, before it is
+// pooled, so that no state leaks from one user to the next. It is not run on
+// objects the keep policy drops.
+func WithReset[T any](fn func(T)) Option[T] {
+	return func(o *options[T]) { o.reset = fn }
+}
+
+// WithKeep sets the keep policy: Put pools an object only when keep returns
+// true, and otherwise drops it and counts a drop. Use it to cap the size of
+// pooled buffers, so that one huge request does not pin a huge buffer in
+// memory for ever.
+func WithKeep[T any](fn func(T) bool) Option[T] {
+	return func(o *options[T]) { o.keep = fn }
+}
+
+// Pool is a typed sync.Pool that counts its operations. Create one with New;
+// the zero value is not usable. A Pool must not be copied after first use.
+//
+// T should be a pointer type (or another pointer-shaped type): like
+// sync.Pool, storing a non-pointer value in the pool allocates on every Put.
+type Pool[T any] struct {
+	name  string
+	pool  sync.Pool
+	newFn func() T
+	reset func(T)
+	keep  func(T) bool
+	ctr   counters
+}
+
+// New returns a pool named name. The name must match [a-z0-9_]+ and be at
+// most MaxNameLen bytes long; it is the value of the exporters' pool label.
+func New[T any](name string, opts ...Option[T]) (*Pool[T], error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	var o options[T]
+	for _, opt := range opts {
+		opt(&o)
+	}
+	p := &Pool[T]{name: name, newFn: o.newFn, reset: o.reset, keep: o.keep}
+	p.ctr.init()
+	if p.newFn != nil {
+		// The miss is counted inside New, so only the slow path pays for it.
+		p.pool.New = func() any {
+			p.ctr.add(idxMisses)
+			return p.newFn()
+		}
+	}
+	return p, nil
+}
+
+// ValidateName reports whether name is a valid pool name, returning an error
+// wrapping ErrInvalidName when it is not.
+func ValidateName(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty (want [a-z0-9_]+)", ErrInvalidName)
+	}
+	if len(name) > MaxNameLen {
+		return fmt.Errorf("%w: %q is longer than %d bytes", ErrInvalidName, name, MaxNameLen)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return fmt.Errorf("%w: %q has %q at byte %d (want [a-z0-9_]+)", ErrInvalidName, name, c, i)
+		}
+	}
+	return nil
+}
+
+// Name returns the pool's name.
+func (p *Pool[T]) Name() string { return p.name }
+
+// Get returns an object from the pool, or a new one from New when the pool
+// has none (a miss). With no New, a miss returns the zero value of T.
+func (p *Pool[T]) Get() T {
+	p.ctr.add(idxGets)
+	v := p.pool.Get()
+	if v == nil {
+		p.ctr.add(idxMisses)
+		var zero T
+		return zero
+	}
+	return v.(T)
+}
+
+// Put returns x to the pool. When the keep policy refuses x, it is dropped
+// (left to the garbage collector) and counted as a drop; otherwise the reset
+// function runs on it and it is pooled. x must not be used after Put.
+func (p *Pool[T]) Put(x T) {
+	if p.keep != nil && !p.keep(x) {
+		p.ctr.add(idxDrops)
+		return
+	}
+	if p.reset != nil {
+		p.reset(x)
+	}
+	p.ctr.add(idxPuts)
+	p.pool.Put(x)
+}
+
+// Stats returns the pool's counters. It is safe to call concurrently with
+// Get and Put, and costs one pass over the pool's stripes.
+func (p *Pool[T]) Stats() Stats { return p.ctr.load() }
