@@ -1,0 +1,135 @@
+# poolparity: does pooling pay in production? Measure it, ship it as a canary.
+#
+# `make` (or `make help`) lists the targets. Tools are pinned and installed
+# into ./bin by `make tools`; builds are cached under ~/.cache/poolparity so a
+# second clone on the same machine reuses them.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+BIN := $(CURDIR)/bin
+export PATH := $(BIN):$(PATH)
+export KUBEBUILDER_ASSETS ?= $(BIN)/k8s
+GO ?= go
+
+# Demo knobs (see README): SCENARIO=good|regression|aa, DURATION, GRAY_WEIGHT.
+SCENARIO ?= good
+DURATION ?= 3m
+GRAY_WEIGHT ?= 50
+# Benchmark repetitions for benchstat.
+BENCH_COUNT ?= 6
+# How long each fuzz target runs in `make test`.
+FUZZTIME ?= 20s
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m [VAR=value]\n"} \
+	/^[a-zA-Z0-9_.-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } \
+	/^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Demo
+
+.PHONY: demo
+demo: ## Run both tracks, a weighted split, load and Prometheus locally; print the parity verdict.
+	SCENARIO=$(SCENARIO) DURATION=$(DURATION) GRAY_WEIGHT=$(GRAY_WEIGHT) hack/demo.sh
+
+##@ Development
+
+.PHONY: test
+test: tools fmt-check vet lint generate-check test-go test-rules test-fuzz test-e2e ## Run every check CI runs (installs pinned tools first).
+
+.PHONY: fmt
+fmt: ## Format the Go code.
+	gofmt -w $$(git ls-files '*.go')
+
+.PHONY: fmt-check
+fmt-check: ## Fail when a Go file is not gofmt-clean.
+	@out=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+.PHONY: vet
+vet: ## Run go vet.
+	$(GO) vet ./...
+
+.PHONY: lint
+lint: tools-go ## Run staticcheck.
+	$(BIN)/staticcheck ./...
+
+.PHONY: test-go
+test-go: ## Run the Go tests with the race detector (Redis, envtest, helm, kustomize tests included).
+	$(GO) test -race -timeout 20m ./...
+
+.PHONY: test-rules
+test-rules: ## Check the rules and run the promtool rule unit tests.
+	hack/test-rules.sh
+
+.PHONY: test-fuzz
+test-fuzz: ## Run each fuzz target briefly (FUZZTIME).
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeItem$$' -fuzztime $(FUZZTIME) ./app/internal/server
+
+.PHONY: test-e2e
+test-e2e: ## Run the demo's three scenarios in short form and assert their verdicts.
+	POOLPARITY_E2E=1 $(GO) test -count=1 -timeout 20m -run '^TestE2E' ./app/cmd/poolparity-demo
+
+.PHONY: generate
+generate: ## Regenerate the rules files, CRDs and deepcopy code.
+	$(GO) run ./hack/genrules
+	hack/gen-controller.sh
+
+.PHONY: generate-check
+generate-check: generate ## Fail when generated files are not up to date.
+	@git diff --exit-code -- deploy app/api || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+
+.PHONY: bench
+bench: tools-go ## Run the instrument and service benchmarks and print benchstat tables.
+	BENCH_COUNT=$(BENCH_COUNT) hack/bench.sh
+	BENCH_COUNT=$(BENCH_COUNT) hack/bench-service.sh
+
+##@ Build
+
+.PHONY: build
+build: ## Build the binaries into ./bin.
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./app/cmd/...
+
+.PHONY: image
+image: ## Build the container image (needs a Docker engine).
+	hack/image.sh
+
+##@ Cluster (needs Docker and the internet; not available on this project's CI machines)
+
+.PHONY: kind-demo
+kind-demo: ## Run the whole kind sequence: cluster, image, stack, chart, load, parity.
+	hack/kind-demo.sh all
+
+.PHONY: kind-up kind-load kind-deps helm-install load parity kind-down
+kind-up: ## Create the kind cluster from kind-config.yaml.
+	hack/kind-demo.sh up
+kind-load: image ## Load the image into the kind cluster.
+	hack/kind-demo.sh load
+kind-deps: ## Install kube-prometheus-stack and metrics-server (pinned chart versions).
+	hack/kind-demo.sh deps
+helm-install: ## Install the chart with the kind values.
+	hack/kind-demo.sh install
+load: ## Run the in-cluster load Job.
+	hack/kind-demo.sh load-job
+parity: ## Port-forward Prometheus and print the parity table.
+	hack/kind-demo.sh parity
+kind-down: ## Delete the kind cluster.
+	hack/kind-demo.sh down
+
+##@ Dependencies
+
+.PHONY: tools
+tools: ## Install every pinned tool into ./bin (helm, kustomize, prometheus, promtool, envtest binaries, linters, Debian packages).
+	hack/install-tools.sh
+
+.PHONY: tools-go
+tools-go: ## Install only staticcheck and benchstat.
+	hack/install-tools.sh staticcheck benchstat
+
+.PHONY: clean
+clean: ## Remove ./bin and ./out (the tool cache in ~/.cache/poolparity stays).
+	rm -rf $(BIN) out
