@@ -1,0 +1,412 @@
+// Package loadgen sends a bounded, reproducible mix of API calls to a
+// poolparity endpoint on the local machine: item writes, reads, listings,
+// reports and deletes, in proportions that resemble a read-mostly JSON API.
+//
+// Every run is bounded three ways: by its context, by Config.Duration and by
+// Config.MaxRequests. The target must be a loopback address; Run refuses any
+// other.
+//
+// # Concurrency
+//
+// Run may be called once per Generator. Stats may be called concurrently
+// with Run, from any goroutine.
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Op is one kind of API call.
+type Op int
+
+// The API calls the generator makes.
+const (
+	OpPut    Op = iota // PUT /api/v1/items/{id}
+	OpGet              // GET /api/v1/items/{id}
+	OpList             // GET /api/v1/items?limit=N
+	OpReport           // GET /api/v1/report?n=N
+	OpDelete           // DELETE /api/v1/items/{id}
+	numOps
+)
+
+var opNames = [numOps]string{"put", "get", "list", "report", "delete"}
+
+// String returns the op's short name.
+func (o Op) String() string {
+	if o < 0 || o >= numOps {
+		return fmt.Sprintf("op(%d)", int(o))
+	}
+	return opNames[o]
+}
+
+// Mix gives the relative weight of each op. Weights are not percentages;
+// only their proportions matter.
+type Mix struct {
+	Put, Get, List, Report, Delete int
+}
+
+// DefaultMix is read-mostly: 40% reads, 25% writes, 15% listings, 15%
+// reports, 5% deletes.
+var DefaultMix = Mix{Put: 25, Get: 40, List: 15, Report: 15, Delete: 5}
+
+func (m Mix) weights() [numOps]int {
+	return [numOps]int{m.Put, m.Get, m.List, m.Report, m.Delete}
+}
+
+// Config bounds and shapes a run.
+type Config struct {
+	// BaseURL is the endpoint, e.g. http://127.0.0.1:8080. It must be a
+	// loopback address.
+	BaseURL string
+	// Duration bounds the run's wall time. Required.
+	Duration time.Duration
+	// MaxRequests bounds the number of requests. Required.
+	MaxRequests int
+	// RPS is the target rate of requests per second, over all workers.
+	RPS float64
+	// Concurrency is the number of workers (in-flight requests at most).
+	Concurrency int
+	// Keys is the size of the id space items are written to and read from.
+	Keys int
+	// Seed makes the sequence of calls and bodies reproducible.
+	Seed uint64
+	// Mix weighs the ops; the zero Mix means DefaultMix.
+	Mix Mix
+	// Timeout bounds one request; zero means 5s.
+	Timeout time.Duration
+}
+
+// Errors returned by Validate.
+var (
+	ErrNotLoopback = errors.New("loadgen: target is not a loopback address")
+	ErrBounds      = errors.New("loadgen: invalid bounds")
+)
+
+// Validate checks the bounds and that the target is on loopback.
+func (c Config) Validate() error {
+	if err := CheckLoopback(c.BaseURL); err != nil {
+		return err
+	}
+	var errs []error
+	if c.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("%w: duration must be > 0", ErrBounds))
+	}
+	if c.MaxRequests <= 0 {
+		errs = append(errs, fmt.Errorf("%w: max requests must be > 0", ErrBounds))
+	}
+	if c.RPS <= 0 || c.RPS > 10000 {
+		errs = append(errs, fmt.Errorf("%w: rps must be in (0, 10000], got %g", ErrBounds, c.RPS))
+	}
+	if c.Concurrency < 1 || c.Concurrency > 1024 {
+		errs = append(errs, fmt.Errorf("%w: concurrency must be in [1, 1024], got %d", ErrBounds, c.Concurrency))
+	}
+	if c.Keys < 1 {
+		errs = append(errs, fmt.Errorf("%w: keys must be >= 1", ErrBounds))
+	}
+	total := 0
+	for _, w := range c.mix().weights() {
+		if w < 0 {
+			errs = append(errs, fmt.Errorf("%w: mix weights must be >= 0", ErrBounds))
+		}
+		total += w
+	}
+	if total <= 0 {
+		errs = append(errs, fmt.Errorf("%w: mix weights sum to zero", ErrBounds))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) mix() Mix {
+	if c.Mix == (Mix{}) {
+		return DefaultMix
+	}
+	return c.Mix
+}
+
+// CheckLoopback returns an error wrapping ErrNotLoopback unless rawURL is an
+// http URL whose host is localhost or a loopback IP.
+func CheckLoopback(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return fmt.Errorf("loadgen: parsing target %q: %w", rawURL, err)
+	}
+	if u.Scheme != "http" {
+		return fmt.Errorf("%w: %q is not an http URL", ErrNotLoopback, rawURL)
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("%w: %q", ErrNotLoopback, rawURL)
+}
+
+// Stats are cumulative counts of a run. Errors counts 5xx responses and
+// transport failures; ClientErrors counts 4xx responses (a read of an id
+// that was deleted is a normal 404).
+type Stats struct {
+	Requests     uint64            `json:"requests"`
+	Errors       uint64            `json:"errors"`
+	ClientErrors uint64            `json:"client_errors"`
+	ByOp         map[string]uint64 `json:"by_op"`
+	Elapsed      time.Duration     `json:"elapsed_ns"`
+}
+
+// Generator runs one bounded load.
+type Generator struct {
+	cfg    Config
+	client *http.Client
+	base   string
+	start  atomic.Int64 // unix nanos, 0 until Run starts
+	end    atomic.Int64
+
+	requests, errs, clientErrs atomic.Uint64
+	byOp                       [numOps]atomic.Uint64
+}
+
+// New validates cfg and returns a Generator. client may be nil for a
+// dedicated client whose connection pool fits the concurrency.
+func New(cfg Config, client *http.Client) (*Generator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if client == nil {
+		client = &http.Client{
+			Timeout: cfg.Timeout,
+			Transport: &http.Transport{
+				Proxy:               nil, // never leave the machine through a proxy
+				MaxIdleConns:        cfg.Concurrency,
+				MaxIdleConnsPerHost: cfg.Concurrency,
+				IdleConnTimeout:     30 * time.Second,
+			},
+		}
+	}
+	return &Generator{cfg: cfg, client: client, base: strings.TrimRight(cfg.BaseURL, "/")}, nil
+}
+
+// Stats returns the counts so far.
+func (g *Generator) Stats() Stats {
+	s := Stats{
+		Requests:     g.requests.Load(),
+		Errors:       g.errs.Load(),
+		ClientErrors: g.clientErrs.Load(),
+		ByOp:         make(map[string]uint64, numOps),
+	}
+	for i := range g.byOp {
+		s.ByOp[Op(i).String()] = g.byOp[i].Load()
+	}
+	if start := g.start.Load(); start != 0 {
+		end := g.end.Load()
+		if end == 0 {
+			end = time.Now().UnixNano()
+		}
+		s.Elapsed = time.Duration(end - start)
+	}
+	return s
+}
+
+// call is one planned request.
+type call struct {
+	op   Op
+	id   string
+	body []byte
+	n    int
+}
+
+// Run sends load until ctx is done, Duration has passed or MaxRequests have
+// been sent, and returns the final counts. It returns ctx's error only when
+// ctx ended the run early.
+func (g *Generator) Run(ctx context.Context) (Stats, error) {
+	if !g.start.CompareAndSwap(0, time.Now().UnixNano()) {
+		return g.Stats(), errors.New("loadgen: Run called twice")
+	}
+	runCtx, cancel := context.WithTimeout(ctx, g.cfg.Duration)
+	defer cancel()
+
+	calls := make(chan call)
+	var wg sync.WaitGroup
+	for range g.cfg.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range calls {
+				g.do(runCtx, c)
+			}
+		}()
+	}
+
+	g.plan(runCtx, calls)
+	close(calls)
+	wg.Wait()
+	g.end.Store(time.Now().UnixNano())
+	if err := ctx.Err(); err != nil {
+		return g.Stats(), err
+	}
+	return g.Stats(), nil
+}
+
+// plan paces calls at RPS, drawing each from the seeded sequence, until the
+// run's context ends or MaxRequests calls were handed out.
+func (g *Generator) plan(ctx context.Context, calls chan<- call) {
+	rnd := rand.New(rand.NewPCG(g.cfg.Seed, g.cfg.Seed+1))
+	weights := g.cfg.mix().weights()
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	// Pre-build a few hundred bodies so that the generator's own work stays
+	// small next to the service's.
+	bodies := make([][]byte, 256)
+	for i := range bodies {
+		bodies[i] = makeBody(rnd)
+	}
+
+	const tick = 10 * time.Millisecond
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	perTick := g.cfg.RPS * tick.Seconds()
+	credit := 0.0
+	sent := 0
+	for sent < g.cfg.MaxRequests {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		credit += perTick
+		for credit >= 1 && sent < g.cfg.MaxRequests {
+			credit--
+			c := g.next(rnd, weights, total, bodies)
+			select {
+			case calls <- c:
+				sent++
+			case <-ctx.Done():
+				return
+			}
+		}
+		// Do not let a slow service build up a burst of credit.
+		if credit > perTick+1 {
+			credit = perTick + 1
+		}
+	}
+}
+
+func (g *Generator) next(rnd *rand.Rand, weights [numOps]int, total int, bodies [][]byte) call {
+	n := rnd.IntN(total)
+	op := Op(0)
+	for i, w := range weights {
+		if n < w {
+			op = Op(i)
+			break
+		}
+		n -= w
+	}
+	c := call{op: op, id: fmt.Sprintf("item-%05d", rnd.IntN(g.cfg.Keys))}
+	switch op {
+	case OpPut:
+		c.body = bodies[rnd.IntN(len(bodies))]
+	case OpList:
+		c.n = 10 + rnd.IntN(41) // 10..50
+	case OpReport:
+		c.n = 20 + rnd.IntN(81) // 20..100
+	}
+	return c
+}
+
+func (g *Generator) do(ctx context.Context, c call) {
+	var (
+		method = http.MethodGet
+		path   string
+		body   io.Reader
+	)
+	switch c.op {
+	case OpPut:
+		method, path, body = http.MethodPut, "/api/v1/items/"+c.id, bytes.NewReader(c.body)
+	case OpGet:
+		path = "/api/v1/items/" + c.id
+	case OpList:
+		path = fmt.Sprintf("/api/v1/items?limit=%d", c.n)
+	case OpReport:
+		path = fmt.Sprintf("/api/v1/report?n=%d", c.n)
+	case OpDelete:
+		method, path = http.MethodDelete, "/api/v1/items/"+c.id
+	}
+	req, err := http.NewRequestWithContext(ctx, method, g.base+path, body)
+	if err != nil {
+		g.count(c.op, 0, err)
+		return
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := g.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return // the run ended while this request was in flight: not the service's fault
+		}
+		g.count(c.op, 0, err)
+		return
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	g.count(c.op, resp.StatusCode, nil)
+}
+
+func (g *Generator) count(op Op, code int, err error) {
+	g.requests.Add(1)
+	g.byOp[op].Add(1)
+	switch {
+	case err != nil || code >= 500:
+		g.errs.Add(1)
+	case code >= 400:
+		g.clientErrs.Add(1)
+	}
+}
+
+var words = strings.Fields(`alpha bravo charlie delta echo foxtrot golf hotel india juliet
+kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray
+yankee zulu pool parity gray stable canary buffer scratch report latency`)
+
+// makeBody returns an item's JSON: a name, up to 8 tags and a payload of
+// roughly 200 to 2,000 bytes.
+func makeBody(rnd *rand.Rand) []byte {
+	type item struct {
+		Name    string   `json:"name"`
+		Tags    []string `json:"tags"`
+		Payload string   `json:"payload"`
+	}
+	it := item{Name: words[rnd.IntN(len(words))] + "-" + words[rnd.IntN(len(words))], Tags: []string{}}
+	for range rnd.IntN(9) {
+		it.Tags = append(it.Tags, words[rnd.IntN(len(words))])
+	}
+	var p strings.Builder
+	target := 200 + rnd.IntN(1801)
+	for p.Len() < target {
+		p.WriteString(words[rnd.IntN(len(words))])
+		p.WriteByte(' ')
+	}
+	it.Payload = p.String()
+	b, err := json.Marshal(it)
+	if err != nil { // a struct of strings always marshals; keep a valid body anyway
+		return []byte(`{"name":"fallback","tags":[],"payload":""}`)
+	}
+	return b
+}
