@@ -1,0 +1,418 @@
+package parity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// Querier is the part of the Prometheus HTTP API a Checker uses;
+// v1.NewAPI's result implements it.
+type Querier interface {
+	Query(ctx context.Context, query string, ts time.Time, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error)
+	QueryRange(ctx context.Context, query string, r v1.Range, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error)
+	Rules(ctx context.Context, matches []string) (v1.RulesResult, error)
+}
+
+// Checker reads one service's parity from Prometheus.
+type Checker struct {
+	q          Querier
+	window     string
+	selector   string
+	groupMatch string
+	thresholds Thresholds
+}
+
+// Option configures a Checker.
+type Option func(*Checker)
+
+// WithWindow selects the recording-rule family: "5m" (the default) or any
+// other window the rules were rendered with, e.g. "1m" for the demo.
+func WithWindow(w string) Option { return func(c *Checker) { c.window = w } }
+
+// WithSelector adds label matchers (PromQL, without braces, e.g.
+// `job="poolparity",namespace="shop"`) to every query, to pick one service
+// when a Prometheus watches several.
+func WithSelector(s string) Option { return func(c *Checker) { c.selector = strings.Trim(s, "{} ") } }
+
+// WithThresholds replaces DefaultThresholds.
+func WithThresholds(t Thresholds) Option { return func(c *Checker) { c.thresholds = t } }
+
+// WithAlertGroups sets the substring that a rule group's name must contain
+// for its alerts to count; default "poolparity".
+func WithAlertGroups(substr string) Option { return func(c *Checker) { c.groupMatch = substr } }
+
+// NewChecker returns a Checker reading through q.
+func NewChecker(q Querier, opts ...Option) *Checker {
+	c := &Checker{q: q, window: "5m", groupMatch: "poolparity", thresholds: DefaultThresholds()}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Window returns the recording-rule window the Checker reads.
+func (c *Checker) Window() string { return c.window }
+
+// sel returns a selector with extra matchers, e.g. sel(`gray_status="true"`).
+func (c *Checker) sel(extra ...string) string {
+	var m []string
+	if c.selector != "" {
+		m = append(m, c.selector)
+	}
+	m = append(m, extra...)
+	return "{" + strings.Join(m, ",") + "}"
+}
+
+const (
+	grayM   = `gray_status="true"`
+	stableM = `gray_status="false"`
+)
+
+// rowSpec is how one row is queried.
+type rowSpec struct {
+	sli        string
+	unit       Unit
+	stable     string // PromQL returning one value (or none)
+	gray       string
+	value      string // PromQL of the compared value; empty: computed from stable and gray
+	comparison Comparison
+	threshold  float64
+	worstIsMax bool // several series: keep the largest value (else the smallest)
+}
+
+func (c *Checker) specs() []rowSpec {
+	w, t := c.window, c.thresholds
+	track := func(name, m string) string { return name + c.sel(m) }
+	return []rowSpec{
+		{
+			sli: "latency p95", unit: Seconds, comparison: RatioAtMost, threshold: t.LatencyRatio, worstIsMax: true,
+			stable: track("job_gray_status:http_request_duration_seconds:p95_rate"+w, stableM),
+			gray:   track("job_gray_status:http_request_duration_seconds:p95_rate"+w, grayM),
+			value:  "job:http_request_duration_seconds_p95:gray_over_stable_rate" + w + c.sel(),
+		},
+		{
+			sli: "latency p99", unit: Seconds, comparison: RatioAtMost, threshold: t.LatencyRatio, worstIsMax: true,
+			stable: track("job_gray_status:http_request_duration_seconds:p99_rate"+w, stableM),
+			gray:   track("job_gray_status:http_request_duration_seconds:p99_rate"+w, grayM),
+			value:  "job:http_request_duration_seconds_p99:gray_over_stable_rate" + w + c.sel(),
+		},
+		{
+			sli: "error ratio (5xx)", unit: Ratio, comparison: DeltaAtMost, threshold: t.ErrorDelta, worstIsMax: true,
+			stable: track("job_gray_status:http_request_errors:ratio_rate"+w, stableM),
+			gray:   track("job_gray_status:http_request_errors:ratio_rate"+w, grayM),
+			value:  "job:http_request_errors:gray_minus_stable_rate" + w + c.sel(),
+		},
+		{
+			sli: "CPU per request", unit: Seconds, comparison: RatioAtMost, threshold: t.CPURatio, worstIsMax: true,
+			stable: track("job_gray_status:process_cpu_seconds_per_request:ratio_rate"+w, stableM),
+			gray:   track("job_gray_status:process_cpu_seconds_per_request:ratio_rate"+w, grayM),
+			value:  "job:process_cpu_seconds_per_request:gray_over_stable_rate" + w + c.sel(),
+		},
+		{
+			sli: "heap alloc per request", unit: Bytes, comparison: RatioAtMost, threshold: t.AllocRatio, worstIsMax: true,
+			stable: track("job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate"+w, stableM),
+			gray:   track("job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate"+w, grayM),
+			value:  "job:go_gc_heap_allocs_bytes_per_request:gray_over_stable_rate" + w + c.sel(),
+		},
+		{
+			sli: "GC share of CPU", unit: Ratio, comparison: DeltaAtMost, threshold: t.GCCPUDelta, worstIsMax: true,
+			stable: track("job_gray_status:go_gc_cpu:ratio_rate"+w, stableM),
+			gray:   track("job_gray_status:go_gc_cpu:ratio_rate"+w, grayM),
+		},
+		{
+			sli: "sync.Pool hit ratio", unit: Ratio, comparison: GrayAtLeast, threshold: t.SyncPoolHitRatio,
+			stable: c.weightedHits(stableM),
+			gray:   c.weightedHits(grayM),
+		},
+		{
+			sli: "Redis pool hit ratio", unit: Ratio, comparison: DeltaAtLeast, threshold: t.RedisHitDelta,
+			stable: track("job_gray_status:redis_pool_hits:ratio_rate"+w, stableM),
+			gray:   track("job_gray_status:redis_pool_hits:ratio_rate"+w, grayM),
+		},
+	}
+}
+
+// weightedHits is a track's sync.Pool hit ratio over all its pools,
+// weighted by each pool's gets.
+func (c *Checker) weightedHits(m string) string {
+	w := c.window
+	return fmt.Sprintf("sum(job_gray_status_pool:syncpool_hits:ratio_rate%s%s * job_gray_status_pool:syncpool_gets:rate%s%s) / sum(job_gray_status_pool:syncpool_gets:rate%s%s)",
+		w, c.sel(m), w, c.sel(m), w, c.sel(m))
+}
+
+// ErrNoRules is returned by Check when Prometheus has none of the
+// poolparity recording rules of the window.
+var ErrNoRules = errors.New("parity: Prometheus has no poolparity recording rules for this window")
+
+// Check queries every row and the alerts at time at and judges them.
+func (c *Checker) Check(ctx context.Context, at time.Time) (Report, error) {
+	r := Report{Title: "poolparity: gray vs stable", At: at.UTC(), Window: c.window}
+
+	if err := c.checkRulesLoaded(ctx); err != nil {
+		return r, err
+	}
+	grayPooled, err := c.poolMode(ctx, at, grayM)
+	if err != nil {
+		return r, err
+	}
+	stablePooled, err := c.poolMode(ctx, at, stableM)
+	if err != nil {
+		return r, err
+	}
+
+	for _, s := range c.specs() {
+		if s.sli == "sync.Pool hit ratio" && !grayPooled {
+			r.Notes = append(r.Notes, "sync.Pool hit ratio: not judged, the gray track is unpooled (it has no sync.Pool series)")
+			continue
+		}
+		row, err := c.row(ctx, at, s)
+		if err != nil {
+			return r, err
+		}
+		if s.sli == "sync.Pool hit ratio" && !stablePooled {
+			row.Stable = nil
+			row.Note = "stable is unpooled"
+		}
+		r.Rows = append(r.Rows, row)
+	}
+	if r.Pools, err = c.pools(ctx, at); err != nil {
+		return r, err
+	}
+	if r.Alerts, err = c.Alerts(ctx); err != nil {
+		return r, err
+	}
+	r.Verdict, r.Reasons = Judge(r.Rows, r.Alerts)
+	return r, nil
+}
+
+func (c *Checker) checkRulesLoaded(ctx context.Context) error {
+	res, err := c.q.Rules(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("parity: reading the rules: %w", err)
+	}
+	want := "job:http_requests:min_track_rate" + c.window
+	for _, g := range res.Groups {
+		for _, rule := range g.Rules {
+			if rr, ok := rule.(v1.RecordingRule); ok && rr.Name == want {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%w (looked for %s)", ErrNoRules, want)
+}
+
+// poolMode reports whether the track exposes sync.Pool series, i.e. runs
+// pooled. A track's pool_mode label is summed away by the rules, so the
+// raw series are asked.
+func (c *Checker) poolMode(ctx context.Context, at time.Time, m string) (bool, error) {
+	q := "count(syncpool_gets_total" + c.sel(m) + ")"
+	v, err := c.scalar(ctx, q, at, true)
+	if err != nil {
+		return false, err
+	}
+	return v != nil && *v > 0, nil
+}
+
+func (c *Checker) row(ctx context.Context, at time.Time, s rowSpec) (Row, error) {
+	row := Row{SLI: s.sli, Unit: s.unit, Comparison: s.comparison, Threshold: s.threshold}
+	var err error
+	if row.Stable, err = c.scalar(ctx, s.stable, at, s.worstIsMax); err != nil {
+		return row, err
+	}
+	if row.Gray, err = c.scalar(ctx, s.gray, at, s.worstIsMax); err != nil {
+		return row, err
+	}
+	switch {
+	case s.value != "":
+		if row.Value, err = c.scalar(ctx, s.value, at, s.worstIsMax); err != nil {
+			return row, err
+		}
+	case row.Stable != nil && row.Gray != nil:
+		switch s.comparison {
+		case DeltaAtMost, DeltaAtLeast:
+			row.Value = ptr(*row.Gray - *row.Stable)
+		case RatioAtMost:
+			if *row.Stable != 0 {
+				row.Value = ptr(*row.Gray / *row.Stable)
+			}
+		}
+	}
+	if s.comparison == GrayAtLeast {
+		row.Value = row.Gray
+	}
+	row.Verdict = Compare(s.comparison, row.Value, s.threshold)
+	if row.Verdict == NoData {
+		switch {
+		case row.Stable == nil && row.Gray == nil:
+			row.Note = "no series for either track"
+		case row.Stable == nil:
+			row.Note = "no series for the stable track"
+		case row.Gray == nil:
+			row.Note = "no series for the gray track"
+		default:
+			row.Note = "a track is below the minimum request rate"
+		}
+	}
+	return row, nil
+}
+
+// scalar runs an instant query and returns its single value, the largest
+// (or smallest) when several series match, or nil for none or NaN.
+func (c *Checker) scalar(ctx context.Context, q string, at time.Time, max bool) (*float64, error) {
+	val, _, _, err := c.q.Query(ctx, q, at)
+	if err != nil {
+		return nil, fmt.Errorf("parity: querying %q: %w", q, err)
+	}
+	var out *float64
+	keep := func(f float64) {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return
+		}
+		if out == nil || (max && f > *out) || (!max && f < *out) {
+			out = ptr(f)
+		}
+	}
+	switch v := val.(type) {
+	case model.Vector:
+		for _, s := range v {
+			keep(float64(s.Value))
+		}
+	case *model.Scalar:
+		keep(float64(v.Value))
+	}
+	return out, nil
+}
+
+func (c *Checker) pools(ctx context.Context, at time.Time) ([]PoolRatio, error) {
+	w := c.window
+	q := "job_gray_status_pool:syncpool_hits:ratio_rate" + w + c.sel()
+	val, _, _, err := c.q.Query(ctx, q, at)
+	if err != nil {
+		return nil, fmt.Errorf("parity: querying %q: %w", q, err)
+	}
+	gq := "job_gray_status_pool:syncpool_gets:rate" + w + c.sel()
+	gets, _, _, err := c.q.Query(ctx, gq, at)
+	if err != nil {
+		return nil, fmt.Errorf("parity: querying %q: %w", gq, err)
+	}
+	rate := map[string]float64{}
+	if gv, ok := gets.(model.Vector); ok {
+		for _, s := range gv {
+			rate[string(s.Metric["gray_status"])+"/"+string(s.Metric["pool"])] += float64(s.Value)
+		}
+	}
+	var out []PoolRatio
+	if vv, ok := val.(model.Vector); ok {
+		for _, s := range vv {
+			gs, pool := string(s.Metric["gray_status"]), string(s.Metric["pool"])
+			out = append(out, PoolRatio{Track: trackName(gs), Pool: pool, HitRatio: float64(s.Value), GetsRate: rate[gs+"/"+pool]})
+		}
+	}
+	slices.SortFunc(out, func(a, b PoolRatio) int {
+		return strings.Compare(a.Track+a.Pool, b.Track+b.Pool)
+	})
+	return out, nil
+}
+
+func trackName(grayStatus string) string {
+	if grayStatus == "true" {
+		return "gray"
+	}
+	return "stable"
+}
+
+// Alerts returns the pending and firing alerts of the rule groups whose name
+// contains the Checker's group match, sorted by state (firing first) and
+// name.
+func (c *Checker) Alerts(ctx context.Context) ([]Alert, error) {
+	res, err := c.q.Rules(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("parity: reading the rules: %w", err)
+	}
+	out := []Alert{}
+	for _, g := range res.Groups {
+		if !strings.Contains(g.Name, c.groupMatch) {
+			continue
+		}
+		for _, rule := range g.Rules {
+			ar, ok := rule.(v1.AlertingRule)
+			if !ok {
+				continue
+			}
+			for _, a := range ar.Alerts {
+				if a == nil || (a.State != v1.AlertStateFiring && a.State != v1.AlertStatePending) {
+					continue
+				}
+				labels := make(map[string]string, len(a.Labels))
+				for k, v := range a.Labels {
+					labels[string(k)] = string(v)
+				}
+				out = append(out, Alert{
+					Name: ar.Name, State: string(a.State), Severity: labels["severity"],
+					Summary: string(a.Annotations["summary"]), ActiveAt: a.ActiveAt.UTC(), Value: a.Value, Labels: labels,
+				})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Alert) int {
+		if a.State != b.State {
+			return strings.Compare(a.State, b.State) // "firing" < "pending"
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out, nil
+}
+
+// Charts returns the time series of p99 latency, heap bytes per request,
+// sync.Pool hit ratio and request rate per track between start and end.
+func (c *Checker) Charts(ctx context.Context, start, end time.Time, step time.Duration) ([]Chart, error) {
+	w := c.window
+	specs := []struct {
+		title string
+		unit  Unit
+		query func(m string) string
+	}{
+		{"p99 latency", Seconds, func(m string) string {
+			return "max(job_gray_status:http_request_duration_seconds:p99_rate" + w + c.sel(m) + ")"
+		}},
+		{"heap bytes allocated per request", Bytes, func(m string) string {
+			return "max(job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate" + w + c.sel(m) + ")"
+		}},
+		{"sync.Pool hit ratio (gets-weighted)", Ratio, c.weightedHits},
+		{"requests per second", PerSec, func(m string) string {
+			return "sum(job_gray_status:http_requests:rate" + w + c.sel(m) + ")"
+		}},
+	}
+	var out []Chart
+	for _, s := range specs {
+		ch := Chart{Title: s.title, Unit: s.unit}
+		for _, tr := range []struct{ name, m string }{{"stable", stableM}, {"gray", grayM}} {
+			q := s.query(tr.m)
+			val, _, _, err := c.q.QueryRange(ctx, q, v1.Range{Start: start, End: end, Step: step})
+			if err != nil {
+				return nil, fmt.Errorf("parity: querying range %q: %w", q, err)
+			}
+			ser := Series{Name: tr.name}
+			if m, ok := val.(model.Matrix); ok && len(m) > 0 {
+				for _, p := range m[0].Values {
+					if f := float64(p.Value); !math.IsNaN(f) && !math.IsInf(f, 0) {
+						ser.Points = append(ser.Points, Point{T: p.Timestamp.Time().UTC(), V: f})
+					}
+				}
+			}
+			ch.Series = append(ch.Series, ser)
+		}
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+func ptr(f float64) *float64 { return &f }
