@@ -1,0 +1,309 @@
+package instrument_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/poolparity/poolparity/instrument"
+)
+
+// The benchmarks are sub-benchmarks named impl=<variant>, so that
+// `benchstat -col /impl` puts the variants side by side with ratios. Each
+// reports, besides wall-clock sec/op, cpu-ns/op (cpu-sec/op in benchstat): the process's CPU time
+// (user+system, from getrusage) per op. On a machine shared with other
+// work, wall-clock time includes time the benchmark spent waiting for a
+// core; CPU time does not, so its ratios are the steadier measure.
+
+// cpuTimed wraps a benchmark body so that it also reports cpu-ns/op.
+func cpuTimed(f func(b *testing.B)) func(b *testing.B) {
+	return func(b *testing.B) {
+		start, ok := processCPU()
+		f(b)
+		if end, ok2 := processCPU(); ok && ok2 && b.N > 0 {
+			b.ReportMetric(float64((end-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
+const bufferCap = instrument.DefaultMaxBufferCap
+
+// BenchmarkGetPut measures one Get + Reset + Put of a *bytes.Buffer, with
+// the same 64 KiB keep policy in every variant:
+//
+//	raw:          sync.Pool, no counting
+//	instrument:   instrument.Pool (per-P striped counters)
+//	prom_counter: sync.Pool plus a Prometheus counter Inc per Get and per Put
+//	otel_add:     sync.Pool plus an OTel SDK Int64Counter.Add per Get and per Put
+func BenchmarkGetPut(b *testing.B) {
+	b.Run("impl=raw", cpuTimed(func(b *testing.B) {
+		p := sync.Pool{New: func() any { return new(bytes.Buffer) }}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				buf := p.Get().(*bytes.Buffer)
+				if buf.Cap() <= bufferCap {
+					buf.Reset()
+					p.Put(buf)
+				}
+			}
+		})
+	}))
+	b.Run("impl=instrument", cpuTimed(func(b *testing.B) {
+		p, err := instrument.NewBufferPool("bench", bufferCap)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				buf := p.Get()
+				p.Put(buf) // keep policy, Reset, Put
+			}
+		})
+		if s := p.Stats(); s.Gets < uint64(b.N) {
+			b.Fatalf("Gets = %d after %d ops", s.Gets, b.N)
+		}
+	}))
+	b.Run("impl=prom_counter", cpuTimed(func(b *testing.B) {
+		vec := func(name string) *prometheus.CounterVec {
+			return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: name}, []string{"pool"})
+		}
+		gets := vec("syncpool_gets_total").WithLabelValues("bench")
+		misses := vec("syncpool_misses_total").WithLabelValues("bench")
+		puts := vec("syncpool_puts_total").WithLabelValues("bench")
+		drops := vec("syncpool_drops_total").WithLabelValues("bench")
+		p := sync.Pool{New: func() any { misses.Inc(); return new(bytes.Buffer) }}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				gets.Inc()
+				buf := p.Get().(*bytes.Buffer)
+				if buf.Cap() <= bufferCap {
+					buf.Reset()
+					puts.Inc()
+					p.Put(buf)
+				} else {
+					drops.Inc()
+				}
+			}
+		})
+	}))
+	b.Run("impl=otel_add", cpuTimed(func(b *testing.B) {
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+		defer mp.Shutdown(context.Background())
+		meter := mp.Meter("bench")
+		counter := func(name string) metric.Int64Counter {
+			c, err := meter.Int64Counter(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return c
+		}
+		gets, misses, puts, drops := counter("syncpool.gets"), counter("syncpool.misses"), counter("syncpool.puts"), counter("syncpool.drops")
+		// The attribute set is built once: the cheapest way to call Add.
+		attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("pool", "bench")))
+		ctx := context.Background()
+		p := sync.Pool{New: func() any { misses.Add(ctx, 1, attrs); return new(bytes.Buffer) }}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				gets.Add(ctx, 1, attrs)
+				buf := p.Get().(*bytes.Buffer)
+				if buf.Cap() <= bufferCap {
+					buf.Reset()
+					puts.Add(ctx, 1, attrs)
+					p.Put(buf)
+				} else {
+					drops.Add(ctx, 1, attrs)
+				}
+			}
+		})
+	}))
+}
+
+// sink keeps the compiler from optimising the work away; each goroutine
+// adds its local total once, at the end, so the sink is not contended.
+var sink atomic.Int64
+
+// sliceSize is a variable, not a constant, so that make([]byte, sliceSize)
+// is a heap allocation, as it is in real code that keeps the slice.
+var sliceSize = 1024
+
+// BenchmarkAlloc1K compares make([]byte, 1024) with a pooled 1 KiB slice.
+func BenchmarkAlloc1K(b *testing.B) {
+	b.Run("impl=alloc", cpuTimed(func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var total int64
+			for pb.Next() {
+				s := make([]byte, sliceSize)
+				s[0], s[len(s)-1] = 1, 2
+				total += int64(len(s))
+			}
+			sink.Add(total)
+		})
+	}))
+	b.Run("impl=raw", cpuTimed(func(b *testing.B) {
+		p := sync.Pool{New: func() any { s := make([]byte, 0, 1024); return &s }}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				bp := p.Get().(*[]byte)
+				s := (*bp)[:1024]
+				s[0], s[1023] = 1, 2
+				*bp = s[:0]
+				p.Put(bp)
+			}
+		})
+	}))
+	b.Run("impl=instrument", cpuTimed(func(b *testing.B) {
+		p, err := instrument.NewByteSlicePool("bench", 1024, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				bp := p.Get()
+				s := (*bp)[:1024]
+				s[0], s[1023] = 1, 2
+				p.Put(bp)
+			}
+		})
+	}))
+}
+
+// record is the JSON target: small fields plus a 1 KiB array, so that a
+// fresh value costs a 1 KiB+ allocation.
+type record struct {
+	ID   int        `json:"id"`
+	Name string     `json:"name"`
+	Data [1024]byte `json:"data"`
+}
+
+var recordJSON = []byte(`{"id":42,"name":"poolparity"}`)
+
+// BenchmarkJSONUnmarshal compares unmarshalling into a new record with
+// unmarshalling into a pooled one (cleared before reuse).
+func BenchmarkJSONUnmarshal(b *testing.B) {
+	b.Run("impl=alloc", cpuTimed(func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var total int64
+			defer func() { sink.Add(total) }()
+			for pb.Next() {
+				r := new(record)
+				if err := json.Unmarshal(recordJSON, r); err != nil {
+					b.Error(err)
+					return
+				}
+				total += int64(r.ID)
+			}
+		})
+	}))
+	b.Run("impl=raw", cpuTimed(func(b *testing.B) {
+		p := sync.Pool{New: func() any { return new(record) }}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var total int64
+			defer func() { sink.Add(total) }()
+			for pb.Next() {
+				r := p.Get().(*record)
+				if err := json.Unmarshal(recordJSON, r); err != nil {
+					b.Error(err)
+					return
+				}
+				total += int64(r.ID)
+				*r = record{}
+				p.Put(r)
+			}
+		})
+	}))
+	b.Run("impl=instrument", cpuTimed(func(b *testing.B) {
+		p, err := instrument.New("bench",
+			instrument.WithNew(func() *record { return new(record) }),
+			instrument.WithReset(func(r *record) { *r = record{} }),
+		)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var total int64
+			defer func() { sink.Add(total) }()
+			for pb.Next() {
+				r := p.Get()
+				if err := json.Unmarshal(recordJSON, r); err != nil {
+					b.Error(err)
+					return
+				}
+				total += int64(r.ID)
+				p.Put(r)
+			}
+		})
+	}))
+}
+
+var chunk = bytes.Repeat([]byte("0123456789abcdef"), 64) // 1 KiB
+
+// BenchmarkBufferWrite10K compares writing 10 KiB into a new bytes.Buffer
+// with writing it into a pooled one.
+func BenchmarkBufferWrite10K(b *testing.B) {
+	write := func(buf *bytes.Buffer) int64 {
+		for i := 0; i < 10; i++ {
+			buf.Write(chunk)
+		}
+		return int64(buf.Len())
+	}
+	b.Run("impl=alloc", cpuTimed(func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var total int64
+			defer func() { sink.Add(total) }()
+			for pb.Next() {
+				total += write(new(bytes.Buffer))
+			}
+		})
+	}))
+	b.Run("impl=raw", cpuTimed(func(b *testing.B) {
+		p := sync.Pool{New: func() any { return new(bytes.Buffer) }}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var total int64
+			defer func() { sink.Add(total) }()
+			for pb.Next() {
+				buf := p.Get().(*bytes.Buffer)
+				total += write(buf)
+				if buf.Cap() <= bufferCap {
+					buf.Reset()
+					p.Put(buf)
+				}
+			}
+		})
+	}))
+	b.Run("impl=instrument", cpuTimed(func(b *testing.B) {
+		p, err := instrument.NewBufferPool("bench", bufferCap)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var total int64
+			defer func() { sink.Add(total) }()
+			for pb.Next() {
+				buf := p.Get()
+				total += write(buf)
+				p.Put(buf)
+			}
+		})
+	}))
+}

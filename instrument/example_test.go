@@ -1,0 +1,95 @@
+package instrument_test
+
+import (
+	"bytes"
+	"fmt"
+	"log"
+
+	"github.com/poolparity/poolparity/instrument"
+)
+
+type scratch struct {
+	ids []int
+}
+
+func ExampleNew() {
+	p, err := instrument.New("request_scratch",
+		instrument.WithNew(func() *scratch { return &scratch{ids: make([]int, 0, 16)} }),
+		instrument.WithReset(func(s *scratch) { s.ids = s.ids[:0] }),
+		instrument.WithKeep(func(s *scratch) bool { return cap(s.ids) <= 1024 }),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	s := p.Get()
+	s.ids = append(s.ids, 1, 2, 3)
+	p.Put(s) // reset, then pooled
+
+	big := p.Get()
+	big.ids = make([]int, 0, 4096)
+	p.Put(big) // refused by the keep policy: dropped
+
+	st := p.Stats()
+	fmt.Printf("gets=%d puts=%d drops=%d misses<=gets:%v\n", st.Gets, st.Puts, st.Drops, st.Misses <= st.Gets)
+	// Output: gets=2 puts=1 drops=1 misses<=gets:true
+}
+
+func ExampleNew_invalidName() {
+	_, err := instrument.New[*bytes.Buffer]("JSON-Buffer")
+	fmt.Println(err)
+	// Output: invalid pool name: "JSON-Buffer" has 'J' at byte 0 (want [a-z0-9_]+)
+}
+
+func ExampleNewBufferPool() {
+	p, err := instrument.NewBufferPool("json_buffer", 0) // 64 KiB cap
+	if err != nil {
+		log.Fatal(err)
+	}
+	b := p.Get()
+	b.WriteString(`{"id":42}`)
+	fmt.Println(b.String())
+	p.Put(b)
+
+	huge := p.Get()
+	huge.Grow(1 << 20)
+	p.Put(huge) // over the cap: dropped, not pooled
+
+	st := p.Stats()
+	fmt.Printf("gets=%d puts=%d drops=%d\n", st.Gets, st.Puts, st.Drops)
+	// Output:
+	// {"id":42}
+	// gets=2 puts=1 drops=1
+}
+
+func ExampleNewByteSlicePool() {
+	p, err := instrument.NewByteSlicePool("report_scratch", 1024, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	bp := p.Get()
+	*bp = append(*bp, "hello"...)
+	fmt.Println(string(*bp), cap(*bp))
+	p.Put(bp)
+	// Output: hello 1024
+}
+
+func ExampleRegistry() {
+	var pools instrument.Registry
+	a, _ := instrument.NewBufferPool("json_buffer", 0)
+	b, _ := instrument.NewByteSlicePool("report_scratch", 0, 0)
+	if err := pools.Register(a, b); err != nil {
+		log.Fatal(err)
+	}
+	a.Put(a.Get())
+
+	// Exporters read a snapshot at scrape time.
+	for _, ps := range pools.Snapshot() {
+		fmt.Printf("%s gets=%d puts=%d\n", ps.Name, ps.Gets, ps.Puts)
+	}
+	fmt.Println(pools.Register(a) != nil)
+	// Output:
+	// json_buffer gets=1 puts=1
+	// report_scratch gets=0 puts=0
+	// true
+}
