@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Track names a backend of the split.
@@ -75,8 +76,17 @@ func New(stable, gray *url.URL, grayWeight int, seed uint64) (*Splitter, error) 
 		grayWeight: grayWeight,
 		rnd:        rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 	}
+	// One transport with room for many idle connections per backend: the
+	// default keeps two, which under concurrent load churns connections.
+	transport := &http.Transport{
+		Proxy:               nil, // never leave the machine through a proxy
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 128,
+		IdleConnTimeout:     30 * time.Second,
+	}
 	for i, u := range []*url.URL{stable, gray} {
 		p := httputil.NewSingleHostReverseProxy(u)
+		p.Transport = transport
 		track := Track(i)
 		p.ModifyResponse = func(r *http.Response) error {
 			if r.StatusCode >= 500 {
@@ -111,6 +121,13 @@ func (s *Splitter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t := s.Pick()
 	s.requests[t].Add(1)
 	s.proxies[t].ServeHTTP(w, r)
+}
+
+// Close closes the idle connections to the backends.
+func (s *Splitter) Close() {
+	if t, ok := s.proxies[0].Transport.(*http.Transport); ok {
+		t.CloseIdleConnections()
+	}
 }
 
 // Stats returns the cumulative counts for a track.

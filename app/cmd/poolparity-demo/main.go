@@ -1,0 +1,75 @@
+// Command poolparity-demo runs the poolparity loop on one machine: a stable
+// (unpooled) and a gray (pooled) instance of the service, a weighted
+// splitter in front of them, a bounded load, and a real Prometheus
+// evaluating the shipped rules; then it prints the parity report and writes
+// it to ./out as text, JSON and HTML. `make demo` runs it through
+// hack/demo.sh.
+//
+// Exit status: 0 PASS, 1 FAIL, 2 a bad configuration, 3 NO DATA, 4 the demo
+// could not run, 130 interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/poolparity/poolparity/app/internal/demo"
+	"github.com/poolparity/poolparity/app/internal/parity"
+)
+
+// Exit statuses.
+const (
+	exitPass        = 0
+	exitFail        = 1
+	exitUsage       = 2
+	exitNoData      = 3
+	exitError       = 4
+	exitInterrupted = 130
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, isTerminal(os.Stdout), os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run runs the demo and returns the exit status.
+func run(ctx context.Context, args []string, getenv func(string) string, tty bool, stdout, stderr io.Writer) int {
+	cfg, err := demo.Parse("poolparity-demo", args, getenv, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitPass
+		}
+		fmt.Fprintln(stderr, "poolparity-demo:", err)
+		return exitUsage
+	}
+	cfg.TTY = tty
+	res, err := demo.Run(ctx, cfg, stdout, stderr)
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "poolparity-demo: interrupted; everything it started is stopped")
+		return exitInterrupted
+	case err != nil:
+		fmt.Fprintln(stderr, "poolparity-demo:", err)
+		return exitError
+	}
+	switch res.Report.Verdict {
+	case parity.Pass:
+		return exitPass
+	case parity.Fail:
+		return exitFail
+	}
+	return exitNoData
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,230 @@
+package demo
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Scenarios.
+const (
+	// ScenarioGood runs a pooled gray track against an unpooled stable one.
+	ScenarioGood = "good"
+	// ScenarioRegression adds FaultLatency to the pooled gray track.
+	ScenarioRegression = "regression"
+	// ScenarioAA runs both tracks unpooled: an A/A test of the comparison.
+	ScenarioAA = "aa"
+)
+
+// Scenarios lists the scenario names.
+var Scenarios = []string{ScenarioGood, ScenarioRegression, ScenarioAA}
+
+// Redis modes.
+const (
+	// RedisAuto uses redis-server when it is on PATH, else RedisEmbedded.
+	RedisAuto = "auto"
+	// RedisEmbedded lets each instance start its own in-process server.
+	RedisEmbedded = "embedded"
+	// RedisServer starts redis-server (which must be on PATH), shared by
+	// both tracks.
+	RedisServer = "server"
+)
+
+// Config is the demo's configuration. Ports of 0 mean a free ephemeral port
+// on 127.0.0.1; every other port is checked free before use.
+type Config struct {
+	Scenario   string
+	Duration   time.Duration // how long the load runs
+	GrayWeight int           // percent of requests the splitter sends to gray
+
+	RPS         float64 // target request rate, both tracks together
+	Concurrency int     // load generator workers
+	Seed        uint64  // load and split sequence
+
+	StablePort, GrayPort, SplitterPort, PrometheusPort int
+
+	ServiceBin    string // the poolparity binary
+	PrometheusBin string // the prometheus binary
+	RulesFile     string // Prometheus rules file holding the Window family
+	Window        string // recording-rule window read by the report: 1m
+	OutDir        string // reports and logs
+
+	Redis          string        // auto, embedded or server
+	ScrapeInterval time.Duration // Prometheus scrape and rule evaluation interval
+
+	FaultLatency   time.Duration // regression: added to every gray API request
+	FaultErrorRate float64       // regression: fraction of gray API requests answered 500
+
+	// Progress is the interval between progress lines; on a terminal the
+	// line is redrawn every second instead.
+	Progress time.Duration
+	// TTY redraws the progress line in place.
+	TTY bool
+}
+
+// Default returns the defaults: a 3-minute good scenario at 200 req/s split
+// 50/50.
+func Default() Config {
+	return Config{
+		Scenario:       ScenarioGood,
+		Duration:       3 * time.Minute,
+		GrayWeight:     50,
+		RPS:            200,
+		Concurrency:    16,
+		Seed:           1,
+		ServiceBin:     "bin/poolparity",
+		PrometheusBin:  "bin/prometheus",
+		RulesFile:      "deploy/prometheus/poolparity-demo.rules.yml",
+		Window:         "1m",
+		OutDir:         "out",
+		Redis:          RedisAuto,
+		ScrapeInterval: 2 * time.Second,
+		FaultLatency:   40 * time.Millisecond,
+		Progress:       10 * time.Second,
+	}
+}
+
+// ErrInvalid is wrapped by every validation error.
+var ErrInvalid = errors.New("invalid demo configuration")
+
+// Validate checks c and returns every problem at once.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...))
+	}
+	if !slices.Contains(Scenarios, c.Scenario) {
+		bad("SCENARIO must be one of %s, got %q", strings.Join(Scenarios, ", "), c.Scenario)
+	}
+	if c.Duration < 20*time.Second || c.Duration > 2*time.Hour {
+		bad("DURATION must be between 20s and 2h (the rules need about 15s of traffic), got %s", c.Duration)
+	}
+	if c.GrayWeight < 1 || c.GrayWeight > 99 {
+		bad("GRAY_WEIGHT must be between 1 and 99 (both tracks need traffic), got %d", c.GrayWeight)
+	}
+	if c.RPS < 10 || c.RPS > 5000 {
+		bad("RPS must be between 10 and 5000, got %g", c.RPS)
+	}
+	if c.Concurrency < 1 || c.Concurrency > 512 {
+		bad("CONCURRENCY must be between 1 and 512, got %d", c.Concurrency)
+	}
+	for name, p := range map[string]int{"STABLE_PORT": c.StablePort, "GRAY_PORT": c.GrayPort, "SPLITTER_PORT": c.SplitterPort, "PROMETHEUS_PORT": c.PrometheusPort} {
+		if p < 0 || p > 65535 {
+			bad("%s must be 0 (any free port) or 1-65535, got %d", name, p)
+		}
+	}
+	ports := map[int]bool{}
+	for _, p := range []int{c.StablePort, c.GrayPort, c.SplitterPort, c.PrometheusPort} {
+		if p != 0 && ports[p] {
+			bad("port %d is configured twice", p)
+		}
+		ports[p] = true
+	}
+	for name, v := range map[string]string{"SERVICE_BIN": c.ServiceBin, "PROMETHEUS_BIN": c.PrometheusBin, "RULES": c.RulesFile, "OUT": c.OutDir, "WINDOW": c.Window} {
+		if v == "" {
+			bad("%s must not be empty", name)
+		}
+	}
+	if !slices.Contains([]string{RedisAuto, RedisEmbedded, RedisServer}, c.Redis) {
+		bad("REDIS must be auto, embedded or server, got %q", c.Redis)
+	}
+	if c.ScrapeInterval < time.Second || c.ScrapeInterval > 15*time.Second {
+		bad("SCRAPE_INTERVAL must be between 1s and 15s, got %s", c.ScrapeInterval)
+	}
+	if c.FaultLatency < 0 || c.FaultLatency > 5*time.Second {
+		bad("FAULT_LATENCY must be between 0 and 5s, got %s", c.FaultLatency)
+	}
+	if c.FaultErrorRate < 0 || c.FaultErrorRate > 1 {
+		bad("FAULT_ERROR_RATE must be between 0 and 1, got %g", c.FaultErrorRate)
+	}
+	if c.Progress < time.Second {
+		bad("PROGRESS must be at least 1s, got %s", c.Progress)
+	}
+	return errors.Join(errs...)
+}
+
+// Parse fills a Config from args and the environment read by getenv, then
+// validates it. SCENARIO, DURATION and GRAY_WEIGHT are read as they are
+// (the Makefile passes them); every other variable has the prefix DEMO_
+// (DEMO_RPS, DEMO_STABLE_PORT, ...) so that the demo never picks up a
+// variable meant for the service, such as REDIS_ADDR. Each setting is also
+// a flag, the variable's name in lower case with '-' for '_' and without
+// the prefix (-scenario, -rps, -stable-port); a flag wins over a variable.
+func Parse(name string, args []string, getenv func(string) string, usage io.Writer) (Config, error) {
+	c := Default()
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(usage)
+	var errs []error
+	// bind reads the variable for key into the setting through parse and
+	// returns the flag's name and the help suffix naming the variable.
+	bind := func(key string, parse func(string) error) (string, string) {
+		flagName := strings.ReplaceAll(strings.ToLower(key), "_", "-")
+		envName := key
+		if key != "SCENARIO" && key != "DURATION" && key != "GRAY_WEIGHT" {
+			envName = "DEMO_" + key
+		}
+		if v := getenv(envName); v != "" {
+			if err := parse(v); err != nil {
+				errs = append(errs, fmt.Errorf("%w: parsing %s=%q: %v", ErrInvalid, envName, v, err))
+			}
+		}
+		return flagName, " (env " + envName + ")"
+	}
+	str := func(p *string, key, help string) {
+		f, e := bind(key, func(v string) error { *p = v; return nil })
+		fs.StringVar(p, f, *p, help+e)
+	}
+	integer := func(p *int, key, help string) {
+		f, e := bind(key, func(v string) (err error) { *p, err = strconv.Atoi(v); return err })
+		fs.IntVar(p, f, *p, help+e)
+	}
+	uinteger := func(p *uint64, key, help string) {
+		f, e := bind(key, func(v string) (err error) { *p, err = strconv.ParseUint(v, 10, 64); return err })
+		fs.Uint64Var(p, f, *p, help+e)
+	}
+	float := func(p *float64, key, help string) {
+		f, e := bind(key, func(v string) (err error) { *p, err = strconv.ParseFloat(v, 64); return err })
+		fs.Float64Var(p, f, *p, help+e)
+	}
+	duration := func(p *time.Duration, key, help string) {
+		f, e := bind(key, func(v string) (err error) { *p, err = time.ParseDuration(v); return err })
+		fs.DurationVar(p, f, *p, help+e)
+	}
+
+	str(&c.Scenario, "SCENARIO", "good (pooled gray vs unpooled stable), regression (gray with injected latency) or aa (both unpooled)")
+	duration(&c.Duration, "DURATION", "how long the load runs")
+	integer(&c.GrayWeight, "GRAY_WEIGHT", "percent of requests sent to the gray track")
+	float(&c.RPS, "RPS", "target requests per second, both tracks together")
+	integer(&c.Concurrency, "CONCURRENCY", "load generator workers")
+	uinteger(&c.Seed, "SEED", "seed of the load and of the split")
+	integer(&c.StablePort, "STABLE_PORT", "port of the stable instance on 127.0.0.1; 0 picks a free one")
+	integer(&c.GrayPort, "GRAY_PORT", "port of the gray instance; 0 picks a free one")
+	integer(&c.SplitterPort, "SPLITTER_PORT", "port of the weighted splitter; 0 picks a free one")
+	integer(&c.PrometheusPort, "PROMETHEUS_PORT", "port of Prometheus; 0 picks a free one")
+	str(&c.ServiceBin, "SERVICE_BIN", "path of the poolparity binary")
+	str(&c.PrometheusBin, "PROMETHEUS_BIN", "path of the prometheus binary")
+	str(&c.RulesFile, "RULES", "Prometheus rules file with the short-window family")
+	str(&c.Window, "WINDOW", "recording-rule window the report reads")
+	str(&c.OutDir, "OUT", "directory for report.{txt,json,html} and logs/")
+	str(&c.Redis, "REDIS", "auto (redis-server if installed, else embedded), embedded or server")
+	duration(&c.ScrapeInterval, "SCRAPE_INTERVAL", "Prometheus scrape and rule evaluation interval")
+	duration(&c.FaultLatency, "FAULT_LATENCY", "latency added to the gray track in the regression scenario")
+	float(&c.FaultErrorRate, "FAULT_ERROR_RATE", "fraction of gray requests answered 500 in the regression scenario")
+	duration(&c.Progress, "PROGRESS", "interval between progress lines when not on a terminal")
+
+	if err := errors.Join(errs...); err != nil {
+		return c, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("%w: unexpected arguments %q", ErrInvalid, fs.Args())
+	}
+	return c, c.Validate()
+}

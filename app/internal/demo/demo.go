@@ -1,0 +1,544 @@
+// Package demo runs the whole poolparity loop on one machine: a stable and a
+// gray instance of the service, a weighted splitter in front of them, a
+// bounded load generator, and a real Prometheus that scrapes both instances
+// and evaluates the shipped rules. When the load has run, it reads the
+// parity report through the Prometheus HTTP API, prints it, and writes it
+// as JSON and HTML.
+//
+// Every process it starts is a child in its own process group, on a
+// loopback port, and is stopped (SIGTERM, then SIGKILL to the group) when
+// Run returns, whether it returns normally, on an error or because its
+// context was cancelled (Ctrl-C).
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/poolparity/poolparity/app/internal/loadgen"
+	"github.com/poolparity/poolparity/app/internal/parity"
+	"github.com/poolparity/poolparity/app/internal/splitter"
+)
+
+// Result is what a run produced.
+type Result struct {
+	Report       parity.Report
+	Load         loadgen.Stats
+	Stable, Gray splitter.Stats
+	// Expectations are the scenario's expected outcomes, checked.
+	Expectations []Expectation
+	// Files are the report files written.
+	Files []string
+}
+
+// Run runs the demo described by cfg, writing progress and the report to
+// stdout and diagnostics to stderr. It returns an error when the demo could
+// not run; a run that produced a report returns it with a nil error, the
+// verdict inside it.
+func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (res Result, err error) {
+	if err := cfg.Validate(); err != nil {
+		return res, err
+	}
+	r := &runner{cfg: cfg, stdout: stdout, stderr: stderr, client: &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil}}}
+	defer r.teardown()
+	return r.run(ctx)
+}
+
+type runner struct {
+	cfg            Config
+	stdout, stderr io.Writer
+	client         *http.Client
+
+	mu       sync.Mutex // guards procs and closers
+	procs    []*proc
+	closers  []func()
+	tmpDir   string
+	promURL  string
+	redisArg string
+}
+
+func (r *runner) logf(format string, a ...any) {
+	fmt.Fprintf(r.stdout, "demo: "+format+"\n", a...)
+}
+
+// teardown stops every process, newest first, and removes the temp dir.
+func (r *runner) teardown() {
+	r.mu.Lock()
+	procs, closers := r.procs, r.closers
+	r.procs, r.closers = nil, nil
+	r.mu.Unlock()
+	for i := len(closers) - 1; i >= 0; i-- {
+		closers[i]()
+	}
+	var wg sync.WaitGroup
+	for i := len(procs) - 1; i >= 0; i-- {
+		wg.Add(1)
+		go func(p *proc) {
+			defer wg.Done()
+			p.stop(10 * time.Second)
+		}(procs[i])
+	}
+	wg.Wait()
+	if len(procs) > 0 {
+		fmt.Fprintf(r.stdout, "demo: stopped %d processes\n", len(procs))
+	}
+	if r.tmpDir != "" {
+		_ = os.RemoveAll(r.tmpDir)
+	}
+}
+
+func (r *runner) track(p *proc) {
+	r.mu.Lock()
+	r.procs = append(r.procs, p)
+	r.mu.Unlock()
+}
+
+func (r *runner) onTeardown(f func()) {
+	r.mu.Lock()
+	r.closers = append(r.closers, f)
+	r.mu.Unlock()
+}
+
+func (r *runner) run(ctx context.Context) (res Result, err error) {
+	cfg := r.cfg
+	serviceBin, err := executable(cfg.ServiceBin, "the service binary (build it: go build -o bin/poolparity ./app/cmd/poolparity)")
+	if err != nil {
+		return res, err
+	}
+	promBin, err := executable(cfg.PrometheusBin, "the prometheus binary (install it: hack/install-tools.sh prometheus, or set DEMO_PROMETHEUS_BIN)")
+	if err != nil {
+		return res, err
+	}
+	rules, err := filepath.Abs(cfg.RulesFile)
+	if err != nil {
+		return res, err
+	}
+	if _, err := os.Stat(rules); err != nil {
+		return res, fmt.Errorf("rules file: %w (generate it: go run ./hack/genrules)", err)
+	}
+	logDir := filepath.Join(cfg.OutDir, "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return res, fmt.Errorf("creating %s: %w", logDir, err)
+	}
+	if r.tmpDir, err = os.MkdirTemp("", "poolparity-demo-"); err != nil {
+		return res, err
+	}
+
+	// Ports: checked free (or picked) first.
+	ports := map[string]*int{"stable": &cfg.StablePort, "gray": &cfg.GrayPort, "prometheus": &cfg.PrometheusPort}
+	for _, name := range []string{"stable", "gray", "prometheus"} {
+		if *ports[name], err = reservePort(*ports[name]); err != nil {
+			return res, fmt.Errorf("%s port: %w", name, err)
+		}
+	}
+	splitLn, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.SplitterPort)))
+	if err != nil {
+		return res, fmt.Errorf("splitter port %d on 127.0.0.1 is not free: %w", cfg.SplitterPort, err)
+	}
+	cfg.SplitterPort = splitLn.Addr().(*net.TCPAddr).Port
+	r.onTeardown(func() { splitLn.Close() })
+
+	redisDesc, err := r.startRedis(ctx, logDir)
+	if err != nil {
+		return res, err
+	}
+
+	// The two tracks.
+	stableMode, grayMode := "unpooled", "pooled"
+	var grayFault []string
+	switch cfg.Scenario {
+	case ScenarioAA:
+		grayMode = "unpooled"
+	case ScenarioRegression:
+		grayFault = []string{"FAULT_LATENCY=" + cfg.FaultLatency.String(), "FAULT_ERROR_RATE=" + strconv.FormatFloat(cfg.FaultErrorRate, 'g', -1, 64)}
+	}
+	stableURL := fmt.Sprintf("http://127.0.0.1:%d", cfg.StablePort)
+	grayURL := fmt.Sprintf("http://127.0.0.1:%d", cfg.GrayPort)
+	for _, tr := range []struct {
+		name, mode, gray, url string
+		port                  int
+		extra                 []string
+	}{
+		{"stable", stableMode, "false", stableURL, cfg.StablePort, nil},
+		{"gray", grayMode, "true", grayURL, cfg.GrayPort, grayFault},
+	} {
+		env := childEnv(append([]string{
+			"HTTP_ADDR=127.0.0.1:" + strconv.Itoa(tr.port), "GRAY_STATUS=" + tr.gray, "POOL_MODE=" + tr.mode,
+			"LOG_LEVEL=warn", "SHUTDOWN_DELAY=0s", "SHUTDOWN_TIMEOUT=5s", "REDIS_ADDR=" + r.redisArg,
+		}, tr.extra...)...)
+		p, err := startProc(tr.name, serviceBin, nil, env, logDir)
+		if err != nil {
+			return res, err
+		}
+		r.track(p)
+		if err := waitUntil(ctx, p, 30*time.Second, 200*time.Millisecond, tr.name+" instance", httpOK(r.client, tr.url+"/readyz")); err != nil {
+			return res, err
+		}
+	}
+
+	// Prometheus.
+	promVersion := firstLine(promBin, "--version")
+	if err := r.startPrometheus(ctx, promBin, rules, cfg, logDir); err != nil {
+		return res, err
+	}
+
+	// The split and the load.
+	su, _ := url.Parse(stableURL)
+	gu, _ := url.Parse(grayURL)
+	sp, err := splitter.New(su, gu, cfg.GrayWeight, cfg.Seed)
+	if err != nil {
+		return res, err
+	}
+	srv := &http.Server{Handler: sp, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(splitLn) }()
+	r.onTeardown(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		sp.Close()
+	})
+	splitURL := fmt.Sprintf("http://127.0.0.1:%d", cfg.SplitterPort)
+
+	fmt.Fprintf(r.stdout, "demo: scenario %s: stable %s (%s), gray %s (%s%s); split %d%% to gray at %s\n",
+		cfg.Scenario, stableURL, stableMode, grayURL, grayMode, faultDesc(grayFault), cfg.GrayWeight, splitURL)
+	fmt.Fprintf(r.stdout, "demo: %s; Prometheus %s at %s (rules %s)\n", redisDesc, promVersion, r.promURL, cfg.RulesFile)
+	fmt.Fprintf(r.stdout, "demo: load %.0f req/s for %s with %d workers; report at the end (Ctrl-C stops everything)\n",
+		cfg.RPS, cfg.Duration, cfg.Concurrency)
+
+	// The load runs on past Duration, so that the report reads rules fed by
+	// live traffic; it is stopped right after the report is read.
+	margin := 90 * time.Second
+	gen, err := loadgen.New(loadgen.Config{
+		BaseURL: splitURL, Duration: cfg.Duration + margin,
+		MaxRequests: int(cfg.RPS*(cfg.Duration+margin).Seconds()*1.1) + 100,
+		RPS:         cfg.RPS, Concurrency: cfg.Concurrency, Keys: 2000, Seed: cfg.Seed,
+	}, nil)
+	if err != nil {
+		return res, err
+	}
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	loadDone := make(chan struct{})
+	var loadStats loadgen.Stats
+	go func() {
+		defer close(loadDone)
+		loadStats, _ = gen.Run(loadCtx)
+	}()
+	start := time.Now()
+
+	if err := r.progress(ctx, start, gen, sp); err != nil {
+		stopLoad()
+		<-loadDone
+		fmt.Fprintln(r.stdout)
+		return res, err
+	}
+
+	// The report.
+	promAPI, err := r.promAPI()
+	if err != nil {
+		return res, err
+	}
+	checker := parity.NewChecker(promAPI, parity.WithWindow(cfg.Window), parity.WithSelector(`job="poolparity"`))
+	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	now := time.Now()
+	report, err := checker.Check(qctx, now)
+	if err != nil {
+		return res, err
+	}
+	step := max(cfg.ScrapeInterval, now.Sub(start)/150).Round(time.Second)
+	if report.Charts, err = checker.Charts(qctx, start, now, step); err != nil {
+		return res, err
+	}
+	stopLoad()
+	<-loadDone
+
+	res.Load, res.Stable, res.Gray = loadStats, sp.Stats(splitter.Stable), sp.Stats(splitter.Gray)
+	report.Title = "poolparity demo: " + cfg.Scenario
+	report.Context = []parity.KV{
+		{Key: "scenario", Value: scenarioDesc(cfg, stableMode, grayMode, grayFault)},
+		{Key: "load", Value: fmt.Sprintf("%d requests in %s (%.0f req/s target, %d workers, seed %d), %d errors",
+			loadStats.Requests, loadStats.Elapsed.Round(time.Second), cfg.RPS, cfg.Concurrency, cfg.Seed, loadStats.Errors)},
+		{Key: "split", Value: fmt.Sprintf("%d%% to gray: stable %d requests, gray %d", cfg.GrayWeight, res.Stable.Requests, res.Gray.Requests)},
+		{Key: "prometheus", Value: fmt.Sprintf("%s, scrape and evaluation every %s, rules %s", promVersion, cfg.ScrapeInterval, cfg.RulesFile)},
+		{Key: "redis", Value: redisDesc},
+	}
+	res.Report = report
+	res.Expectations = Expect(cfg.Scenario, report)
+
+	fmt.Fprintln(r.stdout)
+	if err := report.WriteText(r.stdout); err != nil {
+		return res, err
+	}
+	ok := true
+	for _, e := range res.Expectations {
+		ok = ok && e.OK
+	}
+	if ok {
+		fmt.Fprintf(r.stdout, "scenario %s: as expected (%s)\n", cfg.Scenario, expectationText(res.Expectations))
+	} else {
+		fmt.Fprintf(r.stdout, "scenario %s: NOT as expected (%s)\n", cfg.Scenario, expectationText(res.Expectations))
+	}
+	res.Files, err = writeReports(cfg.OutDir, report)
+	if err != nil {
+		return res, err
+	}
+	fmt.Fprintf(r.stdout, "report: %s\n", strings.Join(res.Files, ", "))
+	return res, nil
+}
+
+// startRedis starts a redis-server shared by both tracks when the mode asks
+// for it (or auto finds one), and returns a description.
+func (r *runner) startRedis(ctx context.Context, logDir string) (string, error) {
+	mode := r.cfg.Redis
+	bin, lookErr := exec.LookPath("redis-server")
+	if mode == RedisAuto {
+		mode = RedisEmbedded
+		if lookErr == nil {
+			mode = RedisServer
+		}
+	}
+	if mode == RedisEmbedded {
+		r.redisArg = ""
+		return "Redis: each instance runs its embedded in-process server (install redis-server for a shared one)", nil
+	}
+	if lookErr != nil {
+		return "", fmt.Errorf("REDIS=server: %w", lookErr)
+	}
+	port, err := reservePort(0)
+	if err != nil {
+		return "", fmt.Errorf("redis port: %w", err)
+	}
+	dir := filepath.Join(r.tmpDir, "redis")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	p, err := startProc("redis", bin, []string{
+		"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no", "--dir", dir,
+	}, childEnv(), logDir)
+	if err != nil {
+		return "", err
+	}
+	r.track(p)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if err := waitUntil(ctx, p, 15*time.Second, 100*time.Millisecond, "redis-server", redisPing(addr)); err != nil {
+		return "", err
+	}
+	r.redisArg = addr
+	return fmt.Sprintf("Redis: %s (%s) at %s, shared by both tracks", bin, firstLine(bin, "--version"), addr), nil
+}
+
+// startPrometheus writes a config scraping both instances, starts
+// Prometheus and waits until it has scraped both.
+func (r *runner) startPrometheus(ctx context.Context, bin, rules string, cfg Config, logDir string) error {
+	conf := fmt.Sprintf(`# Generated by poolparity-demo.
+global:
+  scrape_interval: %[1]s
+  scrape_timeout: %[1]s
+  evaluation_interval: %[1]s
+rule_files:
+  - %[2]q
+scrape_configs:
+  - job_name: poolparity
+    static_configs:
+      - targets: ["127.0.0.1:%[3]d", "127.0.0.1:%[4]d"]
+`, cfg.ScrapeInterval, rules, cfg.StablePort, cfg.GrayPort)
+	confPath := filepath.Join(cfg.OutDir, "prometheus.yml")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", confPath, err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", cfg.PrometheusPort)
+	p, err := startProc("prometheus", bin, []string{
+		"--config.file=" + confPath,
+		"--storage.tsdb.path=" + filepath.Join(r.tmpDir, "prometheus"),
+		"--storage.tsdb.retention.time=1d",
+		"--web.listen-address=" + addr,
+		"--log.level=warn",
+	}, childEnv(), logDir)
+	if err != nil {
+		return err
+	}
+	r.track(p)
+	r.promURL = "http://" + addr
+	if err := waitUntil(ctx, p, 60*time.Second, 250*time.Millisecond, "prometheus", httpOK(r.client, r.promURL+"/-/ready")); err != nil {
+		return err
+	}
+	promAPI, err := r.promAPI()
+	if err != nil {
+		return err
+	}
+	// A fresh Prometheus scrapes for the first time several seconds after it
+	// starts; wait until both targets are up.
+	return waitUntil(ctx, p, 60*time.Second, 500*time.Millisecond, "prometheus scraping both instances", func(ctx context.Context) error {
+		v, _, _, err := promAPI.Query(ctx, `sum(up{job="poolparity"})`, time.Now())
+		if err != nil {
+			return err
+		}
+		if vec, ok := v.(model.Vector); ok && len(vec) == 1 && vec[0].Value == 2 {
+			return nil
+		}
+		return fmt.Errorf("targets not up yet (sum(up) = %v)", v)
+	})
+}
+
+func (r *runner) promAPI() (v1.API, error) {
+	c, err := api.NewClient(api.Config{Address: r.promURL, Client: r.client})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus client: %w", err)
+	}
+	return v1.NewAPI(c), nil
+}
+
+// progress prints the progress line until the load has run cfg.Duration or
+// ctx ends.
+func (r *runner) progress(ctx context.Context, start time.Time, gen *loadgen.Generator, sp *splitter.Splitter) error {
+	interval := r.cfg.Progress
+	if r.cfg.TTY {
+		interval = time.Second
+	}
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	end := time.NewTimer(r.cfg.Duration)
+	defer end.Stop()
+	last, lastAt := [2]uint64{}, start
+	print := func(final bool) {
+		now := time.Now()
+		st, gr := sp.Stats(splitter.Stable), sp.Stats(splitter.Gray)
+		dt := now.Sub(lastAt).Seconds()
+		if dt <= 0 {
+			dt = 1
+		}
+		ls := gen.Stats()
+		line := fmt.Sprintf("[%s/%s] stable %5.1f req/s  gray %5.1f req/s  errors %d (stable %d, gray %d)  %d requests",
+			clock(now.Sub(start)), clock(r.cfg.Duration),
+			float64(st.Requests-last[0])/dt, float64(gr.Requests-last[1])/dt,
+			ls.Errors, st.Errors, gr.Errors, ls.Requests)
+		last, lastAt = [2]uint64{st.Requests, gr.Requests}, now
+		if r.cfg.TTY {
+			fmt.Fprint(r.stdout, "\r\033[K"+line)
+			if final {
+				fmt.Fprintln(r.stdout)
+			}
+			return
+		}
+		fmt.Fprintln(r.stdout, line)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-end.C:
+			print(true)
+			fmt.Fprintln(r.stdout, "demo: reading the parity report from Prometheus ...")
+			return nil
+		case <-ticker.C:
+			print(false)
+		}
+	}
+}
+
+func clock(d time.Duration) string {
+	s := int(d.Round(time.Second).Seconds())
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}
+
+// executable resolves path (a path, or a name on PATH) and checks that it
+// is an executable file.
+func executable(path, what string) (string, error) {
+	p := path
+	if !strings.Contains(p, string(os.PathSeparator)) {
+		if _, err := os.Stat(p); err != nil {
+			lp, lerr := exec.LookPath(p)
+			if lerr != nil {
+				return "", fmt.Errorf("%s: %q not found: %w", what, path, lerr)
+			}
+			p = lp
+		}
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	if st.IsDir() || st.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("%s: %s is not an executable file", what, abs)
+	}
+	return abs, nil
+}
+
+// firstLine runs bin with args and returns the first line of its output,
+// shortened, or "unknown version".
+func firstLine(bin string, args ...string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	if err != nil && len(out) == 0 {
+		return "unknown version"
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	// "prometheus, version 3.7.0 (branch: ..." -> "prometheus, version 3.7.0"
+	if i := strings.Index(line, " ("); i > 0 {
+		line = line[:i]
+	}
+	if len(line) > 80 {
+		line = line[:80]
+	}
+	return line
+}
+
+func faultDesc(fault []string) string {
+	if len(fault) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(fault, " ")
+}
+
+func scenarioDesc(cfg Config, stableMode, grayMode string, fault []string) string {
+	return fmt.Sprintf("%s: stable %s, gray %s%s; %s of load, %d%% to gray", cfg.Scenario, stableMode, grayMode,
+		faultDesc(fault), cfg.Duration, cfg.GrayWeight)
+}
+
+// writeReports writes report.txt, report.json and report.html to dir.
+func writeReports(dir string, report parity.Report) ([]string, error) {
+	var files []string
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"report.txt", report.WriteText},
+		{"report.json", report.WriteJSON},
+		{"report.html", report.WriteHTML},
+	} {
+		path := filepath.Join(dir, f.name)
+		fh, err := os.Create(path)
+		if err != nil {
+			return files, fmt.Errorf("writing %s: %w", path, err)
+		}
+		werr := f.write(fh)
+		cerr := fh.Close()
+		if err := errors.Join(werr, cerr); err != nil {
+			return files, fmt.Errorf("writing %s: %w", path, err)
+		}
+		files = append(files, path)
+	}
+	return files, nil
+}
