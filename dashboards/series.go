@@ -9,7 +9,11 @@ package dashboards
 import (
 	_ "embed"
 	"fmt"
+	"io"
 	"strings"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 //go:embed testdata/service-series.txt
@@ -68,4 +72,46 @@ func ParseSeries(text string) ([]Series, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// CheckExposition reads a Prometheus text exposition (a /metrics body) and reports, in one error,
+// every listed family that is missing or has another type, and every sample of a listed family
+// without the gray_status and pool_mode labels. Families the service exposes beyond the list are
+// fine. Labelled families appear only once they have a child (e.g. http_requests_total after the
+// first request), so serve a request before scraping.
+func CheckExposition(r io.Reader) error {
+	want, err := ServiceSeries()
+	if err != nil {
+		return err
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	got, err := parser.TextToMetricFamilies(r)
+	if err != nil {
+		return fmt.Errorf("parsing the exposition: %w", err)
+	}
+	var problems []string
+	for _, s := range want {
+		mf, ok := got[s.Name]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s (%s) is missing", s.Name, s.Type))
+			continue
+		}
+		if typ := strings.ToLower(mf.GetType().String()); typ != s.Type {
+			problems = append(problems, fmt.Sprintf("%s is a %s, want a %s", s.Name, typ, s.Type))
+		}
+		for _, m := range mf.GetMetric() {
+			have := map[string]bool{}
+			for _, lp := range m.GetLabel() {
+				have[lp.GetName()] = lp.GetValue() != ""
+			}
+			if !have["gray_status"] || !have["pool_mode"] {
+				problems = append(problems, fmt.Sprintf("%s has a series without gray_status and pool_mode: %v", s.Name, m.GetLabel()))
+				break
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("the exposition does not match dashboards/testdata/service-series.txt:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
 }
