@@ -1,0 +1,48 @@
+// Command poolparity is the reference service: a JSON API over Redis whose
+// hot paths take their buffers from instrumented sync.Pools (POOL_MODE=pooled)
+// or allocate them plainly (POOL_MODE=unpooled), with the track
+// (GRAY_STATUS) and the mode as constant labels on every metric.
+//
+// Every setting is an environment variable and a flag; run with -h to list
+// them.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/poolparity/poolparity/app/internal/config"
+	"github.com/poolparity/poolparity/app/internal/service"
+	"github.com/poolparity/poolparity/app/internal/telemetry"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "poolparity:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := config.Parse("poolparity", args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log, err := telemetry.NewLogger(stdout, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	return service.Run(ctx, cfg, log)
+}

@@ -1,0 +1,224 @@
+// Package config holds the service's configuration: one struct, filled from
+// flags whose defaults come from environment variables, and validated before
+// anything starts.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Pool modes. The mode decides where the service takes its hot-path
+// buffers, encoders and scratch structs from; the responses are the same.
+const (
+	// ModePooled takes them from instrumented sync.Pools.
+	ModePooled = "pooled"
+	// ModeUnpooled allocates them plainly, per use.
+	ModeUnpooled = "unpooled"
+)
+
+// Config is the service's configuration. The zero value is not valid; use
+// Default or Parse.
+type Config struct {
+	// HTTPAddr is the address the single HTTP port listens on (API, health,
+	// metrics).
+	HTTPAddr string
+	// GrayStatus marks this process as the gray (canary) track. It becomes
+	// the gray_status constant label on every series.
+	GrayStatus bool
+	// PoolMode is ModePooled or ModeUnpooled. It becomes the pool_mode
+	// constant label on every series.
+	PoolMode string
+	// LogLevel is debug, info, warn or error.
+	LogLevel string
+
+	// RedisAddr is host:port of the Redis server. Empty starts an embedded
+	// in-process Redis-protocol server on a loopback port (data in memory).
+	RedisAddr         string
+	RedisPassword     string
+	RedisDB           int
+	RedisPoolSize     int
+	RedisDialTimeout  time.Duration
+	RedisReadTimeout  time.Duration
+	RedisWriteTimeout time.Duration
+	RedisPoolTimeout  time.Duration
+
+	// ShutdownDelay is how long the service keeps serving, with /readyz
+	// false, after a stop signal, so that load balancers stop sending
+	// traffic before the listener closes.
+	ShutdownDelay time.Duration
+	// ShutdownTimeout bounds the drain of in-flight requests.
+	ShutdownTimeout time.Duration
+
+	// FaultLatency is added to every API request. A testing knob: off (0)
+	// by default.
+	FaultLatency time.Duration
+	// FaultErrorRate is the fraction (0..1) of API requests answered 500.
+	// A testing knob: off (0) by default.
+	FaultErrorRate float64
+
+	// OTLPEndpoint enables trace export over OTLP/HTTP when not empty. The
+	// exporter reads the other OTEL_EXPORTER_OTLP_* variables itself.
+	OTLPEndpoint string
+}
+
+// Default returns the configuration with every default filled in.
+func Default() Config {
+	return Config{
+		HTTPAddr:          ":8080",
+		PoolMode:          ModeUnpooled,
+		LogLevel:          "info",
+		RedisPoolSize:     0, // go-redis default: 10 per GOMAXPROCS
+		RedisDialTimeout:  2 * time.Second,
+		RedisReadTimeout:  1 * time.Second,
+		RedisWriteTimeout: 1 * time.Second,
+		RedisPoolTimeout:  2 * time.Second,
+		ShutdownDelay:     5 * time.Second,
+		ShutdownTimeout:   20 * time.Second,
+	}
+}
+
+// Parse fills a Config from args (without the program name) and from the
+// environment as read by getenv. Every setting is a flag whose name is the
+// lower-case environment variable with '-' for '_' (REDIS_ADDR is
+// -redis-addr); a flag given on the command line wins over the variable.
+// Parse validates the result.
+func Parse(name string, args []string, getenv func(string) string, usage io.Writer) (Config, error) {
+	c := Default()
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(usage)
+
+	var errs []error
+	str := func(p *string, env, help string) {
+		if v := getenv(env); v != "" {
+			*p = v
+		}
+		fs.StringVar(p, flagName(env), *p, help+" (env "+env+")")
+	}
+	boolean := func(p *bool, env, help string) {
+		if v := getenv(env); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("parsing %s=%q: %w", env, v, err))
+			}
+			*p = b
+		}
+		fs.BoolVar(p, flagName(env), *p, help+" (env "+env+")")
+	}
+	integer := func(p *int, env, help string) {
+		if v := getenv(env); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("parsing %s=%q: %w", env, v, err))
+			}
+			*p = n
+		}
+		fs.IntVar(p, flagName(env), *p, help+" (env "+env+")")
+	}
+	duration := func(p *time.Duration, env, help string) {
+		if v := getenv(env); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("parsing %s=%q: %w", env, v, err))
+			}
+			*p = d
+		}
+		fs.DurationVar(p, flagName(env), *p, help+" (env "+env+")")
+	}
+	float := func(p *float64, env, help string) {
+		if v := getenv(env); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("parsing %s=%q: %w", env, v, err))
+			}
+			*p = f
+		}
+		fs.Float64Var(p, flagName(env), *p, help+" (env "+env+")")
+	}
+
+	str(&c.HTTPAddr, "HTTP_ADDR", "address of the HTTP port (API, /healthz, /readyz, /metrics)")
+	boolean(&c.GrayStatus, "GRAY_STATUS", "this process is the gray (canary) track")
+	str(&c.PoolMode, "POOL_MODE", "where hot-path buffers come from: pooled or unpooled")
+	str(&c.LogLevel, "LOG_LEVEL", "log level: debug, info, warn or error")
+	str(&c.RedisAddr, "REDIS_ADDR", "Redis host:port; empty starts an embedded in-memory server")
+	str(&c.RedisPassword, "REDIS_PASSWORD", "Redis password")
+	integer(&c.RedisDB, "REDIS_DB", "Redis database number")
+	integer(&c.RedisPoolSize, "REDIS_POOL_SIZE", "Redis connection pool size (0: go-redis default)")
+	duration(&c.RedisDialTimeout, "REDIS_DIAL_TIMEOUT", "Redis dial timeout")
+	duration(&c.RedisReadTimeout, "REDIS_READ_TIMEOUT", "Redis read timeout")
+	duration(&c.RedisWriteTimeout, "REDIS_WRITE_TIMEOUT", "Redis write timeout")
+	duration(&c.RedisPoolTimeout, "REDIS_POOL_TIMEOUT", "wait for a free Redis connection")
+	duration(&c.ShutdownDelay, "SHUTDOWN_DELAY", "serve with /readyz false this long after a stop signal")
+	duration(&c.ShutdownTimeout, "SHUTDOWN_TIMEOUT", "bound on draining in-flight requests")
+	duration(&c.FaultLatency, "FAULT_LATENCY", "testing knob: latency added to every API request")
+	float(&c.FaultErrorRate, "FAULT_ERROR_RATE", "testing knob: fraction (0..1) of API requests answered 500")
+	str(&c.OTLPEndpoint, "OTEL_EXPORTER_OTLP_ENDPOINT", "OTLP/HTTP endpoint for traces; empty: no export")
+
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func flagName(env string) string {
+	return strings.ReplaceAll(strings.ToLower(env), "_", "-")
+}
+
+// Validate reports every invalid setting at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.HTTPAddr == "" {
+		errs = append(errs, errors.New("HTTP_ADDR is empty"))
+	}
+	if c.PoolMode != ModePooled && c.PoolMode != ModeUnpooled {
+		errs = append(errs, fmt.Errorf("POOL_MODE=%q: want %s or %s", c.PoolMode, ModePooled, ModeUnpooled))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("LOG_LEVEL=%q: want debug, info, warn or error", c.LogLevel))
+	}
+	if c.RedisDB < 0 {
+		errs = append(errs, fmt.Errorf("REDIS_DB=%d: must be >= 0", c.RedisDB))
+	}
+	if c.RedisPoolSize < 0 {
+		errs = append(errs, fmt.Errorf("REDIS_POOL_SIZE=%d: must be >= 0", c.RedisPoolSize))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"REDIS_DIAL_TIMEOUT", c.RedisDialTimeout},
+		{"REDIS_READ_TIMEOUT", c.RedisReadTimeout},
+		{"REDIS_WRITE_TIMEOUT", c.RedisWriteTimeout},
+		{"REDIS_POOL_TIMEOUT", c.RedisPoolTimeout},
+		{"SHUTDOWN_DELAY", c.ShutdownDelay},
+		{"SHUTDOWN_TIMEOUT", c.ShutdownTimeout},
+		{"FAULT_LATENCY", c.FaultLatency},
+	} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("%s=%s: must be >= 0", d.name, d.v))
+		}
+	}
+	if c.FaultErrorRate < 0 || c.FaultErrorRate > 1 || c.FaultErrorRate != c.FaultErrorRate {
+		errs = append(errs, fmt.Errorf("FAULT_ERROR_RATE=%v: want a fraction in [0, 1]", c.FaultErrorRate))
+	}
+	return errors.Join(errs...)
+}
+
+// Pooled reports whether the pool mode is ModePooled.
+func (c Config) Pooled() bool { return c.PoolMode == ModePooled }

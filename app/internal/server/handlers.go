@@ -1,0 +1,282 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/poolparity/poolparity/app/internal/item"
+	"github.com/poolparity/poolparity/app/internal/pools"
+	"github.com/poolparity/poolparity/app/internal/report"
+	"github.com/poolparity/poolparity/app/internal/store"
+)
+
+// List limits.
+const (
+	// DefaultListLimit is the page size of GET /api/v1/items without limit.
+	DefaultListLimit = 50
+	// MaxListLimit is the largest limit accepted.
+	MaxListLimit = 500
+)
+
+// itemResponse is an item as the API returns it.
+type itemResponse struct {
+	ID string `json:"id"`
+	*item.Item
+}
+
+// listEntry is an item as the list returns it: no payload.
+type listEntry struct {
+	ID   string   `json:"id"`
+	Name string   `json:"name"`
+	Tags []string `json:"tags"`
+}
+
+type listResponse struct {
+	Count int         `json:"count"`
+	Items []listEntry `json:"items"`
+}
+
+func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := item.ValidateID(id); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if r.ContentLength > item.MaxBodyBytes {
+		writeError(w, http.StatusRequestEntityTooLarge, "body larger than 1 MiB")
+		return
+	}
+	rs := s.scratch.Get()
+	defer s.scratch.Put(rs)
+
+	var err error
+	rs.body, err = readAll(rs.body, http.MaxBytesReader(w, r.Body, item.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, "body larger than 1 MiB")
+			return
+		}
+		writeError(w, http.StatusBadRequest, "reading body failed")
+		return
+	}
+	if err := item.Decode(rs.body, &rs.item); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+
+	enc := s.enc.Get()
+	defer s.enc.Put(enc)
+	if err := enc.Enc.Encode(&rs.item); err != nil {
+		s.internalError(w, r, "encoding item", err)
+		return
+	}
+	if err := s.store.Put(r.Context(), id, trimNewline(enc.Buf.Bytes())); err != nil {
+		s.unavailable(w, r, err)
+		return
+	}
+	enc.Buf.Reset()
+	s.writeItem(w, r, enc, id, &rs.item)
+}
+
+func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := item.ValidateID(id); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	v, err := s.store.Get(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "item not found")
+		return
+	}
+	if err != nil {
+		s.unavailable(w, r, err)
+		return
+	}
+	rs := s.scratch.Get()
+	defer s.scratch.Put(rs)
+	rs.body = append(rs.body, v...)
+	if err := json.Unmarshal(rs.body, &rs.item); err != nil {
+		s.internalError(w, r, "decoding stored item", err)
+		return
+	}
+	rs.item.Normalize()
+	enc := s.enc.Get()
+	defer s.enc.Put(enc)
+	s.writeItem(w, r, enc, id, &rs.item)
+}
+
+// writeItem encodes the item with its id into the empty enc and writes it.
+func (s *Server) writeItem(w http.ResponseWriter, r *http.Request, enc *pools.Encoder, id string, it *item.Item) {
+	if err := enc.Enc.Encode(itemResponse{ID: id, Item: it}); err != nil {
+		s.internalError(w, r, "encoding item", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, enc.Buf.Bytes())
+}
+
+func (s *Server) deleteItem(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := item.ValidateID(id); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	err := s.store.Delete(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "item not found")
+		return
+	}
+	if err != nil {
+		s.unavailable(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) listItems(w http.ResponseWriter, r *http.Request) {
+	limit := DefaultListLimit
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxListLimit {
+			writeError(w, http.StatusBadRequest, "limit must be an integer from 1 to "+strconv.Itoa(MaxListLimit))
+			return
+		}
+		limit = n
+	}
+	rs := s.scratch.Get()
+	defer s.scratch.Put(rs)
+	var err error
+	if rs.ids, err = s.store.ScanIDs(r.Context(), rs.ids, limit); err != nil {
+		s.unavailable(w, r, err)
+		return
+	}
+	slices.Sort(rs.ids)
+	rs.keys, err = s.store.GetMany(r.Context(), rs.ids, rs.keys, func(i int, v string, found bool) error {
+		if !found {
+			return nil
+		}
+		rs.body = append(rs.body[:0], v...)
+		rs.entries = append(rs.entries, listEntry{ID: rs.ids[i]})
+		e := &rs.entries[len(rs.entries)-1]
+		if err := json.Unmarshal(rs.body, e); err != nil {
+			return err
+		}
+		if e.Tags == nil {
+			e.Tags = []string{}
+		}
+		return nil
+	})
+	if err != nil {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &syn) || errors.As(err, &typ) {
+			s.internalError(w, r, "decoding stored item", err)
+			return
+		}
+		s.unavailable(w, r, err)
+		return
+	}
+	entries := rs.entries
+	if entries == nil {
+		entries = []listEntry{}
+	}
+	enc := s.enc.Get()
+	defer s.enc.Put(enc)
+	if err := enc.Enc.Encode(listResponse{Count: len(entries), Items: entries}); err != nil {
+		s.internalError(w, r, "encoding list", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, enc.Buf.Bytes())
+}
+
+func (s *Server) getReport(w http.ResponseWriter, r *http.Request) {
+	n, err := report.ParseN(r.URL.Query().Get("n"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	err = s.report.Build(r.Context(), n, func(body []byte) error {
+		writeJSON(w, http.StatusOK, body)
+		return nil
+	})
+	if errors.Is(err, report.ErrCorrupt) {
+		s.internalError(w, r, "building report", err)
+		return
+	}
+	if err != nil {
+		s.unavailable(w, r, err)
+	}
+}
+
+// unavailable answers 503 for a storage failure, and logs it: the handler
+// is where the error ends.
+func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, err error) {
+	s.log.WarnContext(r.Context(), "storage unavailable", "route", r.Pattern, "err", err)
+	writeError(w, http.StatusServiceUnavailable, "storage unavailable")
+}
+
+func (s *Server) internalError(w http.ResponseWriter, r *http.Request, what string, err error) {
+	s.log.ErrorContext(r.Context(), what, "route", r.Pattern, "err", err)
+	writeError(w, http.StatusInternalServerError, "internal error")
+}
+
+func methodNotAllowed(allow string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Allow", allow)
+		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
+	}
+}
+
+// writeJSON writes body (which ends with a newline) as a JSON response.
+func writeJSON(w http.ResponseWriter, code int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(code)
+	_, _ = w.Write(body) // a failed write means the client went away
+}
+
+func writeJSONString(w http.ResponseWriter, code int, body string) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = io.WriteString(w, body+"\n")
+}
+
+// writeError writes {"error": msg}.
+func writeError(w http.ResponseWriter, code int, msg string) {
+	b, _ := json.Marshal(struct {
+		Error string `json:"error"`
+	}{msg}) // a struct of one string always encodes
+	writeJSON(w, code, append(b, '\n'))
+}
+
+// readAll appends everything from r to dst, like io.ReadAll but into a
+// reused buffer.
+func readAll(dst []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+}
+
+func trimNewline(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		return b[:n-1]
+	}
+	return b
+}

@@ -1,0 +1,62 @@
+package server
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Recorder records finished HTTP requests. Implementations must be safe for
+// concurrent use. NopRecorder is the default.
+type Recorder interface {
+	// ObserveRequest records one request. route is a route template or
+	// RouteOther, method one of a fixed set, so the label values are
+	// bounded.
+	ObserveRequest(method, route string, code int, elapsed time.Duration)
+}
+
+// NopRecorder records nothing.
+type NopRecorder struct{}
+
+// ObserveRequest does nothing.
+func (NopRecorder) ObserveRequest(string, string, int, time.Duration) {}
+
+// DurationBuckets are the classic buckets of http_request_duration_seconds,
+// from 1 ms to 10 s.
+var DurationBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10}
+
+// PromRecorder records requests as http_requests_total and
+// http_request_duration_seconds.
+type PromRecorder struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// NewPromRecorder creates the request metrics and registers them with reg.
+func NewPromRecorder(reg prometheus.Registerer) (*PromRecorder, error) {
+	r := &PromRecorder{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "http_requests_total",
+			Help: "HTTP requests served, by method, route template and status code.",
+		}, []string{"method", "route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "http_request_duration_seconds",
+			Help:    "HTTP request latency, by method and route template.",
+			Buckets: DurationBuckets,
+		}, []string{"method", "route"}),
+	}
+	for _, c := range []prometheus.Collector{r.requests, r.duration} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering HTTP metrics: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// ObserveRequest implements Recorder.
+func (r *PromRecorder) ObserveRequest(method, route string, code int, elapsed time.Duration) {
+	r.requests.WithLabelValues(method, route, strconv.Itoa(code)).Inc()
+	r.duration.WithLabelValues(method, route).Observe(elapsed.Seconds())
+}

@@ -1,0 +1,104 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// statusWriter remembers the status code written through it.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// instrument records every request under its route template. The mux sets
+// r.Pattern on the request it is given, so the handler must receive r
+// itself, not a copy.
+func (s *Server) instrument(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		code := sw.code
+		if code == 0 {
+			code = http.StatusOK
+		}
+		s.metrics.ObserveRequest(methodLabel(r.Method), routeLabel(r.Pattern), code, time.Since(start))
+	})
+}
+
+// RouteOther is the route label of requests that matched no route.
+const RouteOther = "other"
+
+// routeLabel turns a mux pattern ("GET /api/v1/items/{id}") into the route
+// label ("/api/v1/items/{id}"). The catch-all pattern "/" becomes
+// RouteOther, so the label set is exactly the registered templates.
+func routeLabel(pattern string) string {
+	if i := strings.IndexByte(pattern, ' '); i >= 0 {
+		pattern = pattern[i+1:]
+	}
+	if pattern == "" || pattern == "/" {
+		return RouteOther
+	}
+	return pattern
+}
+
+// methodLabel bounds the method label to the standard methods.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost,
+		http.MethodDelete, http.MethodPatch, http.MethodOptions:
+		return m
+	}
+	return "other"
+}
+
+// faults injects the configured latency and errors into API requests.
+func (s *Server) faults(next http.HandlerFunc) http.HandlerFunc {
+	if s.faultLatency <= 0 && s.faultErrorRate <= 0 {
+		return next
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.faultLatency > 0 {
+			if err := sleep(r.Context(), s.faultLatency); err != nil {
+				writeError(w, http.StatusServiceUnavailable, "request cancelled")
+				return
+			}
+		}
+		if s.faultErrorRate > 0 && s.rand() < s.faultErrorRate {
+			writeError(w, http.StatusInternalServerError, "injected fault (FAULT_ERROR_RATE)")
+			return
+		}
+		next(w, r)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

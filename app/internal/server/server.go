@@ -1,0 +1,207 @@
+// Package server is the service's HTTP layer: routes, handlers, request
+// metrics, fault injection and readiness. It decodes and validates input,
+// maps errors to status codes and leaves storage to the store package and
+// the report to the report package.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/poolparity/poolparity/app/internal/item"
+	"github.com/poolparity/poolparity/app/internal/pools"
+	"github.com/poolparity/poolparity/app/internal/report"
+	"github.com/poolparity/poolparity/app/internal/store"
+	"github.com/poolparity/poolparity/instrument"
+)
+
+// Store is the storage the handlers use. *store.Store implements it.
+type Store interface {
+	report.Store
+	Ping(ctx context.Context) error
+	Put(ctx context.Context, id string, value []byte) error
+	Get(ctx context.Context, id string) (string, error)
+	Delete(ctx context.Context, id string) error
+}
+
+var _ Store = (*store.Store)(nil)
+
+// Options configures a Server. Only Store is required.
+type Options struct {
+	// Store holds the items.
+	Store Store
+	// Pooled takes hot-path objects from instrument pools registered in
+	// Pools; otherwise they are allocated per use.
+	Pooled bool
+	// Pools receives the pools in pooled mode. Nil: a private registry.
+	Pools *instrument.Registry
+	// Metrics records requests. Nil: NopRecorder.
+	Metrics Recorder
+	// MetricsHandler serves GET /metrics. Nil: 404.
+	MetricsHandler http.Handler
+	// Logger logs request failures. Nil: discard.
+	Logger *slog.Logger
+	// FaultLatency is added to each API request (testing knob).
+	FaultLatency time.Duration
+	// FaultErrorRate is the fraction of API requests answered 500 (testing knob).
+	FaultErrorRate float64
+	// Rand returns numbers in [0, 1) for fault injection. Nil: math/rand/v2.
+	Rand func() float64
+	// ReadyTimeout bounds the Redis ping of /readyz. Zero: 1s.
+	ReadyTimeout time.Duration
+}
+
+// Server serves the API. Create one with New. It is safe for concurrent use.
+type Server struct {
+	store          Store
+	report         *report.Builder
+	enc            pools.Source[*pools.Encoder]
+	scratch        pools.Source[*requestScratch]
+	metrics        Recorder
+	metricsHandler http.Handler
+	log            *slog.Logger
+	faultLatency   time.Duration
+	faultErrorRate float64
+	rand           func() float64
+	readyTimeout   time.Duration
+	shuttingDown   atomic.Bool
+	handler        http.Handler
+}
+
+// New returns a Server.
+func New(o Options) (*Server, error) {
+	if o.Store == nil {
+		return nil, errors.New("server: Options.Store is nil")
+	}
+	if o.Pools == nil {
+		o.Pools = instrument.NewRegistry()
+	}
+	s := &Server{
+		store:          o.Store,
+		metrics:        o.Metrics,
+		metricsHandler: o.MetricsHandler,
+		log:            o.Logger,
+		faultLatency:   o.FaultLatency,
+		faultErrorRate: o.FaultErrorRate,
+		rand:           o.Rand,
+		readyTimeout:   o.ReadyTimeout,
+	}
+	if s.metrics == nil {
+		s.metrics = NopRecorder{}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.rand == nil {
+		s.rand = rand.Float64
+	}
+	if s.readyTimeout <= 0 {
+		s.readyTimeout = time.Second
+	}
+	var err error
+	if s.report, err = report.NewBuilder(o.Store, o.Pooled, o.Pools); err != nil {
+		return nil, err
+	}
+	if s.enc, err = pools.NewSource(o.Pooled, o.Pools, pools.EncoderConfig(pools.JSONBuffer)); err != nil {
+		return nil, err
+	}
+	if s.scratch, err = pools.NewSource(o.Pooled, o.Pools, pools.Config[*requestScratch]{
+		Name: pools.RequestScratch, New: newRequestScratch,
+		Reset: (*requestScratch).reset, Keep: (*requestScratch).small,
+	}); err != nil {
+		return nil, err
+	}
+	s.handler = s.instrument(s.routes())
+	return s, nil
+}
+
+// Route templates: with RouteOther, the complete set of route labels.
+const (
+	RouteItem    = "/api/v1/items/{id}"
+	RouteItems   = "/api/v1/items"
+	RouteReport  = "/api/v1/report"
+	RouteHealthz = "/healthz"
+	RouteReadyz  = "/readyz"
+	RouteMetrics = "/metrics"
+)
+
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("PUT "+RouteItem, s.faults(s.putItem))
+	mux.HandleFunc("GET "+RouteItem, s.faults(s.getItem))
+	mux.HandleFunc("DELETE "+RouteItem, s.faults(s.deleteItem))
+	mux.HandleFunc(RouteItem, methodNotAllowed("GET, PUT, DELETE"))
+	mux.HandleFunc("GET "+RouteItems, s.faults(s.listItems))
+	mux.HandleFunc(RouteItems, methodNotAllowed("GET"))
+	mux.HandleFunc("GET "+RouteReport, s.faults(s.getReport))
+	mux.HandleFunc(RouteReport, methodNotAllowed("GET"))
+	mux.HandleFunc("GET "+RouteHealthz, s.healthz)
+	mux.HandleFunc(RouteHealthz, methodNotAllowed("GET"))
+	mux.HandleFunc("GET "+RouteReadyz, s.readyz)
+	mux.HandleFunc(RouteReadyz, methodNotAllowed("GET"))
+	if s.metricsHandler != nil {
+		mux.Handle("GET "+RouteMetrics, s.metricsHandler)
+		mux.HandleFunc(RouteMetrics, methodNotAllowed("GET"))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusNotFound, "no such route")
+	})
+	return mux
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// StartShutdown makes /readyz answer 503 from now on, so that load
+// balancers stop routing here while in-flight and late requests are still
+// served.
+func (s *Server) StartShutdown() { s.shuttingDown.Store(true) }
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSONString(w, http.StatusOK, `{"status":"ok"}`)
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.shuttingDown.Load() {
+		writeError(w, http.StatusServiceUnavailable, "shutting down")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.readyTimeout)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		s.log.WarnContext(r.Context(), "not ready", "err", err)
+		writeError(w, http.StatusServiceUnavailable, "storage unavailable")
+		return
+	}
+	writeJSONString(w, http.StatusOK, `{"status":"ready"}`)
+}
+
+// requestScratch is what an item request needs: the body, the decoded
+// item and the list's working slices. It comes from request_scratch.
+type requestScratch struct {
+	body    []byte
+	item    item.Item
+	ids     []string
+	keys    []string
+	entries []listEntry
+}
+
+func newRequestScratch() *requestScratch { return new(requestScratch) }
+
+func (rs *requestScratch) reset() {
+	rs.body = rs.body[:0]
+	rs.item.Reset()
+	clear(rs.ids)
+	rs.ids = rs.ids[:0]
+	clear(rs.keys)
+	rs.keys = rs.keys[:0]
+	clear(rs.entries)
+	rs.entries = rs.entries[:0]
+}
+
+func (rs *requestScratch) small() bool { return cap(rs.body) <= pools.MaxBufferCap }

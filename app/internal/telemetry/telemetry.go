@@ -1,0 +1,127 @@
+// Package telemetry builds the service's observability plumbing: the
+// Prometheus registry with the track labels on every series, its
+// collectors, the OpenTelemetry tracer provider and the slog logger. It
+// holds no global state: everything is created here and passed on.
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"regexp"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/extra/redisprometheus/v9"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/poolparity/poolparity/instrument"
+	"github.com/poolparity/poolparity/instrument/promexport"
+)
+
+// Constant label names carried by every series.
+const (
+	LabelGrayStatus = "gray_status"
+	LabelPoolMode   = "pool_mode"
+)
+
+// NewRegistry returns a fresh (non-global) registry, to gather from, and a
+// Registerer that adds gray_status and pool_mode to every series registered
+// through it.
+func NewRegistry(grayStatus bool, poolMode string) (*prometheus.Registry, prometheus.Registerer) {
+	reg := prometheus.NewRegistry()
+	return reg, prometheus.WrapRegistererWith(prometheus.Labels{
+		LabelGrayStatus: strconv.FormatBool(grayStatus),
+		LabelPoolMode:   poolMode,
+	}, reg)
+}
+
+// runtimeMetrics are the runtime/metrics names exported beyond the Go
+// collector's defaults: the GC and CPU-class series the parity rules and
+// dashboards use, and nothing more, to keep the series count small.
+var runtimeMetrics = regexp.MustCompile(`^(/gc/heap/(allocs|live|goal):(bytes|objects)|/gc/cycles/total:gc-cycles|/cpu/classes/.*)$`)
+
+// RegisterRuntime registers the Go runtime collector (with the runtime
+// metrics opt-ins) and the process collector.
+func RegisterRuntime(reg prometheus.Registerer) error {
+	return registerAll(reg,
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+			collectors.GoRuntimeMetricsRule{Matcher: runtimeMetrics},
+		)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+}
+
+// RedisNamespace is the namespace of the go-redis pool collector: its
+// series are redis_pool_hit_total, redis_pool_miss_total,
+// redis_pool_timeout_total, redis_pool_conn_total_current,
+// redis_pool_conn_idle_current and redis_pool_conn_stale_total.
+const RedisNamespace = "redis"
+
+// RegisterRedis registers go-redis's own pool collector for client.
+func RegisterRedis(reg prometheus.Registerer, client redisprometheus.StatGetter) error {
+	return registerAll(reg, redisprometheus.NewCollector(RedisNamespace, "", client))
+}
+
+// RegisterPools registers the instrument pool exporter (syncpool_*_total)
+// for the pools in pools.
+func RegisterPools(reg prometheus.Registerer, pools *instrument.Registry) error {
+	return registerAll(reg, promexport.NewCollector(pools))
+}
+
+func registerAll(reg prometheus.Registerer, cs ...prometheus.Collector) error {
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("registering collector: %w", err)
+		}
+	}
+	return nil
+}
+
+// NewLogger returns a JSON logger writing to w at level (debug, info, warn
+// or error).
+func NewLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("parsing log level: %w", err)
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// Tracing is a tracer provider and the function that flushes and stops it.
+type Tracing struct {
+	Provider trace.TracerProvider
+	Shutdown func(context.Context) error
+}
+
+// NewTracing returns an OpenTelemetry SDK tracer provider exporting over
+// OTLP/HTTP when endpoint is not empty (the exporter reads the standard
+// OTEL_EXPORTER_OTLP_* variables), and a no-op provider otherwise, so that
+// an unconfigured service pays nothing for tracing.
+func NewTracing(ctx context.Context, endpoint, service, version string, attrs map[string]string) (*Tracing, error) {
+	if endpoint == "" {
+		return &Tracing{Provider: noop.NewTracerProvider(), Shutdown: func(context.Context) error { return nil }}, nil
+	}
+	exp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("creating OTLP trace exporter: %w", err)
+	}
+	kv := []attribute.KeyValue{attribute.String("service.name", service), attribute.String("service.version", version)}
+	for k, v := range attrs {
+		kv = append(kv, attribute.String(k, v))
+	}
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(kv...))
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("building trace resource: %w", err), exp.Shutdown(ctx))
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	return &Tracing{Provider: tp, Shutdown: tp.Shutdown}, nil
+}
