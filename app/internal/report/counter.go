@@ -103,8 +103,9 @@ func fnv64a(b []byte) uint64 {
 }
 
 // forEachWord lowercases ASCII letters in text in place and calls fn for
-// each maximal run of ASCII letters and digits. Any other byte, including
-// every byte of a multi-byte UTF-8 sequence, separates words.
+// each maximal run of letters and digits: ASCII ones, and any non-ASCII
+// character (the bytes of a multi-byte UTF-8 sequence never split a word).
+// ASCII punctuation, spaces and control characters separate words.
 func forEachWord(text []byte, fn func([]byte)) {
 	start := -1
 	for i, c := range text {
@@ -112,7 +113,7 @@ func forEachWord(text []byte, fn func([]byte)) {
 			c += 'a' - 'A'
 			text[i] = c
 		}
-		if 'a' <= c && c <= 'z' || '0' <= c && c <= '9' {
+		if 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c >= 0x80 {
 			if start < 0 {
 				start = i
 			}

@@ -241,7 +241,7 @@ func (b *Builder) addItem(s *scratch, id, value string) error {
 	s.tagArena = append(s.tagArena, is.item.Tags...)
 	tags := s.tagArena[tagStart:len(s.tagArena):len(s.tagArena)]
 	slices.Sort(tags)
-	tags = slices.Compact(tags)
+	tags = nonNil(slices.Compact(tags))
 	for _, t := range tags {
 		s.tagCount[t]++
 	}
@@ -264,7 +264,7 @@ func (b *Builder) addItem(s *scratch, id, value string) error {
 		PayloadBytes: payloadBytes,
 		Words:        words,
 		UniqueTerms:  len(is.terms.terms),
-		TopTerms:     s.topArena[topStart:len(s.topArena):len(s.topArena)],
+		TopTerms:     nonNil(s.topArena[topStart:len(s.topArena):len(s.topArena)]),
 		Checksum:     string(appendHex16(sum[:0], checksum)),
 	})
 	s.rep.PayloadBytes += payloadBytes
@@ -285,18 +285,24 @@ func (b *Builder) summarise(s *scratch) {
 		}
 		return cmp.Compare(a.Tag, b.Tag)
 	})
-	s.rep.Tags = s.tagList[:min(len(s.tagList), reportTopTags)]
+	s.rep.Tags = nonNil(s.tagList[:min(len(s.tagList), reportTopTags)])
 	s.top = s.corpus.top(s.top, reportTopTerms)
 	topStart := len(s.topArena)
 	for _, i := range s.top {
 		t := s.corpus.terms[i]
 		s.topArena = append(s.topArena, TermCount{Term: string(s.corpus.word(t)), Count: int(t.count)})
 	}
-	s.rep.TopTerms = s.topArena[topStart:]
-	// Empty lists encode as [], not null.
-	if s.rep.Entries == nil {
-		s.rep.Entries = []Entry{}
+	s.rep.TopTerms = nonNil(s.topArena[topStart:])
+	s.rep.Entries = nonNil(s.rep.Entries)
+}
+
+// nonNil makes a nil slice empty, so that it encodes as [] rather than
+// null whether it came from fresh or recycled scratch.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
+	return s
 }
 
 // appendHex16 appends v as 16 lower-case hex digits.

@@ -14,8 +14,8 @@ import (
 // ErrNotFound is returned when an item does not exist.
 var ErrNotFound = errors.New("item not found")
 
-// keyPrefix namespaces the service's keys.
-const keyPrefix = "item:"
+// DefaultKeyPrefix namespaces the service's keys.
+const DefaultKeyPrefix = "item:"
 
 // scanCount is the COUNT hint of each SCAN step.
 const scanCount = 256
@@ -23,14 +23,28 @@ const scanCount = 256
 // mgetBatch bounds the number of keys per MGET.
 const mgetBatch = 128
 
-// Store reads and writes items as JSON values under "item:<id>" keys. It is
+// Store reads and writes items as JSON values under "item:<id>" keys (by default). It is
 // safe for concurrent use, as the go-redis client is.
 type Store struct {
-	rdb redis.UniversalClient
+	rdb    redis.UniversalClient
+	prefix string
 }
 
+// Option configures a Store.
+type Option func(*Store)
+
+// WithKeyPrefix replaces DefaultKeyPrefix, for example to keep tests that
+// share one Redis server apart.
+func WithKeyPrefix(prefix string) Option { return func(s *Store) { s.prefix = prefix } }
+
 // New returns a Store using rdb. The caller owns rdb and closes it.
-func New(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb} }
+func New(rdb redis.UniversalClient, opts ...Option) *Store {
+	s := &Store{rdb: rdb, prefix: DefaultKeyPrefix}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // Ping checks that Redis answers.
 func (s *Store) Ping(ctx context.Context) error {
@@ -42,7 +56,7 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Put stores value under id, replacing any previous value.
 func (s *Store) Put(ctx context.Context, id string, value []byte) error {
-	if err := s.rdb.Set(ctx, keyPrefix+id, value, 0).Err(); err != nil {
+	if err := s.rdb.Set(ctx, s.prefix+id, value, 0).Err(); err != nil {
 		return fmt.Errorf("storing item %q: %w", id, err)
 	}
 	return nil
@@ -50,7 +64,7 @@ func (s *Store) Put(ctx context.Context, id string, value []byte) error {
 
 // Get returns the value stored under id, or an error wrapping ErrNotFound.
 func (s *Store) Get(ctx context.Context, id string) (string, error) {
-	v, err := s.rdb.Get(ctx, keyPrefix+id).Result()
+	v, err := s.rdb.Get(ctx, s.prefix+id).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", fmt.Errorf("reading item %q: %w", id, ErrNotFound)
 	}
@@ -63,7 +77,7 @@ func (s *Store) Get(ctx context.Context, id string) (string, error) {
 // Delete removes id, returning an error wrapping ErrNotFound when it did
 // not exist.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	n, err := s.rdb.Del(ctx, keyPrefix+id).Result()
+	n, err := s.rdb.Del(ctx, s.prefix+id).Result()
 	if err != nil {
 		return fmt.Errorf("deleting item %q: %w", id, err)
 	}
@@ -80,7 +94,7 @@ func (s *Store) ScanIDs(ctx context.Context, dst []string, limit int) ([]string,
 	var cursor uint64
 	start := len(dst)
 	for len(dst)-start < limit {
-		keys, next, err := s.rdb.Scan(ctx, cursor, keyPrefix+"*", scanCount).Result()
+		keys, next, err := s.rdb.Scan(ctx, cursor, s.prefix+"*", scanCount).Result()
 		if err != nil {
 			return dst, fmt.Errorf("scanning items: %w", err)
 		}
@@ -88,7 +102,7 @@ func (s *Store) ScanIDs(ctx context.Context, dst []string, limit int) ([]string,
 			if len(dst)-start == limit {
 				break
 			}
-			dst = append(dst, k[len(keyPrefix):])
+			dst = append(dst, k[len(s.prefix):])
 		}
 		cursor = next
 		if cursor == 0 {
@@ -106,7 +120,7 @@ func (s *Store) GetMany(ctx context.Context, ids []string, keys []string, fn fun
 		end := min(start+mgetBatch, len(ids))
 		keys = keys[:0]
 		for _, id := range ids[start:end] {
-			keys = append(keys, keyPrefix+id)
+			keys = append(keys, s.prefix+id)
 		}
 		vals, err := s.rdb.MGet(ctx, keys...).Result()
 		if err != nil {
