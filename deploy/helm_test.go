@@ -1,0 +1,204 @@
+package deploy_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/poolparity/poolparity/deploy/deploytest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/ and the generated kustomize files")
+
+func TestHelmLintStrict(t *testing.T) {
+	helm := deploytest.Tool(t, "helm")
+	chart := deploytest.ChartDir(t)
+	for _, vs := range deploytest.ValueSets {
+		t.Run(vs.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			args := []string{"lint", "--strict", chart, "--kube-version", deploytest.KubeVersion, "--namespace", deploytest.Namespace}
+			for _, f := range vs.Files {
+				args = append(args, "-f", filepath.Join(chart, f))
+			}
+			out, err := deploytest.Run(ctx, "", helm, args...)
+			if err != nil {
+				t.Fatalf("helm lint --strict with value set %q failed: %v\n%s", vs.Name, err, out)
+			}
+			if !bytes.Contains(out, []byte("0 chart(s) failed")) {
+				t.Fatalf("unexpected helm lint output:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestHelmTemplateMatchesGolden(t *testing.T) {
+	for _, vs := range deploytest.ValueSets {
+		t.Run(vs.Name, func(t *testing.T) {
+			got := deploytest.HelmTemplate(t, vs)
+			compareGolden(t, filepath.Join("testdata", "helm", vs.Name+".yaml"), got)
+		})
+	}
+}
+
+func TestHelmTemplateKeepsTheTrackContract(t *testing.T) {
+	for _, vs := range deploytest.ValueSets {
+		t.Run(vs.Name, func(t *testing.T) {
+			objs, err := deploytest.Decode(deploytest.HelmTemplate(t, vs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := deploytest.CheckTracks(objs); err != nil {
+				t.Errorf("track contract broken:\n%v", err)
+			}
+			if err := deploytest.CheckNoReplicasUnderHPA(objs); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func TestValuesSchemaRejectsBadValues(t *testing.T) {
+	helm := deploytest.Tool(t, "helm")
+	chart := deploytest.ChartDir(t)
+	cases := []struct {
+		name string
+		set  string
+		want []string // substrings of helm's error
+	}{
+		{"a gray weight above 100", "httpRoute.weights.gray=101", []string{"httpRoute/weights/gray", "100"}},
+		{"a negative stable weight", "httpRoute.weights.stable=-1", []string{"httpRoute/weights/stable", "0"}},
+		{"an unknown pool mode", "tracks.gray.poolMode=bogus", []string{"tracks/gray/poolMode", "pooled"}},
+		{"a negative replica count", "tracks.stable.replicas=-1", []string{"tracks/stable/replicas", "0"}},
+		{"a CPU target above 100%", "autoscaling.targetCPUUtilizationPercentage=150", []string{"autoscaling/targetCPUUtilizationPercentage"}},
+		{"an unknown log level", "logLevel=verbose", []string{"logLevel"}},
+		{"a misspelt top-level key", "replicaCount=3", []string{"replicaCount"}},
+		{"a malformed GOMEMLIMIT", "goRuntime.gomemlimit=lots", []string{"goRuntime/gomemlimit"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			args := deploytest.HelmTemplateArgs(chart, deploytest.ValueSet{Name: "default"}, "--set", tc.set)
+			_, err := deploytest.Run(ctx, "", helm, args...)
+			if err == nil {
+				t.Fatalf("helm template --set %s succeeded, want a values.schema.json error", tc.set)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "values don't meet the specifications of the schema") {
+				t.Errorf("error does not come from the schema:\n%s", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error lacks %q:\n%s", w, msg)
+				}
+			}
+		})
+	}
+}
+
+// compareGolden compares got with the golden file, or rewrites it with -update.
+func compareGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run `go test ./deploy/ -update` to create it): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (run `go test ./deploy/ -update` after checking the change):\n%s", path, lineDiff(string(want), string(got)))
+	}
+}
+
+// lineDiff shows the first differing lines with some context.
+func lineDiff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			var b strings.Builder
+			for j := max(0, i-3); j < i; j++ {
+				b.WriteString("  " + wl[j] + "\n")
+			}
+			b.WriteString("- " + w + "\n+ " + g + "\n")
+			b.WriteString("(line " + itoa(i+1) + "; want " + itoa(len(wl)) + " lines, got " + itoa(len(gl)) + ")")
+			return b.String()
+		}
+	}
+	return "(no line differs)"
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestChartDashboardsMatchSource is the drift test of the chart's copies of the Grafana dashboards:
+// Helm cannot read files outside the chart, so files/dashboards/ holds byte-for-byte copies of
+// dashboards/*.json (-update refreshes them).
+func TestChartDashboardsMatchSource(t *testing.T) {
+	root, err := deploytest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := filepath.Glob(filepath.Join(root, "dashboards", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(src) == 0 {
+		t.Fatal("no dashboards/*.json")
+	}
+	dstDir := filepath.Join(deploytest.ChartDir(t), "files", "dashboards")
+	want := map[string]bool{}
+	for _, s := range src {
+		name := filepath.Base(s)
+		want[name] = true
+		data, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dstDir, name)
+		if *update {
+			if err := os.MkdirAll(dstDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dst, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(dst)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("deploy/helm/poolparity/files/dashboards/%s differs from dashboards/%s (run `go test ./deploy/ -run Dashboards -update`)", name, name)
+		}
+	}
+	copies, _ := filepath.Glob(filepath.Join(dstDir, "*"))
+	for _, c := range copies {
+		if !want[filepath.Base(c)] {
+			if *update {
+				if err := os.Remove(c); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			t.Errorf("deploy/helm/poolparity/files/dashboards/%s has no source in dashboards/", filepath.Base(c))
+		}
+	}
+}
