@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -166,7 +167,10 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 	case ScenarioAA:
 		grayMode = "unpooled"
 	case ScenarioRegression:
-		grayFault = []string{"FAULT_LATENCY=" + cfg.FaultLatency.String(), "FAULT_ERROR_RATE=" + strconv.FormatFloat(cfg.FaultErrorRate, 'g', -1, 64)}
+		grayFault = []string{"FAULT_LATENCY=" + cfg.FaultLatency.String()}
+		if cfg.FaultErrorRate > 0 {
+			grayFault = append(grayFault, "FAULT_ERROR_RATE="+strconv.FormatFloat(cfg.FaultErrorRate, 'g', -1, 64))
+		}
 	}
 	stableURL := fmt.Sprintf("http://127.0.0.1:%d", cfg.StablePort)
 	grayURL := fmt.Sprintf("http://127.0.0.1:%d", cfg.GrayPort)
@@ -193,7 +197,7 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 	}
 
 	// Prometheus.
-	promVersion := firstLine(promBin, "--version")
+	promVersion := prometheusVersion(promBin)
 	if err := r.startPrometheus(ctx, promBin, rules, cfg, logDir); err != nil {
 		return res, err
 	}
@@ -217,7 +221,7 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 
 	fmt.Fprintf(r.stdout, "demo: scenario %s: stable %s (%s), gray %s (%s%s); split %d%% to gray at %s\n",
 		cfg.Scenario, stableURL, stableMode, grayURL, grayMode, faultDesc(grayFault), cfg.GrayWeight, splitURL)
-	fmt.Fprintf(r.stdout, "demo: %s; Prometheus %s at %s (rules %s)\n", redisDesc, promVersion, r.promURL, cfg.RulesFile)
+	fmt.Fprintf(r.stdout, "demo: Redis %s; Prometheus %s at %s (rules %s)\n", redisDesc, promVersion, r.promURL, cfg.RulesFile)
 	fmt.Fprintf(r.stdout, "demo: load %.0f req/s for %s with %d workers; report at the end (Ctrl-C stops everything)\n",
 		cfg.RPS, cfg.Duration, cfg.Concurrency)
 
@@ -276,7 +280,7 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 		{Key: "load", Value: fmt.Sprintf("%d requests in %s (%.0f req/s target, %d workers, seed %d), %d errors",
 			loadStats.Requests, loadStats.Elapsed.Round(time.Second), cfg.RPS, cfg.Concurrency, cfg.Seed, loadStats.Errors)},
 		{Key: "split", Value: fmt.Sprintf("%d%% to gray: stable %d requests, gray %d", cfg.GrayWeight, res.Stable.Requests, res.Gray.Requests)},
-		{Key: "prometheus", Value: fmt.Sprintf("%s, scrape and evaluation every %s, rules %s", promVersion, cfg.ScrapeInterval, cfg.RulesFile)},
+		{Key: "prometheus", Value: fmt.Sprintf("Prometheus %s, scrape and evaluation every %s, rules %s", promVersion, cfg.ScrapeInterval, cfg.RulesFile)},
 		{Key: "redis", Value: redisDesc},
 	}
 	res.Report = report
@@ -316,7 +320,7 @@ func (r *runner) startRedis(ctx context.Context, logDir string) (string, error) 
 	}
 	if mode == RedisEmbedded {
 		r.redisArg = ""
-		return "Redis: each instance runs its embedded in-process server (install redis-server for a shared one)", nil
+		return "embedded: each instance runs its own in-process server (install redis-server for a shared one)", nil
 	}
 	if lookErr != nil {
 		return "", fmt.Errorf("REDIS=server: %w", lookErr)
@@ -341,7 +345,7 @@ func (r *runner) startRedis(ctx context.Context, logDir string) (string, error) 
 		return "", err
 	}
 	r.redisArg = addr
-	return fmt.Sprintf("Redis: %s (%s) at %s, shared by both tracks", bin, firstLine(bin, "--version"), addr), nil
+	return fmt.Sprintf("redis-server %s at %s, shared by both tracks", redisVersion(bin), addr), nil
 }
 
 // startPrometheus writes a config scraping both instances, starts
@@ -444,7 +448,11 @@ func (r *runner) progress(ctx context.Context, start time.Time, gen *loadgen.Gen
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-end.C:
-			print(true)
+			if time.Since(lastAt) > interval/2 {
+				print(true)
+			} else if r.cfg.TTY {
+				fmt.Fprintln(r.stdout)
+			}
 			fmt.Fprintln(r.stdout, "demo: reading the parity report from Prometheus ...")
 			return nil
 		case <-ticker.C:
@@ -485,24 +493,33 @@ func executable(path, what string) (string, error) {
 	return abs, nil
 }
 
-// firstLine runs bin with args and returns the first line of its output,
-// shortened, or "unknown version".
-func firstLine(bin string, args ...string) string {
+// output runs bin with args and returns its output, or "" on failure.
+func output(bin string, args ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
-	if err != nil && len(out) == 0 {
-		return "unknown version"
+	out, _ := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	return string(out)
+}
+
+var (
+	promVersionRe  = regexp.MustCompile(`version (\S+)`)
+	redisVersionRe = regexp.MustCompile(`v=(\S+)`)
+)
+
+// prometheusVersion returns e.g. "3.7.3" from `prometheus --version`.
+func prometheusVersion(bin string) string {
+	if m := promVersionRe.FindStringSubmatch(output(bin, "--version")); m != nil {
+		return m[1]
 	}
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	// "prometheus, version 3.7.0 (branch: ..." -> "prometheus, version 3.7.0"
-	if i := strings.Index(line, " ("); i > 0 {
-		line = line[:i]
+	return "(unknown version)"
+}
+
+// redisVersion returns e.g. "7.0.15" from `redis-server --version`.
+func redisVersion(bin string) string {
+	if m := redisVersionRe.FindStringSubmatch(output(bin, "--version")); m != nil {
+		return m[1]
 	}
-	if len(line) > 80 {
-		line = line[:80]
-	}
-	return line
+	return "(unknown version)"
 }
 
 func faultDesc(fault []string) string {

@@ -135,9 +135,13 @@ func chartSVG(ch Chart) template.HTML {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="#6b7285" font-size="13">no data</text></svg>`, width/2, height/2)
 		return template.HTML(b.String())
 	}
-	if ch.Unit == Ratio && ymax <= 1 {
+	switch {
+	case ch.Unit == Ratio && ymax <= 1:
 		ymax = 1 // a ratio's axis is 0-100%
-	} else {
+	case ch.Unit == Bytes && ymax >= 1024:
+		scale := math.Pow(1024, math.Floor(math.Log(ymax)/math.Log(1024)))
+		ymax = niceCeil(ymax*1.05/scale) * scale
+	default:
 		ymax = niceCeil(ymax * 1.05)
 	}
 	span := t1.Sub(t0).Seconds()
