@@ -32,6 +32,7 @@ var DurationBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 type PromRecorder struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	codes    [600]string // status code label values, made once
 }
 
 // NewPromRecorder creates the request metrics and registers them with reg.
@@ -47,6 +48,9 @@ func NewPromRecorder(reg prometheus.Registerer) (*PromRecorder, error) {
 			Buckets: DurationBuckets,
 		}, []string{"method", "route"}),
 	}
+	for i := range r.codes {
+		r.codes[i] = strconv.Itoa(i)
+	}
 	for _, c := range []prometheus.Collector{r.requests, r.duration} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering HTTP metrics: %w", err)
@@ -57,6 +61,10 @@ func NewPromRecorder(reg prometheus.Registerer) (*PromRecorder, error) {
 
 // ObserveRequest implements Recorder.
 func (r *PromRecorder) ObserveRequest(method, route string, code int, elapsed time.Duration) {
-	r.requests.WithLabelValues(method, route, strconv.Itoa(code)).Inc()
+	codeText := "other"
+	if code >= 0 && code < len(r.codes) {
+		codeText = r.codes[code]
+	}
+	r.requests.WithLabelValues(method, route, codeText).Inc()
 	r.duration.WithLabelValues(method, route).Observe(elapsed.Seconds())
 }
