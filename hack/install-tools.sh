@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# hack/install-tools.sh [tool|group ...]
+#
+# Builds the pinned external tools that poolparity's tests and demo need, from the Go module
+# proxy (and Debian packages), into a cache outside the clone keyed by tool and version:
+#   ${POOLPARITY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/poolparity}/<tool>-<version>/
+# and links them into ./bin (Kubernetes binaries into ./bin/k8s, usable as KUBEBUILDER_ASSETS).
+# A cache entry is reused when its binaries run. Prints one line per tool. Idempotent.
+#
+# Groups (default = no arguments):
+#   default     staticcheck benchstat helm kustomize prometheus envtest controller-gen apt
+#   envtest     kube-apiserver kubectl etcd        (alias: k8s)
+#   kwok        kwok (kwok+kwokctl) kube-controller-manager kube-scheduler, plus envtest
+#   apt         Debian packages redis-server wrk
+#   chromium    Debian package chromium (only when asked)
+#   all         default + kwok (not chromium)
+# Single tools: staticcheck benchstat helm kustomize prometheus (alias promtool) kube-apiserver
+#   kubectl etcd controller-gen kwok kube-controller-manager kube-scheduler redis-server wrk chromium
+#
+# Environment: POOLPARITY_CACHE (cache dir), INSTALL_TOOLS_VERBOSE=1 (stream build output).
+# See hack/tools/README.md for versions, build recipes and timings.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=hack/lib.sh
+. "$ROOT/hack/lib.sh"
+
+CACHE=${POOLPARITY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/poolparity}
+BIN=$ROOT/bin
+TOOLS=$ROOT/hack/tools
+
+# Pinned versions.
+STATICCHECK_VERSION=v0.8.2
+BENCHSTAT_VERSION=v0.0.0-20250909190841-7e13e04d9366
+HELM_VERSION=v3.22.0
+HELM_KUBE_MAJOR=1 HELM_KUBE_MINOR=37 # .Capabilities.KubeVersion baked into helm (v1.37.0)
+KUSTOMIZE_VERSION=v5.8.2
+PROMETHEUS_MODULE_VERSION=v0.315.0 PROMETHEUS_VERSION=3.15.0 # must match hack/tools/prometheus/go.mod
+PROMETHEUS_TAGS=remove_all_sd,enable_kubernetes_sd              # file, http, static and kubernetes SD only
+K8S_VERSION=v1.37.0                                            # must match hack/tools/kubernetes/go.mod
+ETCD_VERSION=v3.6.16                                           # must match hack/tools/etcd/go.mod
+CONTROLLER_GEN_VERSION=v0.23.0
+KWOK_VERSION=v0.8.0
+
+export GOWORK=off
+export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
+export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
+
+fail() {
+	printf 'install-tools: FAILED: %s\n' "$*" >&2
+	exit 1
+}
+
+# ---------------------------------------------------------------------------------------
+# Build recipes. Each gets an empty output directory as $1 and leaves its binaries there.
+
+go_install() { # OUT PKG@VERSION [LDFLAGS]
+	GOBIN=$1 go install -trimpath -ldflags "-s -w ${3:-}" "$2"
+}
+
+go_build_module() { # OUT MODULE_DIR TAGS LDFLAGS PKG... (OUT: a file, or a directory ending in /)
+	local out=$1 mod=$2 tags=$3 ldf=$4
+	shift 4
+	(cd "$TOOLS/$mod" && go build -mod=readonly -trimpath -tags "$tags" -ldflags "-s -w $ldf" -o "$out" "$@")
+}
+
+k8s_ldflags() {
+	local p ldf="" minor=${K8S_VERSION#v1.}
+	minor=${minor%%.*}
+	for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		ldf+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
+		ldf+=" -X $p.gitTreeState=clean -X $p.buildDate=2026-01-01T00:00:00Z"
+	done
+	printf '%s' "$ldf"
+}
+
+build_staticcheck() { go_install "$1" "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"; }
+build_benchstat() { go_install "$1" "golang.org/x/perf/cmd/benchstat@$BENCHSTAT_VERSION"; }
+build_kustomize() { go_install "$1" "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"; }
+build_controller_gen() { go_install "$1" "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION"; }
+
+build_helm() {
+	local h=helm.sh/helm/v3 ldf
+	ldf="-X $h/internal/version.version=$HELM_VERSION -X $h/internal/version.gitTreeState=clean"
+	# Default .Capabilities.KubeVersion (chartutil) and the deprecation linter's target version.
+	ldf+=" -X $h/pkg/chartutil.k8sVersionMajor=$HELM_KUBE_MAJOR -X $h/pkg/chartutil.k8sVersionMinor=$HELM_KUBE_MINOR"
+	ldf+=" -X $h/pkg/lint/rules.k8sVersionMajor=$HELM_KUBE_MAJOR -X $h/pkg/lint/rules.k8sVersionMinor=$HELM_KUBE_MINOR"
+	go_install "$1" "$h/cmd/helm@$HELM_VERSION" "$ldf"
+}
+
+build_prometheus() {
+	local v=github.com/prometheus/common/version
+	go_build_module "$1/" prometheus "$PROMETHEUS_TAGS" \
+		"-X $v.Version=$PROMETHEUS_VERSION -X $v.Revision=$PROMETHEUS_MODULE_VERSION -X $v.Branch=$PROMETHEUS_MODULE_VERSION -X $v.BuildUser=poolparity -X $v.BuildDate=20260101-00:00:00" \
+		github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
+}
+
+build_k8s_cmd() { go_build_module "$1/" kubernetes "" "$(k8s_ldflags)" "k8s.io/kubernetes/cmd/$2"; }
+build_kube_apiserver() { build_k8s_cmd "$1" kube-apiserver; }
+build_kubectl() { build_k8s_cmd "$1" kubectl; }
+build_kube_controller_manager() { build_k8s_cmd "$1" kube-controller-manager; }
+build_kube_scheduler() { build_k8s_cmd "$1" kube-scheduler; }
+
+build_etcd() {
+	# The main package is the module root (go.etcd.io/etcd/server/v3), so name the binary.
+	go_build_module "$1/etcd" etcd "" "-X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION" go.etcd.io/etcd/server/v3
+}
+
+build_kwok() {
+	# Default the cluster's Kubernetes version to ours (kwok v0.8.0 defaults to 1.36.1).
+	local ldf="-X sigs.k8s.io/kwok/pkg/consts.KubeVersion=${K8S_VERSION#v}"
+	go_install "$1" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "$ldf"
+	go_install "$1" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION" "$ldf"
+}
+
+# ---------------------------------------------------------------------------------------
+# Tool table: spec NAME sets VER, BINS (binaries), DEST (subdir of ./bin), CHECK (arguments
+# that make ${BINS[0]} print its version) and EXPECT (text that output must contain).
+
+spec() {
+	DEST="" EXPECT=""
+	case $1 in
+	staticcheck) VER=$STATICCHECK_VERSION BINS=(staticcheck) CHECK=(-version) EXPECT=${VER} ;;
+	benchstat) VER=$BENCHSTAT_VERSION BINS=(benchstat) CHECK=(/dev/null) ;;
+	helm) VER=$HELM_VERSION BINS=(helm) CHECK=(version) EXPECT=$HELM_VERSION ;;
+	kustomize) VER=$KUSTOMIZE_VERSION BINS=(kustomize) CHECK=(version) EXPECT=$KUSTOMIZE_VERSION ;;
+	controller-gen) VER=$CONTROLLER_GEN_VERSION BINS=(controller-gen) CHECK=(--version) EXPECT=$VER ;;
+	prometheus) VER=$PROMETHEUS_MODULE_VERSION BINS=(prometheus promtool) CHECK=(--version) EXPECT=$PROMETHEUS_VERSION ;;
+	kube-apiserver | kubectl | kube-controller-manager | kube-scheduler)
+		VER=$K8S_VERSION BINS=("$1") DEST=k8s CHECK=(--version) EXPECT=$K8S_VERSION
+		[[ $1 == kubectl ]] && CHECK=(version --client)
+		;;
+	etcd) VER=$ETCD_VERSION BINS=(etcd) DEST=k8s CHECK=(--version) EXPECT=${ETCD_VERSION#v} ;;
+	kwok) VER=$KWOK_VERSION BINS=(kwokctl kwok) CHECK=(--version) EXPECT=${KWOK_VERSION#v} ;;
+	*) return 1 ;;
+	esac
+}
+
+unit_ok() { # DIR: all binaries present and the first one reports the expected version
+	local dir=$1 b out
+	for b in "${BINS[@]}"; do [[ -x $dir/$b ]] || return 1; done
+	out=$("$dir/${BINS[0]}" "${CHECK[@]}" 2>&1) || return 1
+	[[ -z $EXPECT || $out == *"$EXPECT"* ]]
+}
+
+install_go_tool() {
+	local name=$1 dir tmp logf start status fd b
+	spec "$name" || fail "unknown tool '$name'"
+	dir=$CACHE/$name-$VER
+	mkdir -p "$CACHE/logs"
+	start=$(date +%s)
+	# Serialize concurrent installs of the same tool (several scripts or agents at once).
+	exec {fd}>"$CACHE/.$name-$VER.lock"
+	flock "$fd"
+	if unit_ok "$dir"; then
+		status=cached
+	else
+		logf=$CACHE/logs/$name-$VER.log
+		tmp=$(mktemp -d "$CACHE/.tmp-$name-XXXXXX")
+		local rc=0
+		if [[ ${INSTALL_TOOLS_VERBOSE:-} == 1 ]]; then
+			"build_${name//-/_}" "$tmp" 2>&1 | tee "$logf" >&2 || rc=$?
+		else
+			"build_${name//-/_}" "$tmp" >"$logf" 2>&1 || rc=$?
+		fi
+		if ((rc != 0)); then
+			rm -rf "$tmp"
+			{
+				echo "--- last lines of $logf:"
+				tail -n 25 "$logf"
+			} >&2
+			fail "$name $VER: build failed after $(($(date +%s) - start))s (log: $logf)"
+		fi
+		rm -rf "$dir"
+		mv "$tmp" "$dir"
+		unit_ok "$dir" || fail "$name $VER: built, but '${BINS[0]} ${CHECK[*]}' does not report $EXPECT (log: $logf)"
+		status=built
+	fi
+	exec {fd}>&-
+	mkdir -p "$BIN/$DEST"
+	for b in "${BINS[@]}"; do ln -sfn "$dir/$b" "$BIN/${DEST:+$DEST/}$b"; done
+	printf '%-24s %-36s %-6s %4ss  -> bin/%s%s\n' "$name" "$VER" "$status" "$(($(date +%s) - start))" "${DEST:+$DEST/}" "${BINS[*]}"
+}
+
+# ---------------------------------------------------------------------------------------
+# Debian packages.
+
+APT_UPDATED=0
+apt_ensure() { # PKG...: install the Debian packages that are missing (apt-get update once, quietly)
+	local p missing=() start sudo="" logf=$CACHE/logs/apt.log
+	start=$(date +%s)
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	if ((${#missing[@]} == 0)); then
+		for p in "$@"; do printf '%-24s %-36s %-6s %4ss\n' "$p" "(apt)" cached 0; done
+		return 0
+	fi
+	((EUID == 0)) || sudo=sudo
+	mkdir -p "$CACHE/logs"
+	if ((APT_UPDATED == 0)); then
+		$sudo apt-get update -qq >"$logf" 2>&1 || {
+			tail -n 10 "$logf" >&2
+			fail "apt-get update failed (log: $logf)"
+		}
+		APT_UPDATED=1
+	fi
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${APT_OPTS[@]}" "${missing[@]}" >>"$logf" 2>&1 || {
+		tail -n 10 "$logf" >&2
+		fail "apt-get install ${missing[*]} failed (log: $logf)"
+	}
+	for p in "$@"; do printf '%-24s %-36s %-6s %4ss\n' "$p" "(apt)" installed "$(($(date +%s) - start))"; done
+}
+
+# ---------------------------------------------------------------------------------------
+
+expand() { # NAME: print the tools of a group (or the tool itself)
+	case $1 in
+	default) echo staticcheck benchstat helm kustomize prometheus kube-apiserver kubectl etcd controller-gen redis-server wrk ;;
+	all) echo "$(expand default) $(expand kwok)" ;;
+	envtest | k8s) echo kube-apiserver kubectl etcd ;;
+	kwok) echo kube-apiserver kubectl etcd kube-controller-manager kube-scheduler kwok ;;
+	kwokctl) echo kwok ;;
+	promtool) echo prometheus ;;
+	apt) echo redis-server wrk ;;
+	*) echo "$1" ;;
+	esac
+}
+
+main() {
+	local t want=() seen=" " apt_pkgs=() go_tools=()
+	(($# > 0)) || set -- default
+	for t in "$@"; do
+		case $t in -h | --help)
+			sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+			return 0
+			;;
+		esac
+		# shellcheck disable=SC2207
+		want+=($(expand "$t"))
+	done
+	for t in "${want[@]}"; do
+		[[ $seen == *" $t "* ]] && continue
+		seen+="$t "
+		case $t in
+		redis-server | wrk | chromium) apt_pkgs+=("$t") ;;
+		*) spec "$t" || fail "unknown tool or group '$t' (see $0 --help)"; go_tools+=("$t") ;;
+		esac
+	done
+	command -v go >/dev/null || fail "go is not on PATH"
+	mkdir -p "$CACHE" "$BIN"
+	local total_start=$(date +%s)
+	if ((${#apt_pkgs[@]})); then
+		APT_OPTS=(--no-install-recommends)
+		[[ " ${apt_pkgs[*]} " == *" chromium "* ]] && APT_OPTS=() # chromium wants its recommended fonts
+		apt_ensure "${apt_pkgs[@]}"
+	fi
+	for t in "${go_tools[@]}"; do install_go_tool "$t"; done
+	log "done in $(($(date +%s) - total_start))s; cache: $CACHE"
+}
+
+main "$@"
