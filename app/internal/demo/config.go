@@ -74,7 +74,7 @@ func Default() Config {
 		Scenario:       ScenarioGood,
 		Duration:       3 * time.Minute,
 		GrayWeight:     50,
-		RPS:            200,
+		RPS:            150,
 		Concurrency:    16,
 		Seed:           1,
 		ServiceBin:     "bin/poolparity",

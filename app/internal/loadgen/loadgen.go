@@ -324,9 +324,9 @@ func (g *Generator) next(rnd *rand.Rand, weights [numOps]int, total int, bodies 
 	case OpPut:
 		c.body = bodies[rnd.IntN(len(bodies))]
 	case OpList:
-		c.n = 10 + rnd.IntN(41) // 10..50
+		c.n = 20 + rnd.IntN(41) // 20..60
 	case OpReport:
-		c.n = 20 + rnd.IntN(81) // 20..100
+		c.n = 20 + rnd.IntN(41) // 20..60
 	}
 	return c
 }
