@@ -279,19 +279,23 @@ func (g *Generator) plan(ctx context.Context, calls chan<- call) {
 		bodies[i] = makeBody(rnd)
 	}
 
+	// Credit grows with the time that really passed, so that late ticks on
+	// a busy machine do not lower the rate; it is capped at 100ms worth of
+	// requests so that a stalled service is not then hit by a burst.
 	const tick = 10 * time.Millisecond
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
-	perTick := g.cfg.RPS * tick.Seconds()
-	credit := 0.0
+	maxCredit := g.cfg.RPS*0.1 + 1
+	credit, last := 0.0, time.Now()
 	sent := 0
 	for sent < g.cfg.MaxRequests {
 		select {
 		case <-ctx.Done():
 			return
-		case <-ticker.C:
+		case now := <-ticker.C:
+			credit = min(credit+g.cfg.RPS*now.Sub(last).Seconds(), maxCredit)
+			last = now
 		}
-		credit += perTick
 		for credit >= 1 && sent < g.cfg.MaxRequests {
 			credit--
 			c := g.next(rnd, weights, total, bodies)
@@ -301,10 +305,6 @@ func (g *Generator) plan(ctx context.Context, calls chan<- call) {
 			case <-ctx.Done():
 				return
 			}
-		}
-		// Do not let a slow service build up a burst of credit.
-		if credit > perTick+1 {
-			credit = perTick + 1
 		}
 	}
 }

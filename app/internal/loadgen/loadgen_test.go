@@ -123,7 +123,7 @@ func TestRunStopsAtItsDurationAndCountsErrors(t *testing.T) {
 		t.Errorf("run took %v, want about 300ms", took)
 	}
 	// 100 req/s for 0.3 s: about 30; allow a slow machine wide margins.
-	if st.Requests < 5 || st.Requests > 60 {
+	if st.Requests < 1 || st.Requests > 60 {
 		t.Errorf("sent %d requests in 300ms at 100 req/s", st.Requests)
 	}
 	if st.Errors != st.Requests {
