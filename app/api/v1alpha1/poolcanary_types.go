@@ -1,0 +1,428 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PoolMode is the POOL_MODE a track's pods run with.
+// +kubebuilder:validation:Enum=pooled;unpooled
+type PoolMode string
+
+// The pool modes of the service (DESIGN.md section 1).
+const (
+	PoolModePooled   PoolMode = "pooled"
+	PoolModeUnpooled PoolMode = "unpooled"
+)
+
+// SuccessAction is what the controller does once the last step's analysis passed.
+// +kubebuilder:validation:Enum=Promote;None
+type SuccessAction string
+
+const (
+	// SuccessPromote makes the stable track adopt the gray track's pool mode and moves all
+	// replicas to it (the gray track goes to 0).
+	SuccessPromote SuccessAction = "Promote"
+	// SuccessNone keeps the last step's split and pauses, for a person to decide.
+	SuccessNone SuccessAction = "None"
+)
+
+// FailureAction is what the controller does once failureLimit analyses have breached.
+// +kubebuilder:validation:Enum=Rollback;Pause
+type FailureAction string
+
+const (
+	// FailureRollback moves every replica back to the stable track (the gray track goes to 0).
+	FailureRollback FailureAction = "Rollback"
+	// FailurePause keeps the current split and pauses, for a person to look.
+	FailurePause FailureAction = "Pause"
+)
+
+// Phase is the coarse state of a PoolCanary.
+// +kubebuilder:validation:Enum=Progressing;Paused;Promoted;RolledBack;Failed
+type Phase string
+
+// The phases of a PoolCanary.
+const (
+	// PhaseProgressing: stepping through the weights, or holding a step until the analysis
+	// is conclusive.
+	PhaseProgressing Phase = "Progressing"
+	// PhasePaused: spec.paused is set, or onSuccess/onFailure asked for a pause.
+	PhasePaused Phase = "Paused"
+	// PhasePromoted: the last step passed and the stable track runs gray's pool mode.
+	PhasePromoted Phase = "Promoted"
+	// PhaseRolledBack: failureLimit analyses breached and the gray track is at 0.
+	PhaseRolledBack Phase = "RolledBack"
+	// PhaseFailed: the controller cannot run the tracks (e.g. a Deployment it does not own
+	// has a track's name, or the API server rejects the pod template).
+	PhaseFailed Phase = "Failed"
+)
+
+// Verdict is the outcome of one SLI or of one analysis.
+// +kubebuilder:validation:Enum=Pass;Fail;NoData;Error
+type Verdict string
+
+// The verdicts of an analysis.
+const (
+	// VerdictPass: within the threshold.
+	VerdictPass Verdict = "Pass"
+	// VerdictFail: over the threshold; counts toward failureLimit.
+	VerdictFail Verdict = "Fail"
+	// VerdictNoData: a track has no series or too few requests; the step holds.
+	VerdictNoData Verdict = "NoData"
+	// VerdictError: Prometheus could not be queried; the step holds.
+	VerdictError Verdict = "Error"
+)
+
+// Condition types set on a PoolCanary.
+const (
+	// ConditionProgressing is True while a rollout is under way and False once it has
+	// ended (promoted, rolled back, paused or failed); the reason says which.
+	ConditionProgressing = "Progressing"
+	// ConditionParity is the last analysis: True (passed), False (breached), Unknown (no
+	// data or Prometheus unreachable).
+	ConditionParity = "Parity"
+	// ConditionTracksReady is True when both track Deployments were applied; False (and
+	// phase Failed) when the API server refused them or a Deployment of the same name
+	// belongs to something else.
+	ConditionTracksReady = "TracksReady"
+)
+
+// Label keys shared with the Helm chart (CONTRACTS.md, "Kubernetes labels").
+const (
+	LabelName       = "app.kubernetes.io/name"
+	LabelInstance   = "app.kubernetes.io/instance"
+	LabelComponent  = "app.kubernetes.io/component"
+	LabelManagedBy  = "app.kubernetes.io/managed-by"
+	LabelTrack      = "poolparity.dev/track"
+	LabelGrayStatus = "poolparity.dev/gray-status"
+	LabelPoolMode   = "poolparity.dev/pool-mode"
+)
+
+// Track names, the values of LabelTrack.
+const (
+	TrackStable = "stable"
+	TrackGray   = "gray"
+)
+
+// TrackPoolModes sets the pool mode of each track.
+type TrackPoolModes struct {
+	// Stable is the pool mode of the stable (baseline) track.
+	// +kubebuilder:default=unpooled
+	// +optional
+	Stable PoolMode `json:"stable,omitempty"`
+
+	// Gray is the pool mode of the gray (canary) track: the candidate.
+	// +kubebuilder:default=pooled
+	// +optional
+	Gray PoolMode `json:"gray,omitempty"`
+}
+
+// SLI is one parity check: a per-track recording rule (one series per gray_status) whose
+// gray value is compared with the stable value. Exactly one threshold is set.
+// +kubebuilder:validation:XValidation:rule="[has(self.maxRatio), has(self.minRatio), has(self.maxDelta)].filter(x, x).size() == 1",message="set exactly one of maxRatio, minRatio, maxDelta"
+type SLI struct {
+	// Name identifies the SLI in the status, Events and metrics (e.g. "p99").
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// Rule is the name of a per-track recording rule labelled gray_status, e.g.
+	// job_gray_status:http_request_duration_seconds:p99_rate5m.
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z_:][a-zA-Z0-9_:]*$`
+	Rule string `json:"rule"`
+
+	// MatchLabels narrow this SLI's query beyond analysis.matchLabels (e.g. {pool: json_buffer}
+	// for job_gray_status_pool:syncpool_hits:ratio_rate5m). Each track must end up with one series.
+	// +optional
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+
+	// MaxRatio fails the SLI when gray/stable is above it (e.g. "1.10" allows 10% worse);
+	// for SLIs where higher is worse (latency, CPU or bytes per request).
+	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)(\.[0-9]+)?$`
+	// +optional
+	MaxRatio *string `json:"maxRatio,omitempty"`
+
+	// MinRatio fails the SLI when gray/stable is below it (e.g. "0.95"); for SLIs where lower
+	// is worse (hit ratios).
+	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)(\.[0-9]+)?$`
+	// +optional
+	MinRatio *string `json:"minRatio,omitempty"`
+
+	// MaxDelta fails the SLI when gray - stable is above it (e.g. "0.005" for half a point of
+	// error ratio); for ratios near zero, whose quotient explodes.
+	// +kubebuilder:validation:Pattern=`^-?(0|[1-9][0-9]*)(\.[0-9]+)?$`
+	// +optional
+	MaxDelta *string `json:"maxDelta,omitempty"`
+}
+
+// Analysis says where and how the parity of the two tracks is judged.
+type Analysis struct {
+	// PrometheusURL is the base URL of the Prometheus HTTP API that evaluates the poolparity
+	// recording rules, e.g. http://prometheus-operated.monitoring:9090.
+	// +kubebuilder:validation:Pattern=`^https?://`
+	PrometheusURL string `json:"prometheusURL"`
+
+	// Interval is how often a holding step is analysed again (no data, Prometheus down, or a
+	// breach below failureLimit).
+	// +kubebuilder:default="1m"
+	// +optional
+	Interval metav1.Duration `json:"interval,omitempty"`
+
+	// Timeout bounds one analysis (all its queries).
+	// +kubebuilder:default="10s"
+	// +optional
+	Timeout metav1.Duration `json:"timeout,omitempty"`
+
+	// MatchLabels are added to every query so that only this canary's series are read, e.g.
+	// {namespace: shop, job: poolparity}.
+	// +optional
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+
+	// RequestRateRule is the per-track request-rate recording rule used for the traffic guard.
+	// +kubebuilder:default="job_gray_status:http_requests:rate5m"
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z_:][a-zA-Z0-9_:]*$`
+	// +optional
+	RequestRateRule string `json:"requestRateRule,omitempty"`
+
+	// RequestWindow is the range of RequestRateRule (5m for the rate5m family): a track's
+	// request count is its rate times this window.
+	// +kubebuilder:default="5m"
+	// +optional
+	RequestWindow metav1.Duration `json:"requestWindow,omitempty"`
+
+	// MinRequests is the request count each track needs in RequestWindow before its SLIs are
+	// judged; below it the analysis is inconclusive (NoData) and the step holds.
+	// +kubebuilder:default=100
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MinRequests int64 `json:"minRequests,omitempty"`
+
+	// SLIs are the parity checks; all must pass for a step to advance.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=map
+	// +listMapKey=name
+	SLIs []SLI `json:"slis"`
+
+	// FailureLimit is the number of breached analyses during one rollout that triggers onFailure.
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	FailureLimit int32 `json:"failureLimit,omitempty"`
+}
+
+// PoolCanarySpec is the desired state of a PoolCanary.
+type PoolCanarySpec struct {
+	// Replicas is the pod count of both tracks together. The scale subresource reads and
+	// writes it, so one HorizontalPodAutoscaler can target the PoolCanary; the controller
+	// splits it by the current weight.
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Selector selects the pods of both tracks. Empty means the chart's labels:
+	// app.kubernetes.io/name=poolparity, app.kubernetes.io/instance=<name>,
+	// app.kubernetes.io/component=app. Its matchLabels are added to the pod template. Immutable.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="selector is immutable"
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+
+	// Template is the pod template of both tracks. The controller adds the track labels
+	// (poolparity.dev/track, gray-status, pool-mode) and the GRAY_STATUS and POOL_MODE env
+	// (from those labels through the Downward API) to every container that lacks them.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	Template corev1.PodTemplateSpec `json:"template"`
+
+	// PoolModes are the tracks' pool modes; the gray track's is the candidate.
+	// +kubebuilder:default={}
+	// +optional
+	PoolModes TrackPoolModes `json:"poolModes,omitempty"`
+
+	// Steps are the gray track's weights in percent, strictly increasing, e.g. [10, 25, 50].
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=100
+	// +kubebuilder:validation:XValidation:rule="self.isSorted()",message="steps must be increasing"
+	// +listType=set
+	Steps []int32 `json:"steps"`
+
+	// StepInterval is how long each step runs before its analysis decides.
+	// +kubebuilder:default="5m"
+	// +optional
+	StepInterval metav1.Duration `json:"stepInterval,omitempty"`
+
+	// Analysis judges the gray track against the stable track at the end of each step.
+	Analysis Analysis `json:"analysis"`
+
+	// OnSuccess is the action after the last step passed.
+	// +kubebuilder:default=Promote
+	// +optional
+	OnSuccess SuccessAction `json:"onSuccess,omitempty"`
+
+	// OnFailure is the action after failureLimit breached analyses.
+	// +kubebuilder:default=Rollback
+	// +optional
+	OnFailure FailureAction `json:"onFailure,omitempty"`
+
+	// Paused holds the current split: no analysis, no step.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// Trigger is free text (a date, a Git SHA): changing it starts a new rollout from the
+	// first step, e.g. to retry after a rollback. A change of poolModes does the same; a
+	// change of the template or of replicas does not (both tracks roll to the new template
+	// and the rollout goes on, since both still run the same image).
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Trigger string `json:"trigger,omitempty"`
+}
+
+// SLIResult is one SLI of the last analysis. Values are decimal strings ("NaN" and "+Inf"
+// are possible) so that the status stays exact and portable.
+type SLIResult struct {
+	// Name of the SLI.
+	Name string `json:"name"`
+	// Stable is the stable track's value; empty when it had no data.
+	// +optional
+	Stable string `json:"stable,omitempty"`
+	// Gray is the gray track's value; empty when it had no data.
+	// +optional
+	Gray string `json:"gray,omitempty"`
+	// Ratio is gray/stable.
+	// +optional
+	Ratio string `json:"ratio,omitempty"`
+	// Delta is gray - stable.
+	// +optional
+	Delta string `json:"delta,omitempty"`
+	// Threshold is the SLI's threshold, e.g. "maxRatio 1.10".
+	// +optional
+	Threshold string `json:"threshold,omitempty"`
+	// Verdict of this SLI.
+	Verdict Verdict `json:"verdict"`
+	// Time the values were read.
+	Time metav1.Time `json:"time"`
+}
+
+// AnalysisStatus is the result of the last analysis.
+type AnalysisStatus struct {
+	// Time of the analysis.
+	Time metav1.Time `json:"time"`
+	// Weight the analysis judged.
+	Weight int32 `json:"weight"`
+	// Verdict of the whole analysis: Fail if any SLI failed, else Error or NoData if any
+	// SLI lacked data, else Pass.
+	Verdict Verdict `json:"verdict"`
+	// Message explains the verdict.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// SLIs are the per-SLI results.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	SLIs []SLIResult `json:"slis,omitempty"`
+}
+
+// PoolCanaryStatus is the observed state of a PoolCanary.
+type PoolCanaryStatus struct {
+	// ObservedGeneration is the generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Phase is the coarse state.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// CurrentStep is the index of the current step in spec.steps.
+	// +optional
+	CurrentStep int32 `json:"currentStep"`
+
+	// CurrentWeight is the gray track's weight in percent (0 after promotion or rollback).
+	// +optional
+	CurrentWeight int32 `json:"currentWeight"`
+
+	// StepStartedAt is when the current step's weight was set.
+	// +optional
+	StepStartedAt *metav1.Time `json:"stepStartedAt,omitempty"`
+
+	// FailedAnalyses counts breached analyses in this rollout.
+	// +optional
+	FailedAnalyses int32 `json:"failedAnalyses"`
+
+	// StablePoolMode is the pool mode the stable track runs: spec.poolModes.stable, or the
+	// gray track's after a promotion.
+	// +optional
+	StablePoolMode PoolMode `json:"stablePoolMode,omitempty"`
+
+	// RolloutHash identifies the pool modes and trigger this rollout runs; a change starts
+	// a new rollout from the first step.
+	// +optional
+	RolloutHash string `json:"rolloutHash,omitempty"`
+
+	// StableReplicas is the stable track's desired replica count.
+	// +optional
+	StableReplicas int32 `json:"stableReplicas"`
+
+	// GrayReplicas is the gray track's desired replica count.
+	// +optional
+	GrayReplicas int32 `json:"grayReplicas"`
+
+	// Replicas is the pod count of both Deployments (for the scale subresource).
+	// +optional
+	Replicas int32 `json:"replicas"`
+
+	// Selector is spec.selector as a string (for the scale subresource, which an HPA uses to
+	// find the pods of both tracks).
+	// +optional
+	Selector string `json:"selector,omitempty"`
+
+	// LastAnalysis is the result of the last analysis.
+	// +optional
+	LastAnalysis *AnalysisStatus `json:"lastAnalysis,omitempty"`
+
+	// Conditions: Progressing, Parity and TracksReady.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// PoolCanary runs a stable and a gray track of the poolparity service, shifts replicas to
+// the gray track step by step while the parity SLIs hold, then promotes (stable adopts the
+// gray pool mode) or rolls back (gray goes to 0).
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 56",message="name must be at most 56 characters: the Deployments are <name>-stable and <name>-gray"
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:resource:shortName=pcanary,categories=poolparity
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Weight",type=integer,JSONPath=`.status.currentWeight`
+// +kubebuilder:printcolumn:name="Stable",type=integer,JSONPath=`.status.stableReplicas`
+// +kubebuilder:printcolumn:name="Gray",type=integer,JSONPath=`.status.grayReplicas`
+// +kubebuilder:printcolumn:name="Parity",type=string,JSONPath=`.status.lastAnalysis.verdict`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type PoolCanary struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PoolCanarySpec   `json:"spec,omitempty"`
+	Status PoolCanaryStatus `json:"status,omitempty"`
+}
+
+// PoolCanaryList is a list of PoolCanary.
+//
+// +kubebuilder:object:root=true
+type PoolCanaryList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PoolCanary `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&PoolCanary{}, &PoolCanaryList{})
+}

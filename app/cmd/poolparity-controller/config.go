@@ -1,0 +1,145 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the controller's configuration. Every setting is a flag whose name is the
+// lower-case environment variable with '-' for '_' (METRICS_ADDR is -metrics-addr); a flag
+// on the command line wins over the variable.
+type Config struct {
+	// MetricsAddr is where the manager serves /metrics (controller-runtime's registry,
+	// which holds the controller's own series too). "0" disables it.
+	MetricsAddr string
+	// HealthAddr is where the manager serves /healthz and /readyz.
+	HealthAddr string
+	// LeaderElect enables leader election, so that only one replica reconciles.
+	LeaderElect bool
+	// LeaderElectionID names the Lease.
+	LeaderElectionID string
+	// LeaderElectionNamespace holds the Lease; empty means the pod's own namespace.
+	LeaderElectionNamespace string
+	// LeaseDuration, RenewDeadline and RetryPeriod tune leader election.
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
+	// WatchNamespace restricts the controller to one namespace; empty watches all.
+	WatchNamespace string
+	// MaxConcurrentReconciles bounds parallel reconciles of different canaries.
+	MaxConcurrentReconciles int
+	// LogLevel is debug, info, warn or error.
+	LogLevel string
+}
+
+// DefaultConfig returns the configuration with every default filled in.
+func DefaultConfig() Config {
+	return Config{
+		MetricsAddr:             ":8080",
+		HealthAddr:              ":8081",
+		LeaderElect:             true,
+		LeaderElectionID:        "poolparity-controller.poolparity.dev",
+		LeaseDuration:           15 * time.Second,
+		RenewDeadline:           10 * time.Second,
+		RetryPeriod:             2 * time.Second,
+		MaxConcurrentReconciles: 2,
+		LogLevel:                "info",
+	}
+}
+
+// ParseConfig fills a Config from args (without the program name) and the environment as
+// read by getenv, then validates it.
+func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Config, error) {
+	c := DefaultConfig()
+	fs := flag.NewFlagSet("poolparity-controller", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	var errs []error
+	env := func(name string, parse func(string) error) {
+		if v := getenv(name); v != "" {
+			if err := parse(v); err != nil {
+				errs = append(errs, fmt.Errorf("parsing %s=%q: %w", name, v, err))
+			}
+		}
+	}
+	str := func(p *string, name, help string) {
+		env(name, func(v string) error { *p = v; return nil })
+		fs.StringVar(p, flagName(name), *p, help+" (env "+name+")")
+	}
+	boolean := func(p *bool, name, help string) {
+		env(name, func(v string) (err error) { *p, err = strconv.ParseBool(v); return err })
+		fs.BoolVar(p, flagName(name), *p, help+" (env "+name+")")
+	}
+	integer := func(p *int, name, help string) {
+		env(name, func(v string) (err error) { *p, err = strconv.Atoi(v); return err })
+		fs.IntVar(p, flagName(name), *p, help+" (env "+name+")")
+	}
+	duration := func(p *time.Duration, name, help string) {
+		env(name, func(v string) (err error) { *p, err = time.ParseDuration(v); return err })
+		fs.DurationVar(p, flagName(name), *p, help+" (env "+name+")")
+	}
+
+	str(&c.MetricsAddr, "METRICS_ADDR", `address of the metrics endpoint; "0" disables it`)
+	str(&c.HealthAddr, "HEALTH_ADDR", "address of /healthz and /readyz")
+	boolean(&c.LeaderElect, "LEADER_ELECT", "elect a leader so that only one replica reconciles")
+	str(&c.LeaderElectionID, "LEADER_ELECTION_ID", "name of the leader election Lease")
+	str(&c.LeaderElectionNamespace, "LEADER_ELECTION_NAMESPACE", "namespace of the Lease; empty: the pod's namespace")
+	duration(&c.LeaseDuration, "LEASE_DURATION", "leader election lease duration")
+	duration(&c.RenewDeadline, "RENEW_DEADLINE", "leader election renew deadline")
+	duration(&c.RetryPeriod, "RETRY_PERIOD", "leader election retry period")
+	str(&c.WatchNamespace, "WATCH_NAMESPACE", "only reconcile PoolCanaries in this namespace; empty: all")
+	integer(&c.MaxConcurrentReconciles, "MAX_CONCURRENT_RECONCILES", "parallel reconciles of different canaries")
+	str(&c.LogLevel, "LOG_LEVEL", "log level: debug, info, warn or error")
+
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func flagName(env string) string {
+	return strings.ReplaceAll(strings.ToLower(env), "_", "-")
+}
+
+// Validate reports every invalid setting at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.MetricsAddr == "" {
+		errs = append(errs, errors.New(`METRICS_ADDR is empty (use "0" to disable the endpoint)`))
+	}
+	if c.HealthAddr == "" {
+		errs = append(errs, errors.New("HEALTH_ADDR is empty"))
+	}
+	if c.LeaderElect {
+		if c.LeaderElectionID == "" {
+			errs = append(errs, errors.New("LEADER_ELECTION_ID is empty"))
+		}
+		if c.LeaseDuration <= 0 || c.RenewDeadline <= 0 || c.RetryPeriod <= 0 {
+			errs = append(errs, errors.New("LEASE_DURATION, RENEW_DEADLINE and RETRY_PERIOD must be positive"))
+		} else if !(c.LeaseDuration > c.RenewDeadline && c.RenewDeadline > c.RetryPeriod) {
+			errs = append(errs, fmt.Errorf("want LEASE_DURATION (%s) > RENEW_DEADLINE (%s) > RETRY_PERIOD (%s)", c.LeaseDuration, c.RenewDeadline, c.RetryPeriod))
+		}
+	}
+	if c.MaxConcurrentReconciles < 1 {
+		errs = append(errs, fmt.Errorf("MAX_CONCURRENT_RECONCILES=%d: must be >= 1", c.MaxConcurrentReconciles))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("LOG_LEVEL=%q: want debug, info, warn or error", c.LogLevel))
+	}
+	return errors.Join(errs...)
+}

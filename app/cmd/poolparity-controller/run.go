@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/app/internal/controller"
+)
+
+// Leader election stores its Lease in the controller's namespace (a namespaced Role in the chart).
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=poolparity-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// The leader election lock records its events with the core API in the same namespace.
+// +kubebuilder:rbac:groups="",namespace=poolparity-system,resources=events,verbs=create;patch
+
+// run parses the configuration, builds the manager and blocks until ctx ends.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	cfg, err := ParseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	logger := logr.FromSlogHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slogLevel(cfg.LogLevel)}))
+	ctrl.SetLogger(logger)
+
+	restCfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("building the scheme: %w", err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("building the scheme: %w", err)
+	}
+
+	opts := ctrl.Options{
+		Scheme:                  scheme,
+		Logger:                  logger,
+		Metrics:                 metricsserver.Options{BindAddress: cfg.MetricsAddr},
+		HealthProbeBindAddress:  cfg.HealthAddr,
+		LeaderElection:          cfg.LeaderElect,
+		LeaderElectionID:        cfg.LeaderElectionID,
+		LeaderElectionNamespace: cfg.LeaderElectionNamespace,
+		LeaseDuration:           &cfg.LeaseDuration,
+		RenewDeadline:           &cfg.RenewDeadline,
+		RetryPeriod:             &cfg.RetryPeriod,
+		// Step down at once on shutdown: the next replica need not wait a lease duration.
+		LeaderElectionReleaseOnCancel: true,
+	}
+	if cfg.WatchNamespace != "" {
+		opts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{cfg.WatchNamespace: {}}}
+	}
+	mgr, err := ctrl.NewManager(restCfg, opts)
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+
+	// metrics.Registry is the registry the manager serves on METRICS_ADDR; registering the
+	// controller's series there puts them beside controller-runtime's own.
+	m, err := controller.NewMetrics(metrics.Registry)
+	if err != nil {
+		return err
+	}
+	r := &controller.PoolCanaryReconciler{
+		Client:                  mgr.GetClient(),
+		Recorder:                mgr.GetEventRecorder("poolparity-controller"),
+		Analyzer:                &controller.PrometheusAnalyzer{},
+		Metrics:                 m,
+		MaxConcurrentReconciles: cfg.MaxConcurrentReconciles,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the PoolCanary controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the health check: %w", err)
+	}
+	// Ready once the informers have synced, so a rolling update of the controller waits.
+	if err := mgr.AddReadyzCheck("informers", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return fmt.Errorf("informers not synced")
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("adding the readiness check: %w", err)
+	}
+
+	logger.Info("starting the manager", "metricsAddr", cfg.MetricsAddr, "healthAddr", cfg.HealthAddr,
+		"leaderElect", cfg.LeaderElect, "watchNamespace", cfg.WatchNamespace)
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("running the manager: %w", err)
+	}
+	return nil
+}
+
+func slogLevel(s string) slog.Level {
+	switch s {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}

@@ -1,0 +1,103 @@
+package controller_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeProm answers the Prometheus HTTP API's instant queries (/api/v1/query) the way a
+// Prometheus evaluating the poolparity recording rules would: one series per gray_status.
+// Its mode can change while a test runs. Safe for concurrent use.
+type fakeProm struct {
+	srv *httptest.Server
+
+	mu      sync.Mutex
+	mode    string             // "good", "regression", "nodata", "quiet"
+	queries map[string]int     // rule name -> count
+	values  map[string]float64 // rule name -> stable value (gray is the same, or worse in "regression")
+}
+
+// newFakeProm starts a fake Prometheus in mode and closes it when the test ends.
+func newFakeProm(t *testing.T, mode string) *fakeProm {
+	t.Helper()
+	f := &fakeProm{mode: mode, queries: map[string]int{}, values: map[string]float64{
+		"job_gray_status:http_requests:rate5m":                             20, // req/s: 6000 per 5m
+		"job_gray_status:http_request_duration_seconds:p99_rate5m":         0.050,
+		"job_gray_status:http_request_errors:ratio_rate5m":                 0.001,
+		"job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate5m": 40000,
+	}}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// downPromURL returns the URL of a Prometheus that refuses connections.
+func downPromURL(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	return url
+}
+
+func (f *fakeProm) setMode(m string) {
+	f.mu.Lock()
+	f.mode = m
+	f.mu.Unlock()
+}
+
+func (f *fakeProm) count(rule string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.queries[rule]
+}
+
+type sample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+}
+
+func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/api/v1/query" {
+		http.Error(w, `{"status":"error","errorType":"not_found","error":"not found"}`, http.StatusNotFound)
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	q := r.Form.Get("query")
+	rule, _, _ := strings.Cut(q, "{")
+
+	f.mu.Lock()
+	f.queries[rule]++
+	mode := f.mode
+	stable, known := f.values[rule]
+	f.mu.Unlock()
+
+	var result []sample
+	if known && mode != "nodata" {
+		gray := stable
+		switch {
+		case mode == "regression" && rule == "job_gray_status:http_request_duration_seconds:p99_rate5m":
+			gray = stable * 2 // gray twice as slow
+		case mode == "quiet" && rule == "job_gray_status:http_requests:rate5m":
+			stable, gray = 0.01, 0.01 // 3 requests per 5m
+		}
+		ts := 1.7e9
+		result = []sample{
+			{Metric: map[string]string{"__name__": rule, "job": "poolparity", "gray_status": "false"}, Value: [2]any{ts, fmt.Sprint(stable)}},
+			{Metric: map[string]string{"__name__": rule, "job": "poolparity", "gray_status": "true"}, Value: [2]any{ts, fmt.Sprint(gray)}},
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"status": "success",
+		"data":   map[string]any{"resultType": "vector", "result": append([]sample{}, result...)},
+	})
+}

@@ -1,0 +1,450 @@
+// Package controller holds the PoolCanary reconciler: it runs a stable and a gray track of the
+// poolparity service as two Deployments, splits spec.replicas between them by the current
+// weight, judges the gray track against the stable one through the parity recording rules in
+// Prometheus at the end of every step, and promotes or rolls back.
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/poolparity/poolparity/app/api/v1alpha1"
+)
+
+// Reasons of the Progressing condition. The False ones also record how a rollout ended, so
+// the phase survives a restart of the controller and a spell of TracksReady=False.
+const (
+	ReasonStepping         = "Stepping"         // True: a step is running or holding.
+	ReasonPaused           = "Paused"           // False: spec.paused.
+	ReasonPromoted         = "Promoted"         // False: the last step passed; stable runs gray's pool mode.
+	ReasonNothingToCompare = "NothingToCompare" // False: both tracks have the same pool mode.
+	ReasonPausedOnSuccess  = "PausedOnSuccess"  // False: the last step passed and onSuccess is None.
+	ReasonRolledBack       = "RolledBack"       // False: failureLimit breaches; gray is at 0.
+	ReasonPausedOnFailure  = "PausedOnFailure"  // False: failureLimit breaches and onFailure is Pause.
+)
+
+// Event reasons (besides the condition reasons above, which are also Events).
+const (
+	EventRolloutStarted        = "RolloutStarted"
+	EventStepAdvanced          = "StepAdvanced"
+	EventAnalysisFailed        = "AnalysisFailed"
+	EventAnalysisInconclusive  = "AnalysisInconclusive"
+	EventPrometheusUnavailable = "PrometheusUnavailable"
+	EventApplyFailed           = "ApplyFailed"
+	EventOwnershipConflict     = "OwnershipConflict"
+)
+
+// PoolCanaryReconciler reconciles PoolCanary objects. Create it with its fields set and call
+// SetupWithManager. Reconcile may run concurrently for different canaries; the Analyzer,
+// Recorder and Metrics must allow that (the provided ones do).
+type PoolCanaryReconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// Recorder emits Events (the manager's GetEventRecorder).
+	Recorder events.EventRecorder
+	// Analyzer judges the tracks; nil means a PrometheusAnalyzer with the default transport.
+	Analyzer Analyzer
+	// Metrics records the controller's own series; nil records nothing.
+	Metrics *Metrics
+	// Clock tells the time; nil means the real clock.
+	Clock clock.PassiveClock
+	// MaxConcurrentReconciles bounds parallel reconciles (of different canaries); 0 means 1.
+	MaxConcurrentReconciles int
+}
+
+// +kubebuilder:rbac:groups=poolparity.dev,resources=poolcanaries,verbs=get;list;watch
+// +kubebuilder:rbac:groups=poolparity.dev,resources=poolcanaries/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the reconciler: it watches PoolCanaries (spec changes only,
+// which include the scale subresource's writes to spec.replicas) and the Deployments they own.
+func (r *PoolCanaryReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Analyzer == nil {
+		r.Analyzer = &PrometheusAnalyzer{}
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.PoolCanary{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&appsv1.Deployment{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		Named("poolcanary").
+		Complete(r)
+}
+
+// Reconcile moves one PoolCanary a step: start or resume its rollout, analyse when the step
+// is due, apply both track Deployments with the split, and write the status.
+func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var pc v1alpha1.PoolCanary
+	if err := r.Client.Get(ctx, req.NamespacedName, &pc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Metrics.forget(req.Namespace, req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if !pc.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // the Deployments go with it (owner references)
+	}
+	before := pc.DeepCopy()
+	now := r.Clock.Now()
+
+	requeue := r.advance(ctx, &pc, now)
+
+	sel := effectiveSelector(&pc)
+	stable, gray, applyErr := r.applyTracks(ctx, &pc, sel)
+	if applyErr != nil && !isPermanent(applyErr) {
+		// A transient error (conflict, timeout): let controller-runtime retry with backoff,
+		// and keep the state machine's progress for the next attempt.
+		if err := r.writeStatus(ctx, before, &pc); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, applyErr
+	}
+	st := &pc.Status
+	st.Replicas = deploymentReplicas(stable) + deploymentReplicas(gray)
+	if s, err := selectorString(sel); err == nil {
+		st.Selector = s
+	}
+	st.ObservedGeneration = pc.Generation
+	st.Phase = phaseOf(&pc)
+	if err := r.writeStatus(ctx, before, &pc); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.Metrics.setState(pc.Namespace, pc.Name, st.Phase, st.CurrentWeight)
+	if applyErr != nil {
+		return ctrl.Result{}, nil // permanent: reported in TracksReady; a spec change retries
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// advance runs the rollout state machine on pc.Status and returns when to look again
+// (0: only on a change).
+func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCanary, now time.Time) time.Duration {
+	spec, st := &pc.Spec, &pc.Status
+
+	if hash := rolloutHash(spec); st.RolloutHash != hash {
+		r.startRollout(pc, hash, now)
+	}
+	prog := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgressing)
+	switch {
+	case prog == nil:
+		return 0
+	case prog.Reason == ReasonPromoted, prog.Reason == ReasonNothingToCompare, prog.Reason == ReasonRolledBack,
+		prog.Reason == ReasonPausedOnSuccess, prog.Reason == ReasonPausedOnFailure:
+		return 0 // the rollout has ended; a new trigger or pool mode starts another
+	}
+
+	if spec.Paused {
+		if prog.Reason != ReasonPaused {
+			r.setProgressing(pc, metav1.ConditionFalse, ReasonPaused, fmt.Sprintf("paused at weight %d", st.CurrentWeight))
+			r.event(pc, corev1.EventTypeNormal, ReasonPaused, "Pause", "paused at weight %d", st.CurrentWeight)
+		}
+		return 0
+	}
+	if prog.Reason == ReasonPaused {
+		// Resumed: the step gets a full interval again.
+		st.StepStartedAt = ptrTime(now)
+		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("resumed at weight %d", st.CurrentWeight))
+		r.event(pc, corev1.EventTypeNormal, "Resumed", "Resume", "resumed at weight %d", st.CurrentWeight)
+	}
+
+	// Steps may have been edited: clamp, and restart the step timer when its weight changed.
+	if int(st.CurrentStep) >= len(spec.Steps) {
+		st.CurrentStep = int32(len(spec.Steps) - 1)
+	}
+	if st.CurrentStep < 0 {
+		st.CurrentStep = 0
+	}
+	if w := spec.Steps[st.CurrentStep]; st.CurrentWeight != w {
+		st.CurrentWeight = w
+		st.StepStartedAt = ptrTime(now)
+	}
+	if st.StepStartedAt == nil {
+		st.StepStartedAt = ptrTime(now)
+	}
+
+	due := st.StepStartedAt.Add(spec.StepInterval.Duration)
+	if la := st.LastAnalysis; la != nil && la.Weight == st.CurrentWeight && !la.Time.Time.Before(st.StepStartedAt.Time) {
+		// This step was analysed already and held: wait an analysis interval.
+		if next := la.Time.Add(analysisInterval(spec)); next.After(due) {
+			due = next
+		}
+	}
+	if wait := due.Sub(now); wait > 0 {
+		return wait
+	}
+
+	start := time.Now()
+	res := r.Analyzer.Analyze(ctx, &spec.Analysis, now)
+	r.Metrics.observeAnalysis(pc.Namespace, pc.Name, res.Verdict, time.Since(start).Seconds())
+	res.Weight = st.CurrentWeight
+	st.LastAnalysis = &res
+	log.FromContext(ctx).V(1).Info("analysis", "weight", res.Weight, "verdict", res.Verdict, "message", res.Message)
+
+	switch res.Verdict {
+	case v1alpha1.VerdictPass:
+		r.setParity(pc, metav1.ConditionTrue, "Passed", res.Message)
+		if int(st.CurrentStep) < len(spec.Steps)-1 {
+			st.CurrentStep++
+			st.CurrentWeight = spec.Steps[st.CurrentStep]
+			st.StepStartedAt = ptrTime(now)
+			r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("step %d of %d: weight %d", st.CurrentStep+1, len(spec.Steps), st.CurrentWeight))
+			r.event(pc, corev1.EventTypeNormal, EventStepAdvanced, "Step", "parity held at weight %d; weight is now %d", res.Weight, st.CurrentWeight)
+			return spec.StepInterval.Duration
+		}
+		r.succeed(pc)
+		return 0
+
+	case v1alpha1.VerdictFail:
+		st.FailedAnalyses++
+		r.setParity(pc, metav1.ConditionFalse, "Breached", res.Message)
+		r.event(pc, corev1.EventTypeWarning, EventAnalysisFailed, "Analyze", "weight %d, failure %d of %d: %s", res.Weight, st.FailedAnalyses, failureLimit(spec), res.Message)
+		if st.FailedAnalyses >= failureLimit(spec) {
+			r.fail(pc)
+			return 0
+		}
+		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d after %d failed analyses", st.CurrentWeight, st.FailedAnalyses))
+		return analysisInterval(spec)
+
+	case v1alpha1.VerdictError:
+		r.setParity(pc, metav1.ConditionUnknown, EventPrometheusUnavailable, res.Message)
+		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d: Prometheus unavailable", st.CurrentWeight))
+		r.event(pc, corev1.EventTypeWarning, EventPrometheusUnavailable, "Analyze", "holding weight %d: %s", res.Weight, res.Message)
+		return analysisInterval(spec)
+
+	default: // NoData
+		r.setParity(pc, metav1.ConditionUnknown, "NoData", res.Message)
+		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d: analysis inconclusive", st.CurrentWeight))
+		r.event(pc, corev1.EventTypeNormal, EventAnalysisInconclusive, "Analyze", "holding weight %d: %s", res.Weight, res.Message)
+		return analysisInterval(spec)
+	}
+}
+
+// startRollout resets the status for a new rollout from the first step.
+func (r *PoolCanaryReconciler) startRollout(pc *v1alpha1.PoolCanary, hash string, now time.Time) {
+	spec, st := &pc.Spec, &pc.Status
+	st.RolloutHash = hash
+	st.CurrentStep = 0
+	st.FailedAnalyses = 0
+	st.LastAnalysis = nil
+	st.StablePoolMode = spec.PoolModes.Stable
+	st.StepStartedAt = ptrTime(now)
+	meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionParity)
+	if spec.PoolModes.Stable == spec.PoolModes.Gray {
+		st.CurrentWeight = 0
+		msg := fmt.Sprintf("both tracks run %s: nothing to compare, every replica runs on stable", spec.PoolModes.Stable)
+		r.setProgressing(pc, metav1.ConditionFalse, ReasonNothingToCompare, msg)
+		r.event(pc, corev1.EventTypeNormal, ReasonNothingToCompare, "Rollout", "%s", msg)
+		return
+	}
+	st.CurrentWeight = spec.Steps[0]
+	msg := fmt.Sprintf("gray (%s) against stable (%s): step 1 of %d, weight %d", spec.PoolModes.Gray, spec.PoolModes.Stable, len(spec.Steps), st.CurrentWeight)
+	r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, msg)
+	r.event(pc, corev1.EventTypeNormal, EventRolloutStarted, "Rollout", "%s", msg)
+}
+
+// succeed applies onSuccess after the last step passed.
+func (r *PoolCanaryReconciler) succeed(pc *v1alpha1.PoolCanary) {
+	spec, st := &pc.Spec, &pc.Status
+	if spec.OnSuccess == v1alpha1.SuccessNone {
+		msg := fmt.Sprintf("parity held through every step; holding weight %d (onSuccess: None)", st.CurrentWeight)
+		r.setProgressing(pc, metav1.ConditionFalse, ReasonPausedOnSuccess, msg)
+		r.event(pc, corev1.EventTypeNormal, ReasonPausedOnSuccess, "Promote", "%s", msg)
+		r.Metrics.observeOutcome(pc.Namespace, pc.Name, "paused_on_success")
+		return
+	}
+	st.StablePoolMode = spec.PoolModes.Gray
+	st.CurrentWeight = 0
+	msg := fmt.Sprintf("parity held through every step; stable now runs %s", st.StablePoolMode)
+	r.setProgressing(pc, metav1.ConditionFalse, ReasonPromoted, msg)
+	r.event(pc, corev1.EventTypeNormal, ReasonPromoted, "Promote", "%s", msg)
+	r.Metrics.observeOutcome(pc.Namespace, pc.Name, "promoted")
+}
+
+// fail applies onFailure after failureLimit breached analyses.
+func (r *PoolCanaryReconciler) fail(pc *v1alpha1.PoolCanary) {
+	spec, st := &pc.Spec, &pc.Status
+	if spec.OnFailure == v1alpha1.FailurePause {
+		msg := fmt.Sprintf("%d failed analyses; holding weight %d (onFailure: Pause)", st.FailedAnalyses, st.CurrentWeight)
+		r.setProgressing(pc, metav1.ConditionFalse, ReasonPausedOnFailure, msg)
+		r.event(pc, corev1.EventTypeWarning, ReasonPausedOnFailure, "Rollback", "%s", msg)
+		r.Metrics.observeOutcome(pc.Namespace, pc.Name, "paused_on_failure")
+		return
+	}
+	msg := fmt.Sprintf("%d failed analyses at weight %d; gray is at 0", st.FailedAnalyses, st.CurrentWeight)
+	st.CurrentWeight = 0
+	r.setProgressing(pc, metav1.ConditionFalse, ReasonRolledBack, msg)
+	r.event(pc, corev1.EventTypeWarning, ReasonRolledBack, "Rollback", "%s", msg)
+	r.Metrics.observeOutcome(pc.Namespace, pc.Name, "rolled_back")
+}
+
+// applyTracks server-side applies both Deployments with the current split and returns them
+// as the cache last saw them (for their pod counts). It sets TracksReady.
+func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector) (stable, gray *appsv1.Deployment, err error) {
+	st := &pc.Status
+	replicas := int32(0)
+	if pc.Spec.Replicas != nil {
+		replicas = *pc.Spec.Replicas
+	}
+	st.StableReplicas, st.GrayReplicas = Split(replicas, st.CurrentWeight)
+
+	out := map[string]*appsv1.Deployment{}
+	for _, t := range []struct {
+		track    string
+		mode     v1alpha1.PoolMode
+		replicas int32
+	}{
+		{v1alpha1.TrackStable, st.StablePoolMode, st.StableReplicas},
+		{v1alpha1.TrackGray, pc.Spec.PoolModes.Gray, st.GrayReplicas},
+	} {
+		name := trackName(pc, t.track)
+		var cur appsv1.Deployment
+		switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: pc.Namespace, Name: name}, &cur); {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, nil, fmt.Errorf("reading Deployment %s: %w", name, err)
+		case !metav1.IsControlledBy(&cur, pc):
+			msg := fmt.Sprintf("Deployment %s exists and is not controlled by this PoolCanary", name)
+			r.setTracksReady(pc, metav1.ConditionFalse, EventOwnershipConflict, msg)
+			r.event(pc, corev1.EventTypeWarning, EventOwnershipConflict, "Apply", "%s", msg)
+			return nil, nil, permanentError{fmt.Errorf("%s", msg)}
+		default:
+			out[t.track] = &cur
+		}
+		mode := t.mode
+		if mode == "" {
+			mode = v1alpha1.PoolModeUnpooled
+		}
+		d, err := trackDeployment(pc, sel, t.track, mode, t.replicas)
+		if err != nil {
+			r.setTracksReady(pc, metav1.ConditionFalse, EventApplyFailed, err.Error())
+			r.event(pc, corev1.EventTypeWarning, EventApplyFailed, "Apply", "%v", err)
+			return nil, nil, permanentError{err}
+		}
+		if err := r.Client.Apply(ctx, d, client.FieldOwner(managerName), client.ForceOwnership); err != nil {
+			if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) {
+				msg := fmt.Sprintf("applying Deployment %s: %v", name, err)
+				r.setTracksReady(pc, metav1.ConditionFalse, EventApplyFailed, msg)
+				r.event(pc, corev1.EventTypeWarning, EventApplyFailed, "Apply", "%s", msg)
+				return nil, nil, permanentError{err}
+			}
+			return nil, nil, fmt.Errorf("applying Deployment %s: %w", name, err)
+		}
+	}
+	r.setTracksReady(pc, metav1.ConditionTrue, "Applied",
+		fmt.Sprintf("stable %d (%s), gray %d (%s)", st.StableReplicas, st.StablePoolMode, st.GrayReplicas, pc.Spec.PoolModes.Gray))
+	return out[v1alpha1.TrackStable], out[v1alpha1.TrackGray], nil
+}
+
+// writeStatus patches the status subresource when it changed.
+func (r *PoolCanaryReconciler) writeStatus(ctx context.Context, before, pc *v1alpha1.PoolCanary) error {
+	if statusEqual(&before.Status, &pc.Status) {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, pc, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	return nil
+}
+
+// phaseOf derives the phase from the conditions.
+func phaseOf(pc *v1alpha1.PoolCanary) v1alpha1.Phase {
+	if meta.IsStatusConditionFalse(pc.Status.Conditions, v1alpha1.ConditionTracksReady) {
+		return v1alpha1.PhaseFailed
+	}
+	prog := meta.FindStatusCondition(pc.Status.Conditions, v1alpha1.ConditionProgressing)
+	if prog == nil {
+		return v1alpha1.PhaseProgressing
+	}
+	switch prog.Reason {
+	case ReasonPromoted, ReasonNothingToCompare:
+		return v1alpha1.PhasePromoted
+	case ReasonRolledBack:
+		return v1alpha1.PhaseRolledBack
+	case ReasonPaused, ReasonPausedOnSuccess, ReasonPausedOnFailure:
+		return v1alpha1.PhasePaused
+	}
+	return v1alpha1.PhaseProgressing
+}
+
+func (r *PoolCanaryReconciler) setProgressing(pc *v1alpha1.PoolCanary, s metav1.ConditionStatus, reason, msg string) {
+	setCondition(pc, v1alpha1.ConditionProgressing, s, reason, msg)
+}
+
+func (r *PoolCanaryReconciler) setParity(pc *v1alpha1.PoolCanary, s metav1.ConditionStatus, reason, msg string) {
+	setCondition(pc, v1alpha1.ConditionParity, s, reason, msg)
+}
+
+func (r *PoolCanaryReconciler) setTracksReady(pc *v1alpha1.PoolCanary, s metav1.ConditionStatus, reason, msg string) {
+	setCondition(pc, v1alpha1.ConditionTracksReady, s, reason, msg)
+}
+
+func setCondition(pc *v1alpha1.PoolCanary, typ string, s metav1.ConditionStatus, reason, msg string) {
+	if len(msg) > 32768 {
+		msg = msg[:32768]
+	}
+	meta.SetStatusCondition(&pc.Status.Conditions, metav1.Condition{
+		Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: pc.Generation,
+	})
+}
+
+func (r *PoolCanaryReconciler) event(pc *v1alpha1.PoolCanary, typ, reason, action, note string, args ...any) {
+	if r.Recorder == nil {
+		return
+	}
+	r.Recorder.Eventf(pc, nil, typ, reason, action, note, args...)
+}
+
+func analysisInterval(spec *v1alpha1.PoolCanarySpec) time.Duration {
+	if d := spec.Analysis.Interval.Duration; d > 0 {
+		return d
+	}
+	return time.Minute
+}
+
+func failureLimit(spec *v1alpha1.PoolCanarySpec) int32 {
+	if spec.Analysis.FailureLimit > 0 {
+		return spec.Analysis.FailureLimit
+	}
+	return 1
+}
+
+func ptrTime(t time.Time) *metav1.Time {
+	mt := metav1.NewTime(t)
+	return &mt
+}
+
+// permanentError marks an error a retry cannot fix: only a change to the canary or to the
+// conflicting object can. The reconciler reports it in the status and does not requeue.
+type permanentError struct{ error }
+
+func (e permanentError) Unwrap() error { return e.error }
+
+func isPermanent(err error) bool {
+	_, ok := err.(permanentError)
+	return ok
+}
+
+func statusEqual(a, b *v1alpha1.PoolCanaryStatus) bool {
+	return equality.Semantic.DeepEqual(a, b)
+}

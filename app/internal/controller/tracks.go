@@ -1,0 +1,198 @@
+package controller
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+
+	"github.com/poolparity/poolparity/app/api/v1alpha1"
+)
+
+// appName is the chart's app.kubernetes.io/name of the service pods.
+const appName = "poolparity"
+
+// managerName is the app.kubernetes.io/managed-by value and the server-side apply field
+// owner of the Deployments this controller writes.
+const managerName = "poolparity-controller"
+
+// trackName is the name of a track's Deployment: <canary>-stable or <canary>-gray.
+func trackName(pc *v1alpha1.PoolCanary, track string) string {
+	return pc.Name + "-" + track
+}
+
+func grayStatus(track string) string {
+	if track == v1alpha1.TrackGray {
+		return "true"
+	}
+	return "false"
+}
+
+// effectiveSelector is spec.selector, or the chart's labels for this canary when it is empty.
+func effectiveSelector(pc *v1alpha1.PoolCanary) *metav1.LabelSelector {
+	if s := pc.Spec.Selector; s != nil && (len(s.MatchLabels) > 0 || len(s.MatchExpressions) > 0) {
+		return s.DeepCopy()
+	}
+	return &metav1.LabelSelector{MatchLabels: map[string]string{
+		v1alpha1.LabelName:      appName,
+		v1alpha1.LabelInstance:  pc.Name,
+		v1alpha1.LabelComponent: "app",
+	}}
+}
+
+// selectorString renders the selector of both tracks for status.selector (the scale
+// subresource's labelSelectorPath).
+func selectorString(sel *metav1.LabelSelector) (string, error) {
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return "", fmt.Errorf("parsing spec.selector: %w", err)
+	}
+	return s.String(), nil
+}
+
+// rolloutHash identifies a rollout: the pool modes and the trigger. Replicas and the
+// template are left out on purpose: an HPA changes replicas all the time, and a new template
+// rolls both tracks alike, which keeps the comparison fair.
+func rolloutHash(spec *v1alpha1.PoolCanarySpec) string {
+	b, _ := json.Marshal(struct {
+		Stable, Gray v1alpha1.PoolMode
+		Trigger      string
+	}{spec.PoolModes.Stable, spec.PoolModes.Gray, spec.Trigger})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// trackDeployment builds the server-side apply configuration of one track's Deployment:
+// the chart's labels, the track labels, the Downward API env, the replica count and a
+// controller owner reference to the canary.
+func trackDeployment(pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, track string, mode v1alpha1.PoolMode, replicas int32) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	trackLabels := map[string]string{
+		v1alpha1.LabelTrack:      track,
+		v1alpha1.LabelGrayStatus: grayStatus(track),
+		v1alpha1.LabelPoolMode:   string(mode),
+	}
+
+	tmpl := pc.Spec.Template.DeepCopy()
+	podLabels := map[string]string{
+		v1alpha1.LabelName:      appName,
+		v1alpha1.LabelInstance:  pc.Name,
+		v1alpha1.LabelComponent: "app",
+	}
+	for k, v := range tmpl.Labels {
+		podLabels[k] = v
+	}
+	for k, v := range sel.MatchLabels {
+		podLabels[k] = v
+	}
+	for k, v := range trackLabels {
+		podLabels[k] = v
+	}
+	tmpl.Labels = podLabels
+	for i := range tmpl.Spec.Containers {
+		addDownwardEnv(&tmpl.Spec.Containers[i])
+	}
+
+	// Deployment selector: the canary's selector plus the track. pool-mode stays out of it
+	// (selectors are immutable and a promotion changes the stable track's pool mode).
+	dsel := sel.DeepCopy()
+	if dsel.MatchLabels == nil {
+		dsel.MatchLabels = map[string]string{}
+	}
+	dsel.MatchLabels[v1alpha1.LabelTrack] = track
+	if s, err := metav1.LabelSelectorAsSelector(dsel); err != nil {
+		return nil, fmt.Errorf("building the %s selector: %w", track, err)
+	} else if !s.Matches(labels.Set(podLabels)) {
+		return nil, fmt.Errorf("spec.selector %s does not match the %s pod labels %v", s, track, podLabels)
+	}
+
+	tmplAC, err := toApplyConfig[corev1ac.PodTemplateSpecApplyConfiguration](tmpl)
+	if err != nil {
+		return nil, fmt.Errorf("converting the pod template: %w", err)
+	}
+	selAC, err := toApplyConfig[metav1ac.LabelSelectorApplyConfiguration](dsel)
+	if err != nil {
+		return nil, fmt.Errorf("converting the selector: %w", err)
+	}
+
+	objLabels := map[string]string{
+		v1alpha1.LabelName:      appName,
+		v1alpha1.LabelInstance:  pc.Name,
+		v1alpha1.LabelComponent: "app",
+		v1alpha1.LabelManagedBy: managerName,
+	}
+	for k, v := range trackLabels {
+		objLabels[k] = v
+	}
+
+	gvk := v1alpha1.GroupVersion.WithKind("PoolCanary")
+	d := appsv1ac.Deployment(trackName(pc, track), pc.Namespace).
+		WithLabels(objLabels).
+		WithOwnerReferences(metav1ac.OwnerReference().
+			WithAPIVersion(gvk.GroupVersion().String()).
+			WithKind(gvk.Kind).
+			WithName(pc.Name).
+			WithUID(pc.UID).
+			WithController(true).
+			WithBlockOwnerDeletion(true)).
+		WithSpec(appsv1ac.DeploymentSpec().
+			WithReplicas(replicas).
+			WithSelector(selAC).
+			WithTemplate(tmplAC))
+	return d, nil
+}
+
+// addDownwardEnv gives a container GRAY_STATUS and POOL_MODE from the pod's labels, unless
+// the template already sets them: a pod's labels and its metrics then cannot disagree.
+func addDownwardEnv(c *corev1.Container) {
+	for _, e := range []struct{ name, label string }{
+		{"GRAY_STATUS", v1alpha1.LabelGrayStatus},
+		{"POOL_MODE", v1alpha1.LabelPoolMode},
+	} {
+		found := false
+		for _, have := range c.Env {
+			if have.Name == e.name {
+				found = true
+				break
+			}
+		}
+		if found {
+			continue
+		}
+		c.Env = append(c.Env, corev1.EnvVar{
+			Name: e.name,
+			ValueFrom: &corev1.EnvVarSource{
+				FieldRef: &corev1.ObjectFieldSelector{FieldPath: fmt.Sprintf("metadata.labels['%s']", e.label)},
+			},
+		})
+	}
+}
+
+// toApplyConfig converts a typed object into its apply configuration through JSON: both
+// share the same field names, and zero values the typed object omits stay unset.
+func toApplyConfig[T any](in any) (*T, error) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	out := new(T)
+	if err := json.Unmarshal(b, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// deploymentReplicas is the pod count a Deployment reports (0 when absent).
+func deploymentReplicas(d *appsv1.Deployment) int32 {
+	if d == nil {
+		return 0
+	}
+	return d.Status.Replicas
+}
