@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,6 +34,20 @@ type PromRecorder struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	codes    [600]string // status code label values, made once
+	// children caches the labelled children by label values, so that a
+	// request costs one map lookup instead of hashing and validating the
+	// label values in two vecs. The key set is bounded like the labels.
+	children sync.Map // childKey -> *child
+}
+
+type childKey struct {
+	method, route string
+	code          int
+}
+
+type child struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 // NewPromRecorder creates the request metrics and registers them with reg.
@@ -61,10 +76,19 @@ func NewPromRecorder(reg prometheus.Registerer) (*PromRecorder, error) {
 
 // ObserveRequest implements Recorder.
 func (r *PromRecorder) ObserveRequest(method, route string, code int, elapsed time.Duration) {
-	codeText := "other"
-	if code >= 0 && code < len(r.codes) {
-		codeText = r.codes[code]
+	key := childKey{method, route, code}
+	c, ok := r.children.Load(key)
+	if !ok {
+		codeText := "other"
+		if code >= 0 && code < len(r.codes) {
+			codeText = r.codes[code]
+		}
+		c, _ = r.children.LoadOrStore(key, &child{
+			requests: r.requests.WithLabelValues(method, route, codeText),
+			duration: r.duration.WithLabelValues(method, route),
+		})
 	}
-	r.requests.WithLabelValues(method, route, codeText).Inc()
-	r.duration.WithLabelValues(method, route).Observe(elapsed.Seconds())
+	ch := c.(*child)
+	ch.requests.Inc()
+	ch.duration.Observe(elapsed.Seconds())
 }
