@@ -52,6 +52,10 @@ echo "## Get + Reset + Put of a *bytes.Buffer (base: raw sync.Pool)"
 echo "# $benchstat -col /impl -filter '.name:GetPut' <output>"
 "$benchstat" -col /impl -filter '.name:GetPut' "$out"
 echo
+echo "## Where instrument.Pool's overhead comes from (base: raw sync.Pool; see BenchmarkOverhead)"
+echo "# $benchstat -col /impl -filter '.name:Overhead' <output>"
+"$benchstat" -col /impl -filter '.name:Overhead' "$out"
+echo
 echo "## Seed micro-benchmarks (base: no pool)"
 echo "# $benchstat -col /impl -filter '.name:(Alloc1K OR JSONUnmarshal OR BufferWrite10K)' <output>"
 "$benchstat" -col /impl -filter '.name:(Alloc1K OR JSONUnmarshal OR BufferWrite10K)' "$out"

@@ -23,16 +23,8 @@ import (
 // work, wall-clock time includes time the benchmark spent waiting for a
 // core; CPU time does not, so its ratios are the steadier measure.
 
-// cpuTimed wraps a benchmark body so that it also reports cpu-ns/op.
-func cpuTimed(f func(b *testing.B)) func(b *testing.B) {
-	return func(b *testing.B) {
-		start, ok := processCPU()
-		f(b)
-		if end, ok2 := processCPU(); ok && ok2 && b.N > 0 {
-			b.ReportMetric(float64((end-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
-		}
-	}
-}
+// cpuTimed reports cpu-ns/op besides ns/op; see instrument.CPUTimed.
+var cpuTimed = instrument.CPUTimed
 
 const bufferCap = instrument.DefaultMaxBufferCap
 

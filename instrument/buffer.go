@@ -9,15 +9,18 @@ import "bytes"
 const DefaultMaxBufferCap = 64 << 10
 
 // NewBufferPool returns a pool of *bytes.Buffer that resets each buffer on
-// Put and drops buffers whose capacity exceeds maxCap (DefaultMaxBufferCap
-// when maxCap <= 0).
+// Put and drops nil buffers and buffers whose capacity exceeds maxCap
+// (DefaultMaxBufferCap when maxCap <= 0).
 func NewBufferPool(name string, maxCap int) (*Pool[*bytes.Buffer], error) {
 	if maxCap <= 0 {
 		maxCap = DefaultMaxBufferCap
 	}
-	return New(name,
-		WithNew(func() *bytes.Buffer { return new(bytes.Buffer) }),
-		WithReset((*bytes.Buffer).Reset),
-		WithKeep(func(b *bytes.Buffer) bool { return b.Cap() <= maxCap }),
-	)
+	p, err := New(name, WithNew(func() *bytes.Buffer { return new(bytes.Buffer) }))
+	if err != nil {
+		return nil, err
+	}
+	// The keep policy (drop nil buffers and buffers over maxCap) and the
+	// Reset run inline in Put: see Pool.builtin.
+	p.builtin, p.maxCap = policyBuffer, maxCap
+	return p, nil
 }

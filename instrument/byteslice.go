@@ -29,12 +29,15 @@ func NewByteSlicePool(name string, size, maxCap int) (*Pool[*[]byte], error) {
 	if size > maxCap {
 		return nil, fmt.Errorf("creating byte slice pool %q: size %d exceeds maxCap %d", name, size, maxCap)
 	}
-	return New(name,
-		WithNew(func() *[]byte {
-			b := make([]byte, 0, size)
-			return &b
-		}),
-		WithReset(func(b *[]byte) { *b = (*b)[:0] }),
-		WithKeep(func(b *[]byte) bool { return b != nil && cap(*b) <= maxCap }),
-	)
+	p, err := New(name, WithNew(func() *[]byte {
+		b := make([]byte, 0, size)
+		return &b
+	}))
+	if err != nil {
+		return nil, err
+	}
+	// The keep policy (drop nil and over maxCap) and the truncation run
+	// inline in Put: see Pool.builtin.
+	p.builtin, p.maxCap = policyByteSlice, maxCap
+	return p, nil
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package instrument_test
+package instrument
 
 import (
 	"syscall"

@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sync"
@@ -70,8 +71,23 @@ type Pool[T any] struct {
 	newFn func() T
 	reset func(T)
 	keep  func(T) bool
-	ctr   counters
+	// builtin marks pools made by NewBufferPool (T is *bytes.Buffer) and
+	// NewByteSlicePool (T is *[]byte): Put then applies their policy (drop
+	// nil or over maxCap, else reset) inline. Measured, the two indirect
+	// calls through keep and reset cost about as much as the counting.
+	builtin builtinPolicy
+	maxCap  int
+	ctr     counters
 }
+
+// builtinPolicy selects an inlined keep+reset policy in Put.
+type builtinPolicy uint8
+
+const (
+	policyFuncs     builtinPolicy = iota // keep and reset function values
+	policyBuffer                         // *bytes.Buffer: cap <= maxCap, Reset
+	policyByteSlice                      // *[]byte: cap <= maxCap, truncate
+)
 
 // New returns a pool named name. The name must match [a-z0-9_]+ and be at
 // most MaxNameLen bytes long; it is the value of the exporters' pool label.
@@ -142,12 +158,29 @@ func (p *Pool[T]) Get() T {
 // (left to the garbage collector) and counted as a drop; otherwise the reset
 // function runs on it and it is pooled. x must not be used after Put.
 func (p *Pool[T]) Put(x T) {
-	if p.keep != nil && !p.keep(x) {
-		p.ctr.add(idxDrops)
-		return
-	}
-	if p.reset != nil {
-		p.reset(x)
+	switch p.builtin {
+	case policyBuffer: // T is *bytes.Buffer; the assertion compares one type word
+		b := any(x).(*bytes.Buffer)
+		if b == nil || b.Cap() > p.maxCap {
+			p.ctr.add(idxDrops)
+			return
+		}
+		b.Reset()
+	case policyByteSlice: // T is *[]byte
+		b := any(x).(*[]byte)
+		if b == nil || cap(*b) > p.maxCap {
+			p.ctr.add(idxDrops)
+			return
+		}
+		*b = (*b)[:0]
+	default:
+		if p.keep != nil && !p.keep(x) {
+			p.ctr.add(idxDrops)
+			return
+		}
+		if p.reset != nil {
+			p.reset(x)
+		}
 	}
 	c := &p.ctr // inlined p.ctr.add(idxPuts); see Get
 	if pid := runtimeProcPin(); pid < len(c.stripes) {

@@ -383,3 +383,14 @@ func TestOverflowStripeUnderRaisedGOMAXPROCS(t *testing.T) {
 		t.Fatalf("Stats() = %+v, want Gets = Puts = %d, Drops 0", s, goroutines*ops)
 	}
 }
+
+func TestBufferPoolDropsNil(t *testing.T) {
+	p, err := instrument.NewBufferPool("buffers", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Put(nil)
+	if got, want := p.Stats(), (instrument.Stats{Drops: 1}); got != want {
+		t.Fatalf("Stats() after Put(nil) = %+v, want %+v", got, want)
+	}
+}
