@@ -17,6 +17,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/poolparity/poolparity/app/internal/config"
 	"github.com/poolparity/poolparity/app/internal/service"
 	"github.com/poolparity/poolparity/app/internal/telemetry"
@@ -44,5 +46,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	redis.SetLogger(telemetry.RedisLogger{Log: log}) // go-redis's logger is process-wide
 	return service.Run(ctx, cfg, log)
 }

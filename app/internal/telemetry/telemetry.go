@@ -125,3 +125,14 @@ func NewTracing(ctx context.Context, endpoint, service, version string, attrs ma
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	return &Tracing{Provider: tp, Shutdown: tp.Shutdown}, nil
 }
+
+// RedisLogger adapts a slog.Logger to go-redis's logger interface, so that
+// go-redis's own messages (failed dials during an outage, for example) come
+// out as JSON at warn level like the rest. Install it with redis.SetLogger,
+// which is process-wide: main does it, libraries must not.
+type RedisLogger struct{ Log *slog.Logger }
+
+// Printf implements go-redis's internal.Logging.
+func (l RedisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.Log.WarnContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
+}
