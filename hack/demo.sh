@@ -2,7 +2,7 @@
 # hack/demo.sh: what `make demo` runs.
 #
 #   hack/demo.sh              build, make sure ./bin/prometheus exists, run the demo
-#   hack/demo.sh screenshot   render out/report.html to docs/demo-report.png with headless Chromium
+#   hack/demo.sh screenshot   render out/report.html to docs/demo.png with headless Chromium
 #
 # It builds the service and the demo into ./bin, installs the pinned Prometheus (3.x, built from
 # the github.com/prometheus/prometheus Go module by hack/install-tools.sh, cached under
@@ -20,7 +20,7 @@ export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
 
 screenshot() {
-	local html=${1:-out/report.html} png=${2:-docs/demo-report.png} browser="" profile
+	local html=${1:-out/report.html} png=${2:-docs/demo.png} browser="" profile
 	[[ -f $html ]] || die "$html not found: run make demo first"
 	for b in chromium chromium-browser google-chrome; do
 		command -v "$b" >/dev/null 2>&1 && browser=$b && break
