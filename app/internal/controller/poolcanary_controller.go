@@ -132,7 +132,9 @@ func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	r.Metrics.setState(pc.Namespace, pc.Name, st.Phase, st.CurrentWeight)
 	if applyErr != nil {
-		return ctrl.Result{}, nil // permanent: reported in TracksReady; a spec change retries
+		// Reported in TracksReady. A spec change retries at once; a conflicting Deployment that
+		// is deleted is not ours to watch, so look again after a while.
+		return ctrl.Result{RequeueAfter: permanentRetry}, nil
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
@@ -412,8 +414,19 @@ func (r *PoolCanaryReconciler) event(pc *v1alpha1.PoolCanary, typ, reason, actio
 	if r.Recorder == nil {
 		return
 	}
-	r.Recorder.Eventf(pc, nil, typ, reason, action, note, args...)
+	msg := fmt.Sprintf(note, args...)
+	if len(msg) > maxEventNote {
+		msg = msg[:maxEventNote-3] + "..."
+	}
+	r.Recorder.Eventf(pc, nil, typ, reason, action, "%s", msg)
 }
+
+// maxEventNote keeps an Event's note under the events.k8s.io limit (1 kB).
+const maxEventNote = 1000
+
+// permanentRetry is how long the reconciler waits before retrying an error a retry is not
+// expected to fix (an ownership conflict, a refused template).
+const permanentRetry = time.Minute
 
 func analysisInterval(spec *v1alpha1.PoolCanarySpec) time.Duration {
 	if d := spec.Analysis.Interval.Duration; d > 0 {

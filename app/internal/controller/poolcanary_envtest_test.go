@@ -128,7 +128,7 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 		checkTrackDeployment(ctx, t, c, ns, "shop-stable", "stable", "false", "unpooled")
 
 		var weights []int32
-		got := waitFor(t, 30*time.Second, "phase Promoted", func() (bool, string) {
+		waitFor(t, 30*time.Second, "phase Promoted", func() (bool, string) {
 			cur := getCanary(ctx, t, c, ns, "shop")
 			if n := len(weights); n == 0 || weights[n-1] != cur.Status.CurrentWeight {
 				weights = append(weights, cur.Status.CurrentWeight)
@@ -136,6 +136,7 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 			return cur.Status.Phase == v1alpha1.PhasePromoted, fmt.Sprintf("phase %s, weight %d", cur.Status.Phase, cur.Status.CurrentWeight)
 		})
 		t.Logf("promoted in %s through weights %v", time.Since(begin).Round(time.Millisecond), weights)
+		got := getCanary(ctx, t, c, ns, "shop")
 		if want := []int32{10, 25, 50, 0}; !isSubsequence(want, weights) || weights[len(weights)-1] != 0 {
 			t.Errorf("weights seen %v, want them to step through %v", weights, want)
 		}
@@ -240,11 +241,12 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 		if err := c.Create(ctx, pc); err != nil {
 			t.Fatal(err)
 		}
-		got := waitFor(t, 30*time.Second, "phase RolledBack", func() (bool, string) {
+		waitFor(t, 30*time.Second, "phase RolledBack", func() (bool, string) {
 			cur := getCanary(ctx, t, c, ns, "shop")
 			return cur.Status.Phase == v1alpha1.PhaseRolledBack, fmt.Sprintf("phase %s, failed analyses %d", cur.Status.Phase, cur.Status.FailedAnalyses)
 		})
 		t.Logf("rolled back in %s", time.Since(begin).Round(time.Millisecond))
+		got := getCanary(ctx, t, c, ns, "shop")
 		if got.Status.FailedAnalyses != 2 || got.Status.CurrentWeight != 0 || got.Status.StablePoolMode != v1alpha1.PoolModeUnpooled {
 			t.Errorf("after rollback: %d failed analyses, weight %d, stable %s; want 2, 0, unpooled", got.Status.FailedAnalyses, got.Status.CurrentWeight, got.Status.StablePoolMode)
 		}

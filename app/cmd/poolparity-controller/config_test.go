@@ -1,0 +1,63 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		check   func(t *testing.T, c Config)
+		wantErr string
+	}{
+		{name: "defaults are valid", check: func(t *testing.T, c Config) {
+			if c != DefaultConfig() {
+				t.Errorf("got %+v, want the defaults", c)
+			}
+		}},
+		{name: "environment variables set the config", env: map[string]string{
+			"METRICS_ADDR": ":9090", "LEADER_ELECT": "false", "WATCH_NAMESPACE": "shop", "MAX_CONCURRENT_RECONCILES": "4", "LEASE_DURATION": "30s",
+		}, check: func(t *testing.T, c Config) {
+			if c.MetricsAddr != ":9090" || c.LeaderElect || c.WatchNamespace != "shop" || c.MaxConcurrentReconciles != 4 || c.LeaseDuration != 30*time.Second {
+				t.Errorf("got %+v", c)
+			}
+		}},
+		{name: "a flag wins over its variable", args: []string{"-log-level", "debug"}, env: map[string]string{"LOG_LEVEL": "warn"},
+			check: func(t *testing.T, c Config) {
+				if c.LogLevel != "debug" {
+					t.Errorf("log level %q, want debug", c.LogLevel)
+				}
+			}},
+		{name: "an unparsable variable is an error", env: map[string]string{"LEADER_ELECT": "maybe"}, wantErr: `LEADER_ELECT="maybe"`},
+		{name: "an unknown log level is an error", env: map[string]string{"LOG_LEVEL": "loud"}, wantErr: "LOG_LEVEL"},
+		{name: "leader election timings must nest", env: map[string]string{"RENEW_DEADLINE": "20s"}, wantErr: "LEASE_DURATION (15s) > RENEW_DEADLINE (20s)"},
+		{name: "leader election timings do not matter without leader election", env: map[string]string{"LEADER_ELECT": "false", "RENEW_DEADLINE": "20s"}},
+		{name: "zero concurrent reconciles is an error", args: []string{"-max-concurrent-reconciles=0"}, wantErr: "MAX_CONCURRENT_RECONCILES"},
+		{name: "stray arguments are an error", args: []string{"extra"}, wantErr: "unexpected arguments"},
+		{name: "every invalid setting is reported at once", env: map[string]string{"HEALTH_ADDR": "", "LOG_LEVEL": "x", "MAX_CONCURRENT_RECONCILES": "-1"},
+			wantErr: "MAX_CONCURRENT_RECONCILES=-1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			getenv := func(k string) string { return tt.env[k] }
+			c, err := ParseConfig(tt.args, getenv, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.check != nil {
+				tt.check(t, c)
+			}
+		})
+	}
+}

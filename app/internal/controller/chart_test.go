@@ -1,0 +1,134 @@
+package controller_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/poolparity/poolparity/app/internal/testenv"
+	"github.com/poolparity/poolparity/deploy/deploytest"
+)
+
+// Pinned modules whose CRDs validate the chart's Argo Rollouts and Flagger objects. The proxy
+// serves both and they need no newer Go (argo-rollouts v1.10.2 and v1.9.3 need go >= 1.26.10).
+// CI downloads them with `go mod download -json module@version` (testenv.ModuleDir); they are not
+// in go.mod.
+const (
+	argoRolloutsModule  = "github.com/argoproj/argo-rollouts"
+	argoRolloutsVersion = "v1.10.1"
+	flaggerModule       = "github.com/fluxcd/flagger"
+	flaggerVersion      = "v1.36.1"
+)
+
+// TestChartControllerObjectsOnAPIServer renders the chart with the controller, the Argo Rollouts
+// AnalysisTemplate and the Flagger MetricTemplates enabled, and creates every object those
+// options add on a real kube-apiserver that has the PoolCanary, Argo Rollouts and Flagger CRDs,
+// with strict field validation: an unknown or misplaced field fails.
+func TestChartControllerObjectsOnAPIServer(t *testing.T) {
+	rendered := deploytest.HelmTemplate(t, deploytest.ValueSet{Name: "controller"},
+		"--set", "controller.enabled=true",
+		"--set", "controller.argoRollouts.enabled=true",
+		"--set", "controller.argoRollouts.count=5",
+		"--set", `controller.argoRollouts.matchers=job="poolparity"`,
+		"--set", "controller.flagger.enabled=true",
+		"--set-string", `controller.flagger.matchers=namespace="{{ namespace }}"`,
+	)
+	objs, err := testenv.Decode(rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours []*unstructured.Unstructured
+	for _, o := range objs {
+		if isControllerObject(o) {
+			ours = append(ours, o)
+		}
+	}
+	kinds := map[string]int{}
+	for _, o := range ours {
+		kinds[o.GetKind()]++
+	}
+	want := map[string]int{"Deployment": 1, "Service": 1, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
+		"Role": 1, "RoleBinding": 1, "AnalysisTemplate": 1, "MetricTemplate": 3}
+	for k, n := range want {
+		if kinds[k] != n {
+			t.Errorf("rendered %d %s objects from the controller options, want %d (all: %v)", kinds[k], k, n, kinds)
+		}
+	}
+
+	argoDir, err := testenv.ModuleDir(argoRolloutsModule, argoRolloutsVersion)
+	if err != nil {
+		testenv.SkipOrFail(t, "Argo Rollouts CRDs unavailable: %v", err)
+	}
+	flaggerDir, err := testenv.ModuleDir(flaggerModule, flaggerVersion)
+	if err != nil {
+		testenv.SkipOrFail(t, "Flagger CRDs unavailable: %v", err)
+	}
+	env := testenv.Start(t, testenv.WithCRDPaths(
+		crdDir(t),
+		filepath.Join(argoDir, "manifests", "crds", "analysis-template-crd.yaml"),
+		filepath.Join(flaggerDir, "artifacts", "flagger", "crd.yaml"),
+	))
+	t.Logf("envtest with the PoolCanary, Argo Rollouts and Flagger CRDs started in %s", env.StartDuration.Round(time.Millisecond))
+	ctx := context.Background()
+	if err := env.CreateNamespace(ctx, deploytest.Namespace, testenv.RestrictedLabels()); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range ours {
+		obj := o.DeepCopy()
+		if ns, _ := env.Client.IsObjectNamespaced(obj); ns && obj.GetNamespace() == "" {
+			obj.SetNamespace(deploytest.Namespace)
+		}
+		if err := env.Client.Create(ctx, obj, client.FieldValidation("Strict")); err != nil {
+			t.Errorf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+			continue
+		}
+		if obj.GetKind() == "Deployment" {
+			var d appsv1.Deployment
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d); err != nil {
+				t.Fatal(err)
+			}
+			pod := testenv.PodFromTemplate("controller-template", deploytest.Namespace, d.Spec.Template)
+			if err := env.DryRunCreate(ctx, pod); err != nil {
+				t.Errorf("the controller's pod template is not admitted under restricted PodSecurity: %v", err)
+			}
+		}
+	}
+
+	// The templates carry the chart's alert thresholds and the parity rules of the alert window.
+	for _, o := range ours {
+		switch o.GetKind() {
+		case "AnalysisTemplate":
+			metrics, _, _ := unstructured.NestedSlice(o.Object, "spec", "metrics")
+			var queries []string
+			for _, m := range metrics {
+				q, _, _ := unstructured.NestedString(m.(map[string]any), "provider", "prometheus", "query")
+				queries = append(queries, q)
+			}
+			if !slices.Contains(queries, `job:http_request_duration_seconds_p99:gray_over_stable_rate5m{job="poolparity"}`) {
+				t.Errorf("AnalysisTemplate queries %q: want the p99 parity rule with the matchers", queries)
+			}
+		case "MetricTemplate":
+			q, _, _ := unstructured.NestedString(o.Object, "spec", "query")
+			if !strings.HasPrefix(q, "job:") || !strings.Contains(q, `gray_`) || !strings.HasSuffix(q, `{namespace="{{ namespace }}"}`) {
+				t.Errorf("MetricTemplate %s query %q: want a parity rule with Flagger's namespace variable", o.GetName(), q)
+			}
+		}
+	}
+}
+
+// isControllerObject reports whether a rendered object comes from the controller options.
+func isControllerObject(o *unstructured.Unstructured) bool {
+	switch o.GetKind() {
+	case "AnalysisTemplate", "MetricTemplate":
+		return true
+	}
+	return o.GetLabels()["app.kubernetes.io/component"] == "controller"
+}
