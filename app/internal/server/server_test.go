@@ -42,11 +42,10 @@ func testStore(t testing.TB, addr string) (*store.Store, *redis.Client) {
 }
 
 type env struct {
-	h       http.Handler
-	reg     *prometheus.Registry
-	pools   *instrument.Registry
-	st      *store.Store
-	timeout time.Duration
+	h     http.Handler
+	reg   *prometheus.Registry
+	pools *instrument.Registry
+	st    *store.Store
 }
 
 func newServer(t testing.TB, st *store.Store, pooled bool, mod ...func(*server.Options)) *env {
