@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/poolparity/poolparity/app/internal/demo"
@@ -47,7 +48,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, tty boo
 		if errors.Is(err, flag.ErrHelp) {
 			return exitPass
 		}
-		fmt.Fprintln(stderr, "poolparity-demo:", err)
+		printErr(stderr, err)
 		return exitUsage
 	}
 	cfg.TTY = tty
@@ -57,7 +58,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, tty boo
 		fmt.Fprintln(stderr, "poolparity-demo: interrupted; everything it started is stopped")
 		return exitInterrupted
 	case err != nil:
-		fmt.Fprintln(stderr, "poolparity-demo:", err)
+		printErr(stderr, err)
 		return exitError
 	}
 	switch res.Report.Verdict {
@@ -67,6 +68,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, tty boo
 		return exitFail
 	}
 	return exitNoData
+}
+
+// printErr prints each line of err with the program's name.
+func printErr(w io.Writer, err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintln(w, "poolparity-demo:", line)
+	}
 }
 
 func isTerminal(f *os.File) bool {
