@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,10 +10,19 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/app/internal/controller"
 	"github.com/poolparity/poolparity/app/internal/testenv"
 	"github.com/poolparity/poolparity/deploy/deploytest"
 )
@@ -102,6 +112,12 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 		}
 	}
 
+	if !t.Failed() {
+		t.Run("the chart's RBAC lets the controller run a rollout as its ServiceAccount", func(t *testing.T) {
+			runAsServiceAccount(t, env)
+		})
+	}
+
 	// The templates carry the chart's alert thresholds and the parity rules of the alert window.
 	for _, o := range ours {
 		switch o.GetKind() {
@@ -131,4 +147,64 @@ func isControllerObject(o *unstructured.Unstructured) bool {
 		return true
 	}
 	return o.GetLabels()["app.kubernetes.io/component"] == "controller"
+}
+
+// runAsServiceAccount runs the manager (with leader election in the release namespace) as the
+// chart's controller ServiceAccount, bound by the rendered RBAC only, through a whole
+// promotion: the generated roles must cover PoolCanaries, their status, Deployments, Events
+// and the Lease.
+func runAsServiceAccount(t *testing.T, env *testenv.Env) {
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + deploytest.Namespace + ":" + deploytest.Release + "-controller",
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + deploytest.Namespace, "system:authenticated"},
+	}
+	scheme := testScheme(t)
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:        "0",
+		LeaderElection:                true,
+		LeaderElectionID:              "poolparity-controller.poolparity.dev",
+		LeaderElectionNamespace:       deploytest.Namespace,
+		LeaderElectionReleaseOnCancel: true,
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &controller.PoolCanaryReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("poolparity-controller")}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t, c, "rbac")
+	prom := newFakeProm(t, "good")
+	pc := newCanary(ns, "shop", prom.srv.URL)
+	pc.Spec.Steps = []int32{50}
+	if err := c.Create(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "phase Promoted under the chart's RBAC", func() (bool, string) {
+		cur := getCanary(ctx, t, c, ns, "shop")
+		return cur.Status.Phase == v1alpha1.PhasePromoted, fmt.Sprintf("phase %q, conditions %v", cur.Status.Phase, cur.Status.Conditions)
+	})
+	waitEvent(ctx, t, c, ns, "shop", controller.ReasonPromoted)
+	var lease coordinationv1.Lease
+	if err := c.Get(ctx, types.NamespacedName{Namespace: deploytest.Namespace, Name: "poolparity-controller.poolparity.dev"}, &lease); err != nil {
+		t.Errorf("the leader election Lease: %v", err)
+	}
 }
