@@ -197,11 +197,17 @@ func Start(t testing.TB, opts ...Option) *Env {
 	return &Env{Config: cfg, Client: c, StartDuration: time.Since(begin), env: te}
 }
 
-// CreateNamespace creates a namespace with labels (e.g. pod-security.kubernetes.io/enforce).
+// CreateNamespace creates a namespace with labels (e.g. pod-security.kubernetes.io/enforce) and
+// its "default" ServiceAccount, which a real cluster's controller-manager would create (envtest
+// runs none, and the ServiceAccount admission plugin refuses Pods whose account is missing).
 func (e *Env) CreateNamespace(ctx context.Context, name string, labels map[string]string) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	if err := e.Client.Create(ctx, ns); err != nil {
 		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: name}}
+	if err := e.Client.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the default ServiceAccount of %s: %w", name, err)
 	}
 	return nil
 }
