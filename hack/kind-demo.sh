@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # hack/kind-demo.sh: the poolparity demo on a local kind cluster.
 #
-#   hack/kind-demo.sh            run every step: kind-up image kind-load monitoring helm-install load parity
-#   hack/kind-demo.sh STEP...    run only these steps (the Makefile's cluster targets call them one by one)
-#   hack/kind-demo.sh kind-down  delete the cluster
+#   hack/kind-demo.sh [all]      run every step: up image load deps install load-job parity
+#   hack/kind-demo.sh STEP...    run only these steps (the Makefile's cluster targets call them one by one):
+#                                up (kind create), image, load (kind load), deps (kube-prometheus-stack +
+#                                metrics-server), install (helm + helm test), load-job, parity, down
 #
 # Needs Docker, kind, kubectl, helm and the internet (node image, chart repositories, images):
 # it cannot run on this project's CI machines, which have no container engine and no network
@@ -71,9 +72,9 @@ helm_install() {
 	helm test "$RELEASE" -n "$NAMESPACE" --logs
 }
 
-# load: a bounded in-cluster Job (official busybox image) that calls the split Service, so the
+# load_job: a bounded in-cluster Job (official busybox image) that calls the split Service, so the
 # traffic split follows ready replicas of both tracks. It stops by itself after LOAD_SECONDS.
-load() {
+load_job() {
 	need kubectl
 	kubectl -n "$NAMESPACE" delete job poolparity-load --ignore-not-found
 	kubectl -n "$NAMESPACE" apply -f - <<YAML
@@ -135,18 +136,21 @@ kind_down() {
 }
 
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(kind-up image kind-load monitoring helm-install load parity)
+# Step names match the Makefile's cluster targets; the long names are accepted too.
+if [ ${#steps[@]} -eq 0 ] || [ "${steps[0]}" = all ]; then
+	steps=(up image load deps install load-job parity)
+fi
 for s in "${steps[@]}"; do
 	log "step $s"
 	case $s in
-	kind-up) kind_up ;;
+	up | kind-up) kind_up ;;
 	image) image ;;
-	kind-load) kind_load ;;
-	monitoring) monitoring ;;
-	helm-install) helm_install ;;
-	load) load ;;
+	load | kind-load) kind_load ;;
+	deps | monitoring) monitoring ;;
+	install | helm-install) helm_install ;;
+	load-job) load_job ;;
 	parity) parity ;;
-	kind-down) kind_down ;;
-	*) die "unknown step $s (kind-up image kind-load monitoring helm-install load parity kind-down)" ;;
+	down | kind-down) kind_down ;;
+	*) die "unknown step $s (all up image load deps install load-job parity down)" ;;
 	esac
 done
