@@ -67,8 +67,9 @@ test-rules: ## Check the rules and run the promtool rule unit tests.
 	hack/test-rules.sh
 
 .PHONY: test-fuzz
-test-fuzz: ## Run each fuzz target briefly (FUZZTIME).
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeItem$$' -fuzztime $(FUZZTIME) ./app/internal/server
+test-fuzz: ## Run each fuzz target briefly (FUZZTIME each).
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeItem$$' -fuzztime $(FUZZTIME) ./app/internal/item
+	$(GO) test -run '^$$' -fuzz '^FuzzAppendUnquoted$$' -fuzztime $(FUZZTIME) ./app/internal/report
 
 .PHONY: test-e2e
 test-e2e: ## Run the demo's three scenarios in short form and assert their verdicts.
