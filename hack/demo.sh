@@ -35,7 +35,7 @@ screenshot() {
 	# Loopback-only, no first-run work, no background fetches.
 	timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
 		--disable-background-networking --disable-component-update --disable-sync \
-		--hide-scrollbars --user-data-dir="$profile" --window-size=1100,1320 \
+		--hide-scrollbars --user-data-dir="$profile" --window-size=1100,1400 \
 		--screenshot="$(realpath -m "$png")" "file://$(realpath "$html")" >/dev/null 2>&1 || {
 		rm -rf "$profile"
 		die "$browser could not render $html"

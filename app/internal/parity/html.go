@@ -183,9 +183,13 @@ func chartSVG(ch Chart) template.HTML {
 		if len(pts) > 0 {
 			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, col, strings.Join(pts, " "))
 		}
-		lx := left + i*90
+		name := s.Name
+		if len(s.Points) == 0 {
+			name += " (no data)"
+		}
+		lx := left + i*120
 		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/><text x="%d" y="%d" font-size="11" fill="#1d2330">%s</text>`,
-			lx, height-10, col, lx+18, height-5, template.HTMLEscapeString(s.Name))
+			lx, height-10, col, lx+18, height-5, template.HTMLEscapeString(name))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
