@@ -74,10 +74,6 @@ type runner struct {
 	redisArg string
 }
 
-func (r *runner) logf(format string, a ...any) {
-	fmt.Fprintf(r.stdout, "demo: "+format+"\n", a...)
-}
-
 // teardown stops every process, newest first, and removes the temp dir.
 func (r *runner) teardown() {
 	r.mu.Lock()
