@@ -398,7 +398,9 @@ scrape_configs:
 }
 
 func (r *runner) promAPI() (v1.API, error) {
-	c, err := api.NewClient(api.Config{Address: r.promURL, Client: r.client})
+	// Queries get more time than the readiness probes: on a busy machine a
+	// range query can take seconds.
+	c, err := api.NewClient(api.Config{Address: r.promURL, Client: &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{Proxy: nil}}})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus client: %w", err)
 	}
