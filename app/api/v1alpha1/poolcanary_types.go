@@ -422,7 +422,3 @@ type PoolCanaryList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []PoolCanary `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&PoolCanary{}, &PoolCanaryList{})
-}

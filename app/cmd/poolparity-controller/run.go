@@ -76,6 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	r := &controller.PoolCanaryReconciler{
 		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("poolparity-controller"),
 		Analyzer:                &controller.PrometheusAnalyzer{},
 		Metrics:                 m,

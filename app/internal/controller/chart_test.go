@@ -173,7 +173,7 @@ func runAsServiceAccount(t *testing.T, env *testenv.Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &controller.PoolCanaryReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("poolparity-controller")}
+	r := &controller.PoolCanaryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("poolparity-controller")}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,10 @@ const (
 type PoolCanaryReconciler struct {
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
+	// APIReader reads PoolCanaries straight from the API server (the manager's
+	// GetAPIReader): a step decision from a stale cache could apply an old split for a
+	// moment. nil means Client.
+	APIReader client.Reader
 	// Recorder emits Events (the manager's GetEventRecorder).
 	Recorder events.EventRecorder
 	// Analyzer judges the tracks; nil means a PrometheusAnalyzer with the default transport.
@@ -95,7 +99,11 @@ func (r *PoolCanaryReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // is due, apply both track Deployments with the split, and write the status.
 func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var pc v1alpha1.PoolCanary
-	if err := r.Client.Get(ctx, req.NamespacedName, &pc); err != nil {
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	if err := reader.Get(ctx, req.NamespacedName, &pc); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Metrics.forget(req.Namespace, req.Name)
 			return ctrl.Result{}, nil
@@ -108,15 +116,18 @@ func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	before := pc.DeepCopy()
 	now := r.Clock.Now()
 
-	requeue := r.advance(ctx, &pc, now)
+	// Events and outcome metrics wait until the status that records them is written: a
+	// reconcile that read a stale cache loses the optimistic-lock race and says nothing.
+	out := &pending{}
+	requeue := r.advance(ctx, &pc, now, out)
 
 	sel := effectiveSelector(&pc)
-	stable, gray, applyErr := r.applyTracks(ctx, &pc, sel)
+	stable, gray, applyErr := r.applyTracks(ctx, &pc, sel, out)
 	if applyErr != nil && !isPermanent(applyErr) {
 		// A transient error (conflict, timeout): let controller-runtime retry with backoff,
 		// and keep the state machine's progress for the next attempt.
-		if err := r.writeStatus(ctx, before, &pc); err != nil {
-			return ctrl.Result{}, err
+		if res, err := r.writeStatus(ctx, before, &pc, out); err != nil || res.RequeueAfter > 0 {
+			return res, err
 		}
 		return ctrl.Result{}, applyErr
 	}
@@ -127,8 +138,8 @@ func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	st.ObservedGeneration = pc.Generation
 	st.Phase = phaseOf(&pc)
-	if err := r.writeStatus(ctx, before, &pc); err != nil {
-		return ctrl.Result{}, err
+	if res, err := r.writeStatus(ctx, before, &pc, out); err != nil || res.RequeueAfter > 0 {
+		return res, err
 	}
 	r.Metrics.setState(pc.Namespace, pc.Name, st.Phase, st.CurrentWeight)
 	if applyErr != nil {
@@ -141,11 +152,11 @@ func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 
 // advance runs the rollout state machine on pc.Status and returns when to look again
 // (0: only on a change).
-func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCanary, now time.Time) time.Duration {
+func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCanary, now time.Time, out *pending) time.Duration {
 	spec, st := &pc.Spec, &pc.Status
 
 	if hash := rolloutHash(spec); st.RolloutHash != hash {
-		r.startRollout(pc, hash, now)
+		r.startRollout(pc, hash, now, out)
 	}
 	prog := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgressing)
 	switch {
@@ -159,7 +170,7 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 	if spec.Paused {
 		if prog.Reason != ReasonPaused {
 			r.setProgressing(pc, metav1.ConditionFalse, ReasonPaused, fmt.Sprintf("paused at weight %d", st.CurrentWeight))
-			r.event(pc, corev1.EventTypeNormal, ReasonPaused, "Pause", "paused at weight %d", st.CurrentWeight)
+			out.event(corev1.EventTypeNormal, ReasonPaused, "Pause", "paused at weight %d", st.CurrentWeight)
 		}
 		return 0
 	}
@@ -167,7 +178,7 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 		// Resumed: the step gets a full interval again.
 		st.StepStartedAt = ptrTime(now)
 		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("resumed at weight %d", st.CurrentWeight))
-		r.event(pc, corev1.EventTypeNormal, "Resumed", "Resume", "resumed at weight %d", st.CurrentWeight)
+		out.event(corev1.EventTypeNormal, "Resumed", "Resume", "resumed at weight %d", st.CurrentWeight)
 	}
 
 	// Steps may have been edited: clamp, and restart the step timer when its weight changed.
@@ -211,18 +222,18 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 			st.CurrentWeight = spec.Steps[st.CurrentStep]
 			st.StepStartedAt = ptrTime(now)
 			r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("step %d of %d: weight %d", st.CurrentStep+1, len(spec.Steps), st.CurrentWeight))
-			r.event(pc, corev1.EventTypeNormal, EventStepAdvanced, "Step", "parity held at weight %d; weight is now %d", res.Weight, st.CurrentWeight)
+			out.event(corev1.EventTypeNormal, EventStepAdvanced, "Step", "parity held at weight %d; weight is now %d", res.Weight, st.CurrentWeight)
 			return spec.StepInterval.Duration
 		}
-		r.succeed(pc)
+		r.succeed(pc, out)
 		return 0
 
 	case v1alpha1.VerdictFail:
 		st.FailedAnalyses++
 		r.setParity(pc, metav1.ConditionFalse, "Breached", res.Message)
-		r.event(pc, corev1.EventTypeWarning, EventAnalysisFailed, "Analyze", "weight %d, failure %d of %d: %s", res.Weight, st.FailedAnalyses, failureLimit(spec), res.Message)
+		out.event(corev1.EventTypeWarning, EventAnalysisFailed, "Analyze", "weight %d, failure %d of %d: %s", res.Weight, st.FailedAnalyses, failureLimit(spec), res.Message)
 		if st.FailedAnalyses >= failureLimit(spec) {
-			r.fail(pc)
+			r.fail(pc, out)
 			return 0
 		}
 		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d after %d failed analyses", st.CurrentWeight, st.FailedAnalyses))
@@ -231,19 +242,19 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 	case v1alpha1.VerdictError:
 		r.setParity(pc, metav1.ConditionUnknown, EventPrometheusUnavailable, res.Message)
 		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d: Prometheus unavailable", st.CurrentWeight))
-		r.event(pc, corev1.EventTypeWarning, EventPrometheusUnavailable, "Analyze", "holding weight %d: %s", res.Weight, res.Message)
+		out.event(corev1.EventTypeWarning, EventPrometheusUnavailable, "Analyze", "holding weight %d: %s", res.Weight, res.Message)
 		return analysisInterval(spec)
 
 	default: // NoData
 		r.setParity(pc, metav1.ConditionUnknown, "NoData", res.Message)
 		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d: analysis inconclusive", st.CurrentWeight))
-		r.event(pc, corev1.EventTypeNormal, EventAnalysisInconclusive, "Analyze", "holding weight %d: %s", res.Weight, res.Message)
+		out.event(corev1.EventTypeNormal, EventAnalysisInconclusive, "Analyze", "holding weight %d: %s", res.Weight, res.Message)
 		return analysisInterval(spec)
 	}
 }
 
 // startRollout resets the status for a new rollout from the first step.
-func (r *PoolCanaryReconciler) startRollout(pc *v1alpha1.PoolCanary, hash string, now time.Time) {
+func (r *PoolCanaryReconciler) startRollout(pc *v1alpha1.PoolCanary, hash string, now time.Time, out *pending) {
 	spec, st := &pc.Spec, &pc.Status
 	st.RolloutHash = hash
 	st.CurrentStep = 0
@@ -256,53 +267,53 @@ func (r *PoolCanaryReconciler) startRollout(pc *v1alpha1.PoolCanary, hash string
 		st.CurrentWeight = 0
 		msg := fmt.Sprintf("both tracks run %s: nothing to compare, every replica runs on stable", spec.PoolModes.Stable)
 		r.setProgressing(pc, metav1.ConditionFalse, ReasonNothingToCompare, msg)
-		r.event(pc, corev1.EventTypeNormal, ReasonNothingToCompare, "Rollout", "%s", msg)
+		out.event(corev1.EventTypeNormal, ReasonNothingToCompare, "Rollout", "%s", msg)
 		return
 	}
 	st.CurrentWeight = spec.Steps[0]
 	msg := fmt.Sprintf("gray (%s) against stable (%s): step 1 of %d, weight %d", spec.PoolModes.Gray, spec.PoolModes.Stable, len(spec.Steps), st.CurrentWeight)
 	r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, msg)
-	r.event(pc, corev1.EventTypeNormal, EventRolloutStarted, "Rollout", "%s", msg)
+	out.event(corev1.EventTypeNormal, EventRolloutStarted, "Rollout", "%s", msg)
 }
 
 // succeed applies onSuccess after the last step passed.
-func (r *PoolCanaryReconciler) succeed(pc *v1alpha1.PoolCanary) {
+func (r *PoolCanaryReconciler) succeed(pc *v1alpha1.PoolCanary, out *pending) {
 	spec, st := &pc.Spec, &pc.Status
 	if spec.OnSuccess == v1alpha1.SuccessNone {
 		msg := fmt.Sprintf("parity held through every step; holding weight %d (onSuccess: None)", st.CurrentWeight)
 		r.setProgressing(pc, metav1.ConditionFalse, ReasonPausedOnSuccess, msg)
-		r.event(pc, corev1.EventTypeNormal, ReasonPausedOnSuccess, "Promote", "%s", msg)
-		r.Metrics.observeOutcome(pc.Namespace, pc.Name, "paused_on_success")
+		out.event(corev1.EventTypeNormal, ReasonPausedOnSuccess, "Promote", "%s", msg)
+		out.outcome = "paused_on_success"
 		return
 	}
 	st.StablePoolMode = spec.PoolModes.Gray
 	st.CurrentWeight = 0
 	msg := fmt.Sprintf("parity held through every step; stable now runs %s", st.StablePoolMode)
 	r.setProgressing(pc, metav1.ConditionFalse, ReasonPromoted, msg)
-	r.event(pc, corev1.EventTypeNormal, ReasonPromoted, "Promote", "%s", msg)
-	r.Metrics.observeOutcome(pc.Namespace, pc.Name, "promoted")
+	out.event(corev1.EventTypeNormal, ReasonPromoted, "Promote", "%s", msg)
+	out.outcome = "promoted"
 }
 
 // fail applies onFailure after failureLimit breached analyses.
-func (r *PoolCanaryReconciler) fail(pc *v1alpha1.PoolCanary) {
+func (r *PoolCanaryReconciler) fail(pc *v1alpha1.PoolCanary, out *pending) {
 	spec, st := &pc.Spec, &pc.Status
 	if spec.OnFailure == v1alpha1.FailurePause {
 		msg := fmt.Sprintf("%d failed analyses; holding weight %d (onFailure: Pause)", st.FailedAnalyses, st.CurrentWeight)
 		r.setProgressing(pc, metav1.ConditionFalse, ReasonPausedOnFailure, msg)
-		r.event(pc, corev1.EventTypeWarning, ReasonPausedOnFailure, "Rollback", "%s", msg)
-		r.Metrics.observeOutcome(pc.Namespace, pc.Name, "paused_on_failure")
+		out.event(corev1.EventTypeWarning, ReasonPausedOnFailure, "Rollback", "%s", msg)
+		out.outcome = "paused_on_failure"
 		return
 	}
 	msg := fmt.Sprintf("%d failed analyses at weight %d; gray is at 0", st.FailedAnalyses, st.CurrentWeight)
 	st.CurrentWeight = 0
 	r.setProgressing(pc, metav1.ConditionFalse, ReasonRolledBack, msg)
-	r.event(pc, corev1.EventTypeWarning, ReasonRolledBack, "Rollback", "%s", msg)
-	r.Metrics.observeOutcome(pc.Namespace, pc.Name, "rolled_back")
+	out.event(corev1.EventTypeWarning, ReasonRolledBack, "Rollback", "%s", msg)
+	out.outcome = "rolled_back"
 }
 
 // applyTracks server-side applies both Deployments with the current split and returns them
 // as the cache last saw them (for their pod counts). It sets TracksReady.
-func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector) (stable, gray *appsv1.Deployment, err error) {
+func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, out *pending) (stable, gray *appsv1.Deployment, err error) {
 	st := &pc.Status
 	replicas := int32(0)
 	if pc.Spec.Replicas != nil {
@@ -310,7 +321,7 @@ func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.Poo
 	}
 	st.StableReplicas, st.GrayReplicas = Split(replicas, st.CurrentWeight)
 
-	out := map[string]*appsv1.Deployment{}
+	deps := map[string]*appsv1.Deployment{}
 	for _, t := range []struct {
 		track    string
 		mode     v1alpha1.PoolMode
@@ -328,10 +339,10 @@ func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.Poo
 		case !metav1.IsControlledBy(&cur, pc):
 			msg := fmt.Sprintf("Deployment %s exists and is not controlled by this PoolCanary", name)
 			r.setTracksReady(pc, metav1.ConditionFalse, EventOwnershipConflict, msg)
-			r.event(pc, corev1.EventTypeWarning, EventOwnershipConflict, "Apply", "%s", msg)
+			out.event(corev1.EventTypeWarning, EventOwnershipConflict, "Apply", "%s", msg)
 			return nil, nil, permanentError{fmt.Errorf("%s", msg)}
 		default:
-			out[t.track] = &cur
+			deps[t.track] = &cur
 		}
 		mode := t.mode
 		if mode == "" {
@@ -340,14 +351,14 @@ func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.Poo
 		d, err := trackDeployment(pc, sel, t.track, mode, t.replicas)
 		if err != nil {
 			r.setTracksReady(pc, metav1.ConditionFalse, EventApplyFailed, err.Error())
-			r.event(pc, corev1.EventTypeWarning, EventApplyFailed, "Apply", "%v", err)
+			out.event(corev1.EventTypeWarning, EventApplyFailed, "Apply", "%v", err)
 			return nil, nil, permanentError{err}
 		}
 		if err := r.Client.Apply(ctx, d, client.FieldOwner(managerName), client.ForceOwnership); err != nil {
 			if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) {
 				msg := fmt.Sprintf("applying Deployment %s: %v", name, err)
 				r.setTracksReady(pc, metav1.ConditionFalse, EventApplyFailed, msg)
-				r.event(pc, corev1.EventTypeWarning, EventApplyFailed, "Apply", "%s", msg)
+				out.event(corev1.EventTypeWarning, EventApplyFailed, "Apply", "%s", msg)
 				return nil, nil, permanentError{err}
 			}
 			return nil, nil, fmt.Errorf("applying Deployment %s: %w", name, err)
@@ -355,18 +366,46 @@ func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.Poo
 	}
 	r.setTracksReady(pc, metav1.ConditionTrue, "Applied",
 		fmt.Sprintf("stable %d (%s), gray %d (%s)", st.StableReplicas, st.StablePoolMode, st.GrayReplicas, pc.Spec.PoolModes.Gray))
-	return out[v1alpha1.TrackStable], out[v1alpha1.TrackGray], nil
+	return deps[v1alpha1.TrackStable], deps[v1alpha1.TrackGray], nil
 }
 
-// writeStatus patches the status subresource when it changed.
-func (r *PoolCanaryReconciler) writeStatus(ctx context.Context, before, pc *v1alpha1.PoolCanary) error {
-	if statusEqual(&before.Status, &pc.Status) {
-		return nil
+// writeStatus patches the status subresource when it changed, with an optimistic lock: a
+// reconcile that started from a stale cache gets a conflict and is retried shortly from fresh
+// data, instead of repeating an analysis's consequences. Once written, the pending Events
+// and outcome metrics are emitted.
+func (r *PoolCanaryReconciler) writeStatus(ctx context.Context, before, pc *v1alpha1.PoolCanary, out *pending) (ctrl.Result, error) {
+	if !statusEqual(&before.Status, &pc.Status) {
+		err := r.Client.Status().Patch(ctx, pc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(err) {
+			log.FromContext(ctx).V(1).Info("status conflict (stale cache): retrying")
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
+		}
 	}
-	if err := r.Client.Status().Patch(ctx, pc, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("writing status: %w", err)
+	for _, e := range out.events {
+		r.emit(pc, e)
 	}
-	return nil
+	if out.outcome != "" {
+		r.Metrics.observeOutcome(pc.Namespace, pc.Name, out.outcome)
+	}
+	return ctrl.Result{}, nil
+}
+
+// conflictRetry is how soon a reconcile that lost an optimistic-lock race runs again.
+const conflictRetry = 200 * time.Millisecond
+
+// pending holds what one reconcile will announce once its status is written.
+type pending struct {
+	events  []pendingEvent
+	outcome string // poolparity_canary_rollouts_total outcome, if the rollout ended
+}
+
+type pendingEvent struct{ typ, reason, action, note string }
+
+func (p *pending) event(typ, reason, action, note string, args ...any) {
+	p.events = append(p.events, pendingEvent{typ, reason, action, fmt.Sprintf(note, args...)})
 }
 
 // phaseOf derives the phase from the conditions.
@@ -410,15 +449,15 @@ func setCondition(pc *v1alpha1.PoolCanary, typ string, s metav1.ConditionStatus,
 	})
 }
 
-func (r *PoolCanaryReconciler) event(pc *v1alpha1.PoolCanary, typ, reason, action, note string, args ...any) {
+func (r *PoolCanaryReconciler) emit(pc *v1alpha1.PoolCanary, e pendingEvent) {
 	if r.Recorder == nil {
 		return
 	}
-	msg := fmt.Sprintf(note, args...)
+	msg := e.note
 	if len(msg) > maxEventNote {
 		msg = msg[:maxEventNote-3] + "..."
 	}
-	r.Recorder.Eventf(pc, nil, typ, reason, action, "%s", msg)
+	r.Recorder.Eventf(pc, nil, e.typ, e.reason, e.action, "%s", msg)
 }
 
 // maxEventNote keeps an Event's note under the events.k8s.io limit (1 kB).

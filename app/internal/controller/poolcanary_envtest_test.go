@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -77,6 +78,7 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 	}
 	r := &controller.PoolCanaryReconciler{
 		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("poolparity-controller"),
 		Metrics:                 m,
 		MaxConcurrentReconciles: 4,
@@ -109,6 +111,30 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 		}
 	})
 
+	// The scenarios run in parallel, each in its own namespace with its own fake Prometheus;
+	// the group returns when all of them have.
+	t.Run("scenarios", func(t *testing.T) { runScenarios(ctx, t, c) })
+
+	if t.Failed() {
+		return
+	}
+	// The controller's own metrics are on the registry it was given.
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, mf := range mfs {
+		names = append(names, mf.GetName())
+	}
+	for _, want := range []string{"poolparity_canary_analyses_total", "poolparity_canary_rollouts_total", "poolparity_canary_weight_percent", "poolparity_canary_phase"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("metric %s missing from the registry (have %v)", want, names)
+		}
+	}
+}
+
+func runScenarios(ctx context.Context, t *testing.T, c client.Client) {
 	t.Run("parity holding through every step promotes the gray pool mode", func(t *testing.T) {
 		t.Parallel()
 		ns := newNamespace(t, c, "promote")
@@ -199,8 +225,16 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 			t.Errorf("/scale: spec.replicas %d, status.selector %q; want 10, %q", scale.Spec.Replicas, scale.Status.Selector, wantSel)
 		}
 		for _, step := range []struct{ replicas, stable, gray int32 }{{4, 3, 1}, {17, 12, 5}, {2, 1, 1}} {
-			scale.Spec.Replicas = step.replicas
-			if err := c.SubResource("scale").Update(ctx, getCanary(ctx, t, c, ns, "shop"), client.WithSubResourceBody(scale)); err != nil {
+			// Like the HPA controller: read /scale, set spec.replicas, write it; retry on conflict.
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				pc := getCanary(ctx, t, c, ns, "shop")
+				if err := c.SubResource("scale").Get(ctx, pc, scale); err != nil {
+					return err
+				}
+				scale.Spec.Replicas = step.replicas
+				return c.SubResource("scale").Update(ctx, pc, client.WithSubResourceBody(scale))
+			})
+			if err != nil {
 				t.Fatalf("writing /scale: %v", err)
 			}
 			waitFor(t, 10*time.Second, fmt.Sprintf("25%% of %d (%d stable + %d gray)", step.replicas, step.stable, step.gray), func() (bool, string) {
@@ -352,24 +386,6 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 		})
 		waitEvent(ctx, t, c, ns, "shop", controller.EventOwnershipConflict)
 	})
-
-	if t.Failed() {
-		return
-	}
-	// The controller's own metrics are on the registry it was given.
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, mf := range mfs {
-		names = append(names, mf.GetName())
-	}
-	for _, want := range []string{"poolparity_canary_analyses_total", "poolparity_canary_rollouts_total", "poolparity_canary_weight_percent", "poolparity_canary_phase"} {
-		if !slices.Contains(names, want) {
-			t.Errorf("metric %s missing from the registry (have %v)", want, names)
-		}
-	}
 }
 
 // newCanary returns a canary with 2 replicas, steps 10/25/50 of 1s each, analysis every second
