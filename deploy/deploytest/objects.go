@@ -208,10 +208,10 @@ func CheckNoReplicasUnderHPA(objs []*unstructured.Unstructured) error {
 	for _, d := range idx["Deployment"] {
 		_, has, _ := unstructured.NestedFieldNoCopy(d.Object, "spec", "replicas")
 		if scaled[d.GetName()] && has {
-			errs = append(errs, fmt.Errorf("Deployment %s sets spec.replicas while an HPA manages it", d.GetName()))
+			errs = append(errs, fmt.Errorf("deployment %s sets spec.replicas while an HPA manages it", d.GetName()))
 		}
 		if !scaled[d.GetName()] && !has && d.GetLabels()[LabelTrack] != "" {
-			errs = append(errs, fmt.Errorf("Deployment %s has neither an HPA nor spec.replicas", d.GetName()))
+			errs = append(errs, fmt.Errorf("deployment %s has neither an HPA nor spec.replicas", d.GetName()))
 		}
 	}
 	return errors.Join(errs...)
