@@ -120,7 +120,7 @@ build_kwok() {
 spec() {
 	DEST="" EXPECT=""
 	case $1 in
-	staticcheck) VER=$STATICCHECK_VERSION BINS=(staticcheck) CHECK=(-version) EXPECT=${VER} ;;
+	staticcheck) VER=$STATICCHECK_VERSION BINS=(staticcheck) CHECK=(-version) EXPECT="(${VER#v})" ;;
 	benchstat) VER=$BENCHSTAT_VERSION BINS=(benchstat) CHECK=(/dev/null) ;;
 	helm) VER=$HELM_VERSION BINS=(helm) CHECK=(version) EXPECT=$HELM_VERSION ;;
 	kustomize) VER=$KUSTOMIZE_VERSION BINS=(kustomize) CHECK=(version) EXPECT=$KUSTOMIZE_VERSION ;;
@@ -128,7 +128,7 @@ spec() {
 	prometheus) VER=$PROMETHEUS_MODULE_VERSION BINS=(prometheus promtool) CHECK=(--version) EXPECT=$PROMETHEUS_VERSION ;;
 	kube-apiserver | kubectl | kube-controller-manager | kube-scheduler)
 		VER=$K8S_VERSION BINS=("$1") DEST=k8s CHECK=(--version) EXPECT=$K8S_VERSION
-		[[ $1 == kubectl ]] && CHECK=(version --client)
+		if [[ $1 == kubectl ]]; then CHECK=(version --client); fi
 		;;
 	etcd) VER=$ETCD_VERSION BINS=(etcd) DEST=k8s CHECK=(--version) EXPECT=${ETCD_VERSION#v} ;;
 	kwok) VER=$KWOK_VERSION BINS=(kwokctl kwok) CHECK=(--version) EXPECT=${KWOK_VERSION#v} ;;
