@@ -36,6 +36,10 @@ help: ## Show this help.
 demo: ## Run both tracks, a weighted split, load and Prometheus locally; print the parity verdict.
 	SCENARIO=$(SCENARIO) DURATION=$(DURATION) GRAY_WEIGHT=$(GRAY_WEIGHT) hack/demo.sh
 
+.PHONY: demo-screenshot
+demo-screenshot: ## Render out/report.html (from the last demo) to docs/demo.png with headless Chromium.
+	hack/demo.sh screenshot
+
 ##@ Development
 
 .PHONY: test
@@ -73,7 +77,7 @@ test-fuzz: ## Run each fuzz target briefly (FUZZTIME each).
 
 .PHONY: test-e2e
 test-e2e: ## Run the demo's three scenarios in short form and assert their verdicts.
-	POOLPARITY_E2E=1 $(GO) test -count=1 -timeout 20m -run '^TestE2E' ./app/cmd/poolparity-demo
+	POOLPARITY_E2E=1 $(GO) test -v -count=1 -timeout 20m -run '^TestE2E' ./app/cmd/poolparity-demo
 
 .PHONY: generate
 generate: ## Regenerate the rules files, CRDs and deepcopy code.
