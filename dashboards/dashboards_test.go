@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	"sigs.k8s.io/yaml"
@@ -108,7 +109,7 @@ func selectedNames(expr string) ([]string, error) {
 			return nil
 		}
 		for _, m := range vs.LabelMatchers {
-			if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+			if m.Name == model.MetricNameLabel && m.Type == labels.MatchEqual {
 				names = append(names, m.Value)
 				return nil
 			}

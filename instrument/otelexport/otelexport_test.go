@@ -63,7 +63,7 @@ func collect(t *testing.T, reader *sdkmetric.ManualReader) []point {
 			for _, dp := range sum.DataPoints {
 				var kv []string
 				for _, a := range dp.Attributes.ToSlice() {
-					kv = append(kv, string(a.Key)+"="+a.Value.Emit())
+					kv = append(kv, string(a.Key)+"="+a.Value.String())
 				}
 				out = append(out, point{m.Name, m.Unit, strings.Join(kv, ","), dp.Value})
 			}
