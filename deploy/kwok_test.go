@@ -97,6 +97,9 @@ func TestHelmInstallOnKwok(t *testing.T) {
 
 	var deps appsv1.DeploymentList
 	mustJSON(t, kubectl("-n", ns, "get", "deployments", "-o", "json"), &deps)
+	for _, d := range deps.Items {
+		t.Logf("Deployment %s: %d/%d ready", d.Name, d.Status.ReadyReplicas, d.Status.Replicas)
+	}
 	for _, track := range []string{"stable", "gray"} {
 		var found bool
 		for _, d := range deps.Items {
@@ -129,6 +132,7 @@ func TestHelmInstallOnKwok(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("split Service ready endpoints by track: %v", tracks)
 	if tracks["stable"] == 0 || tracks["gray"] == 0 {
 		t.Errorf("split Service endpoints by track = %v, want both stable and gray", tracks)
 	}
@@ -147,6 +151,9 @@ func TestHelmInstallOnKwok(t *testing.T) {
 			}
 		}
 		if len(hpas.Items) == 2 && bound == 2 {
+			for _, h := range hpas.Items {
+				t.Logf("HPA %s -> %s/%s: AbleToScale, %d current replicas", h.Name, h.Spec.ScaleTargetRef.Kind, h.Spec.ScaleTargetRef.Name, h.Status.CurrentReplicas)
+			}
 			break
 		}
 		if time.Now().After(deadline) {
