@@ -5,9 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/poolparity/poolparity/app/internal/envflag"
 )
 
 // Config is the controller's configuration. Every setting is a flag whose name is the
@@ -58,60 +58,27 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	c := DefaultConfig()
 	fs := flag.NewFlagSet("poolparity-controller", flag.ContinueOnError)
 	fs.SetOutput(usage)
-	var errs []error
-	env := func(name string, parse func(string) error) {
-		if v := getenv(name); v != "" {
-			if err := parse(v); err != nil {
-				errs = append(errs, fmt.Errorf("parsing %s=%q: %w", name, v, err))
-			}
-		}
-	}
-	str := func(p *string, name, help string) {
-		env(name, func(v string) error { *p = v; return nil })
-		fs.StringVar(p, flagName(name), *p, help+" (env "+name+")")
-	}
-	boolean := func(p *bool, name, help string) {
-		env(name, func(v string) (err error) { *p, err = strconv.ParseBool(v); return err })
-		fs.BoolVar(p, flagName(name), *p, help+" (env "+name+")")
-	}
-	integer := func(p *int, name, help string) {
-		env(name, func(v string) (err error) { *p, err = strconv.Atoi(v); return err })
-		fs.IntVar(p, flagName(name), *p, help+" (env "+name+")")
-	}
-	duration := func(p *time.Duration, name, help string) {
-		env(name, func(v string) (err error) { *p, err = time.ParseDuration(v); return err })
-		fs.DurationVar(p, flagName(name), *p, help+" (env "+name+")")
-	}
+	e := envflag.New(fs, getenv)
 
-	str(&c.MetricsAddr, "METRICS_ADDR", `address of the metrics endpoint; "0" disables it`)
-	str(&c.HealthAddr, "HEALTH_ADDR", "address of /healthz and /readyz")
-	boolean(&c.LeaderElect, "LEADER_ELECT", "elect a leader so that only one replica reconciles")
-	str(&c.LeaderElectionID, "LEADER_ELECTION_ID", "name of the leader election Lease")
-	str(&c.LeaderElectionNamespace, "LEADER_ELECTION_NAMESPACE", "namespace of the Lease; empty: the pod's namespace")
-	duration(&c.LeaseDuration, "LEASE_DURATION", "leader election lease duration")
-	duration(&c.RenewDeadline, "RENEW_DEADLINE", "leader election renew deadline")
-	duration(&c.RetryPeriod, "RETRY_PERIOD", "leader election retry period")
-	str(&c.WatchNamespace, "WATCH_NAMESPACE", "only reconcile PoolCanaries in this namespace; empty: all")
-	integer(&c.MaxConcurrentReconciles, "MAX_CONCURRENT_RECONCILES", "parallel reconciles of different canaries")
-	str(&c.LogLevel, "LOG_LEVEL", "log level: debug, info, warn or error")
+	e.String(&c.MetricsAddr, "METRICS_ADDR", `address of the metrics endpoint; "0" disables it`)
+	e.String(&c.HealthAddr, "HEALTH_ADDR", "address of /healthz and /readyz")
+	e.Bool(&c.LeaderElect, "LEADER_ELECT", "elect a leader so that only one replica reconciles")
+	e.String(&c.LeaderElectionID, "LEADER_ELECTION_ID", "name of the leader election Lease")
+	e.String(&c.LeaderElectionNamespace, "LEADER_ELECTION_NAMESPACE", "namespace of the Lease; empty: the pod's namespace")
+	e.Duration(&c.LeaseDuration, "LEASE_DURATION", "leader election lease duration")
+	e.Duration(&c.RenewDeadline, "RENEW_DEADLINE", "leader election renew deadline")
+	e.Duration(&c.RetryPeriod, "RETRY_PERIOD", "leader election retry period")
+	e.String(&c.WatchNamespace, "WATCH_NAMESPACE", "only reconcile PoolCanaries in this namespace; empty: all")
+	e.Int(&c.MaxConcurrentReconciles, "MAX_CONCURRENT_RECONCILES", "parallel reconciles of different canaries")
+	e.String(&c.LogLevel, "LOG_LEVEL", "log level: debug, info, warn or error")
 
-	if err := errors.Join(errs...); err != nil {
+	if err := e.Parse(args); err != nil {
 		return Config{}, err
-	}
-	if err := fs.Parse(args); err != nil {
-		return Config{}, err
-	}
-	if fs.NArg() > 0 {
-		return Config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, err
 	}
 	return c, nil
-}
-
-func flagName(env string) string {
-	return strings.ReplaceAll(strings.ToLower(env), "_", "-")
 }
 
 // Validate reports every invalid setting at once.

@@ -8,9 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/poolparity/poolparity/app/internal/envflag"
 )
 
 // Pool modes. The mode decides where the service takes its hot-path
@@ -93,89 +93,32 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(usage)
 
-	var errs []error
-	str := func(p *string, env, help string) {
-		if v := getenv(env); v != "" {
-			*p = v
-		}
-		fs.StringVar(p, flagName(env), *p, help+" (env "+env+")")
-	}
-	boolean := func(p *bool, env, help string) {
-		if v := getenv(env); v != "" {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("parsing %s=%q: %w", env, v, err))
-			}
-			*p = b
-		}
-		fs.BoolVar(p, flagName(env), *p, help+" (env "+env+")")
-	}
-	integer := func(p *int, env, help string) {
-		if v := getenv(env); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("parsing %s=%q: %w", env, v, err))
-			}
-			*p = n
-		}
-		fs.IntVar(p, flagName(env), *p, help+" (env "+env+")")
-	}
-	duration := func(p *time.Duration, env, help string) {
-		if v := getenv(env); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("parsing %s=%q: %w", env, v, err))
-			}
-			*p = d
-		}
-		fs.DurationVar(p, flagName(env), *p, help+" (env "+env+")")
-	}
-	float := func(p *float64, env, help string) {
-		if v := getenv(env); v != "" {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("parsing %s=%q: %w", env, v, err))
-			}
-			*p = f
-		}
-		fs.Float64Var(p, flagName(env), *p, help+" (env "+env+")")
-	}
+	e := envflag.New(fs, getenv)
+	e.String(&c.HTTPAddr, "HTTP_ADDR", "address of the HTTP port (API, /healthz, /readyz, /metrics)")
+	e.Bool(&c.GrayStatus, "GRAY_STATUS", "this process is the gray (canary) track")
+	e.String(&c.PoolMode, "POOL_MODE", "where hot-path buffers come from: pooled or unpooled")
+	e.String(&c.LogLevel, "LOG_LEVEL", "log level: debug, info, warn or error")
+	e.String(&c.RedisAddr, "REDIS_ADDR", "Redis host:port; empty starts an embedded in-memory server")
+	e.String(&c.RedisPassword, "REDIS_PASSWORD", "Redis password")
+	e.Int(&c.RedisDB, "REDIS_DB", "Redis database number")
+	e.Int(&c.RedisPoolSize, "REDIS_POOL_SIZE", "Redis connection pool size (0: go-redis default)")
+	e.Duration(&c.RedisDialTimeout, "REDIS_DIAL_TIMEOUT", "Redis dial timeout")
+	e.Duration(&c.RedisReadTimeout, "REDIS_READ_TIMEOUT", "Redis read timeout")
+	e.Duration(&c.RedisWriteTimeout, "REDIS_WRITE_TIMEOUT", "Redis write timeout")
+	e.Duration(&c.RedisPoolTimeout, "REDIS_POOL_TIMEOUT", "wait for a free Redis connection")
+	e.Duration(&c.ShutdownDelay, "SHUTDOWN_DELAY", "serve with /readyz false this long after a stop signal")
+	e.Duration(&c.ShutdownTimeout, "SHUTDOWN_TIMEOUT", "bound on draining in-flight requests")
+	e.Duration(&c.FaultLatency, "FAULT_LATENCY", "testing knob: latency added to every API request")
+	e.Float64(&c.FaultErrorRate, "FAULT_ERROR_RATE", "testing knob: fraction (0..1) of API requests answered 500")
+	e.String(&c.OTLPEndpoint, "OTEL_EXPORTER_OTLP_ENDPOINT", "OTLP/HTTP endpoint for traces; empty: no export")
 
-	str(&c.HTTPAddr, "HTTP_ADDR", "address of the HTTP port (API, /healthz, /readyz, /metrics)")
-	boolean(&c.GrayStatus, "GRAY_STATUS", "this process is the gray (canary) track")
-	str(&c.PoolMode, "POOL_MODE", "where hot-path buffers come from: pooled or unpooled")
-	str(&c.LogLevel, "LOG_LEVEL", "log level: debug, info, warn or error")
-	str(&c.RedisAddr, "REDIS_ADDR", "Redis host:port; empty starts an embedded in-memory server")
-	str(&c.RedisPassword, "REDIS_PASSWORD", "Redis password")
-	integer(&c.RedisDB, "REDIS_DB", "Redis database number")
-	integer(&c.RedisPoolSize, "REDIS_POOL_SIZE", "Redis connection pool size (0: go-redis default)")
-	duration(&c.RedisDialTimeout, "REDIS_DIAL_TIMEOUT", "Redis dial timeout")
-	duration(&c.RedisReadTimeout, "REDIS_READ_TIMEOUT", "Redis read timeout")
-	duration(&c.RedisWriteTimeout, "REDIS_WRITE_TIMEOUT", "Redis write timeout")
-	duration(&c.RedisPoolTimeout, "REDIS_POOL_TIMEOUT", "wait for a free Redis connection")
-	duration(&c.ShutdownDelay, "SHUTDOWN_DELAY", "serve with /readyz false this long after a stop signal")
-	duration(&c.ShutdownTimeout, "SHUTDOWN_TIMEOUT", "bound on draining in-flight requests")
-	duration(&c.FaultLatency, "FAULT_LATENCY", "testing knob: latency added to every API request")
-	float(&c.FaultErrorRate, "FAULT_ERROR_RATE", "testing knob: fraction (0..1) of API requests answered 500")
-	str(&c.OTLPEndpoint, "OTEL_EXPORTER_OTLP_ENDPOINT", "OTLP/HTTP endpoint for traces; empty: no export")
-
-	if err := errors.Join(errs...); err != nil {
+	if err := e.Parse(args); err != nil {
 		return Config{}, err
-	}
-	if err := fs.Parse(args); err != nil {
-		return Config{}, err
-	}
-	if fs.NArg() > 0 {
-		return Config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, err
 	}
 	return c, nil
-}
-
-func flagName(env string) string {
-	return strings.ReplaceAll(strings.ToLower(env), "_", "-")
 }
 
 // Validate reports every invalid setting at once.

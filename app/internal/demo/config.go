@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/poolparity/poolparity/app/internal/envflag"
 )
 
 // Scenarios.
@@ -159,72 +160,31 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	c := Default()
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(usage)
-	var errs []error
-	// bind reads the variable for key into the setting through parse and
-	// returns the flag's name and the help suffix naming the variable.
-	bind := func(key string, parse func(string) error) (string, string) {
-		flagName := strings.ReplaceAll(strings.ToLower(key), "_", "-")
-		envName := key
-		if key != "SCENARIO" && key != "DURATION" && key != "GRAY_WEIGHT" {
-			envName = "DEMO_" + key
-		}
-		if v := getenv(envName); v != "" {
-			if err := parse(v); err != nil {
-				errs = append(errs, fmt.Errorf("%w: parsing %s=%q: %v", ErrInvalid, envName, v, err))
-			}
-		}
-		return flagName, " (env " + envName + ")"
-	}
-	str := func(p *string, key, help string) {
-		f, e := bind(key, func(v string) error { *p = v; return nil })
-		fs.StringVar(p, f, *p, help+e)
-	}
-	integer := func(p *int, key, help string) {
-		f, e := bind(key, func(v string) (err error) { *p, err = strconv.Atoi(v); return err })
-		fs.IntVar(p, f, *p, help+e)
-	}
-	uinteger := func(p *uint64, key, help string) {
-		f, e := bind(key, func(v string) (err error) { *p, err = strconv.ParseUint(v, 10, 64); return err })
-		fs.Uint64Var(p, f, *p, help+e)
-	}
-	float := func(p *float64, key, help string) {
-		f, e := bind(key, func(v string) (err error) { *p, err = strconv.ParseFloat(v, 64); return err })
-		fs.Float64Var(p, f, *p, help+e)
-	}
-	duration := func(p *time.Duration, key, help string) {
-		f, e := bind(key, func(v string) (err error) { *p, err = time.ParseDuration(v); return err })
-		fs.DurationVar(p, f, *p, help+e)
-	}
+	e := envflag.New(fs, getenv, envflag.TrimPrefix("DEMO_"), envflag.WrapErrors(ErrInvalid))
 
-	str(&c.Scenario, "SCENARIO", "good (pooled gray vs unpooled stable), regression (gray with injected latency) or aa (both unpooled)")
-	duration(&c.Duration, "DURATION", "how long the load runs")
-	integer(&c.GrayWeight, "GRAY_WEIGHT", "percent of requests sent to the gray track")
-	float(&c.RPS, "RPS", "target requests per second, both tracks together")
-	integer(&c.Concurrency, "CONCURRENCY", "load generator workers")
-	uinteger(&c.Seed, "SEED", "seed of the load and of the split")
-	integer(&c.StablePort, "STABLE_PORT", "port of the stable instance on 127.0.0.1; 0 picks a free one")
-	integer(&c.GrayPort, "GRAY_PORT", "port of the gray instance; 0 picks a free one")
-	integer(&c.SplitterPort, "SPLITTER_PORT", "port of the weighted splitter; 0 picks a free one")
-	integer(&c.PrometheusPort, "PROMETHEUS_PORT", "port of Prometheus; 0 picks a free one")
-	str(&c.ServiceBin, "SERVICE_BIN", "path of the poolparity binary")
-	str(&c.PrometheusBin, "PROMETHEUS_BIN", "path of the prometheus binary")
-	str(&c.RulesFile, "RULES", "Prometheus rules file with the short-window family")
-	str(&c.Window, "WINDOW", "recording-rule window the report reads")
-	str(&c.OutDir, "OUT", "directory for report.{txt,json,html} and logs/")
-	str(&c.Redis, "REDIS", "auto (redis-server if installed, else embedded), embedded or server")
-	duration(&c.ScrapeInterval, "SCRAPE_INTERVAL", "Prometheus scrape and rule evaluation interval")
-	duration(&c.FaultLatency, "FAULT_LATENCY", "latency added to the gray track in the regression scenario")
-	float(&c.FaultErrorRate, "FAULT_ERROR_RATE", "fraction of gray requests answered 500 in the regression scenario")
-	duration(&c.Progress, "PROGRESS", "interval between progress lines when not on a terminal")
+	e.String(&c.Scenario, "SCENARIO", "good (pooled gray vs unpooled stable), regression (gray with injected latency) or aa (both unpooled)")
+	e.Duration(&c.Duration, "DURATION", "how long the load runs")
+	e.Int(&c.GrayWeight, "GRAY_WEIGHT", "percent of requests sent to the gray track")
+	e.Float64(&c.RPS, "DEMO_RPS", "target requests per second, both tracks together")
+	e.Int(&c.Concurrency, "DEMO_CONCURRENCY", "load generator workers")
+	e.Uint64(&c.Seed, "DEMO_SEED", "seed of the load and of the split")
+	e.Int(&c.StablePort, "DEMO_STABLE_PORT", "port of the stable instance on 127.0.0.1; 0 picks a free one")
+	e.Int(&c.GrayPort, "DEMO_GRAY_PORT", "port of the gray instance; 0 picks a free one")
+	e.Int(&c.SplitterPort, "DEMO_SPLITTER_PORT", "port of the weighted splitter; 0 picks a free one")
+	e.Int(&c.PrometheusPort, "DEMO_PROMETHEUS_PORT", "port of Prometheus; 0 picks a free one")
+	e.String(&c.ServiceBin, "DEMO_SERVICE_BIN", "path of the poolparity binary")
+	e.String(&c.PrometheusBin, "DEMO_PROMETHEUS_BIN", "path of the prometheus binary")
+	e.String(&c.RulesFile, "DEMO_RULES", "Prometheus rules file with the short-window family")
+	e.String(&c.Window, "DEMO_WINDOW", "recording-rule window the report reads")
+	e.String(&c.OutDir, "DEMO_OUT", "directory for report.{txt,json,html} and logs/")
+	e.String(&c.Redis, "DEMO_REDIS", "auto (redis-server if installed, else embedded), embedded or server")
+	e.Duration(&c.ScrapeInterval, "DEMO_SCRAPE_INTERVAL", "Prometheus scrape and rule evaluation interval")
+	e.Duration(&c.FaultLatency, "DEMO_FAULT_LATENCY", "latency added to the gray track in the regression scenario")
+	e.Float64(&c.FaultErrorRate, "DEMO_FAULT_ERROR_RATE", "fraction of gray requests answered 500 in the regression scenario")
+	e.Duration(&c.Progress, "DEMO_PROGRESS", "interval between progress lines when not on a terminal")
 
-	if err := errors.Join(errs...); err != nil {
+	if err := e.Parse(args); err != nil {
 		return c, err
-	}
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("%w: unexpected arguments %q", ErrInvalid, fs.Args())
 	}
 	return c, c.Validate()
 }
