@@ -5,8 +5,14 @@
 // it to ./out as text, JSON and HTML. `make demo` runs it through
 // hack/demo.sh.
 //
+// With -report-only it starts nothing and reads the same report from an
+// existing Prometheus (-prometheus-url or PROMETHEUS_URL, window 5m unless
+// -window says otherwise); `make parity` runs it that way against a kind
+// cluster's Prometheus through hack/kind-demo.sh.
+//
 // Exit status: 0 PASS, 1 FAIL, 2 a bad configuration, 3 NO DATA, 4 the demo
-// could not run, 130 interrupted.
+// could not run (or, with -report-only, Prometheus could not be read), 130
+// interrupted.
 package main
 
 import (

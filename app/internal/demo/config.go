@@ -5,9 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/poolparity/poolparity/app/internal/envflag"
 )
@@ -38,7 +41,22 @@ const (
 
 // Config is the demo's configuration. Ports of 0 mean a free ephemeral port
 // on 127.0.0.1; every other port is checked free before use.
+//
+// With ReportOnly the demo starts nothing: it reads the parity report from
+// the Prometheus at PrometheusURL and uses only PrometheusURL, Window,
+// Selector and OutDir; every other setting is ignored.
 type Config struct {
+	// ReportOnly reads the report from an existing Prometheus (a cluster's,
+	// for `make parity`) instead of running the local demo.
+	ReportOnly bool
+	// PrometheusURL is the Prometheus the report is read from in ReportOnly
+	// mode, e.g. http://127.0.0.1:9090.
+	PrometheusURL string
+	// Selector holds PromQL label matchers without braces (e.g.
+	// `namespace="shop",job="poolparity"`) that pick one service in
+	// ReportOnly mode; empty reads every series of the rules.
+	Selector string
+
 	Scenario   string
 	Duration   time.Duration // how long the load runs
 	GrayWeight int           // percent of requests the splitter sends to gray
@@ -52,7 +70,7 @@ type Config struct {
 	ServiceBin    string // the poolparity binary
 	PrometheusBin string // the prometheus binary
 	RulesFile     string // Prometheus rules file holding the Window family
-	Window        string // recording-rule window read by the report: 1m
+	Window        string // recording-rule window read by the report: 1m (5m in ReportOnly mode)
 	OutDir        string // reports and logs
 
 	Redis          string        // auto, embedded or server
@@ -67,6 +85,10 @@ type Config struct {
 	// TTY redraws the progress line in place.
 	TTY bool
 }
+
+// ReportOnlyWindow is the window read in ReportOnly mode unless one is
+// given: the family that the chart's PrometheusRule loads.
+const ReportOnlyWindow = "5m"
 
 // Default returns the defaults: a 3-minute good scenario at 200 req/s split
 // 50/50.
@@ -93,11 +115,24 @@ func Default() Config {
 // ErrInvalid is wrapped by every validation error.
 var ErrInvalid = errors.New("invalid demo configuration")
 
-// Validate checks c and returns every problem at once.
+// Validate checks c and returns every problem at once. In ReportOnly mode
+// it checks only the settings that mode uses.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...))
+	}
+	if _, err := model.ParseDuration(c.Window); err != nil {
+		bad("WINDOW must be a Prometheus duration such as 1m or 5m, got %q", c.Window)
+	}
+	if c.ReportOnly {
+		if err := checkPrometheusURL(c.PrometheusURL); err != nil {
+			bad("%v", err)
+		}
+		if c.OutDir == "" {
+			bad("OUT must not be empty")
+		}
+		return errors.Join(errs...)
 	}
 	if !slices.Contains(Scenarios, c.Scenario) {
 		bad("SCENARIO must be one of %s, got %q", strings.Join(Scenarios, ", "), c.Scenario)
@@ -126,7 +161,7 @@ func (c Config) Validate() error {
 		}
 		ports[p] = true
 	}
-	for name, v := range map[string]string{"SERVICE_BIN": c.ServiceBin, "PROMETHEUS_BIN": c.PrometheusBin, "RULES": c.RulesFile, "OUT": c.OutDir, "WINDOW": c.Window} {
+	for name, v := range map[string]string{"SERVICE_BIN": c.ServiceBin, "PROMETHEUS_BIN": c.PrometheusBin, "RULES": c.RulesFile, "OUT": c.OutDir} {
 		if v == "" {
 			bad("%s must not be empty", name)
 		}
@@ -149,6 +184,18 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// checkPrometheusURL requires an absolute http or https URL with a host.
+func checkPrometheusURL(s string) error {
+	if s == "" {
+		return errors.New("PROMETHEUS_URL is required with -report-only (e.g. http://127.0.0.1:9090)")
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("PROMETHEUS_URL must be an http or https URL such as http://127.0.0.1:9090, got %q", s)
+	}
+	return nil
+}
+
 // Parse fills a Config from args and the environment read by getenv, then
 // validates it. SCENARIO, DURATION and GRAY_WEIGHT are read as they are
 // (the Makefile passes them); every other variable has the prefix DEMO_
@@ -156,11 +203,18 @@ func (c Config) Validate() error {
 // variable meant for the service, such as REDIS_ADDR. Each setting is also
 // a flag, the variable's name in lower case with '-' for '_' and without
 // the prefix (-scenario, -rps, -stable-port); a flag wins over a variable.
+// PROMETHEUS_URL (-prometheus-url) is read as it is too: hack/kind-demo.sh
+// passes it with -report-only. In ReportOnly mode the window defaults to 5m,
+// the family the chart's rules load, unless DEMO_WINDOW or -window is given.
 func Parse(name string, args []string, getenv func(string) string, usage io.Writer) (Config, error) {
 	c := Default()
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(usage)
 	e := envflag.New(fs, getenv, envflag.TrimPrefix("DEMO_"), envflag.WrapErrors(ErrInvalid))
+
+	e.Bool(&c.ReportOnly, "DEMO_REPORT_ONLY", "start nothing: read the parity report from the Prometheus at -prometheus-url (make parity)")
+	e.String(&c.PrometheusURL, "PROMETHEUS_URL", "Prometheus to read the report from in -report-only mode, e.g. http://127.0.0.1:9090")
+	e.String(&c.Selector, "DEMO_SELECTOR", `PromQL label matchers picking one service in -report-only mode, e.g. namespace="shop",job="poolparity"`)
 
 	e.String(&c.Scenario, "SCENARIO", "good (pooled gray vs unpooled stable), regression (gray with injected latency) or aa (both unpooled)")
 	e.Duration(&c.Duration, "DURATION", "how long the load runs")
@@ -175,7 +229,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.String(&c.ServiceBin, "DEMO_SERVICE_BIN", "path of the poolparity binary")
 	e.String(&c.PrometheusBin, "DEMO_PROMETHEUS_BIN", "path of the prometheus binary")
 	e.String(&c.RulesFile, "DEMO_RULES", "Prometheus rules file with the short-window family")
-	e.String(&c.Window, "DEMO_WINDOW", "recording-rule window the report reads")
+	e.String(&c.Window, "DEMO_WINDOW", "recording-rule window the report reads (default 5m with -report-only)")
 	e.String(&c.OutDir, "DEMO_OUT", "directory for report.{txt,json,html} and logs/")
 	e.String(&c.Redis, "DEMO_REDIS", "auto (redis-server if installed, else embedded), embedded or server")
 	e.Duration(&c.ScrapeInterval, "DEMO_SCRAPE_INTERVAL", "Prometheus scrape and rule evaluation interval")
@@ -185,6 +239,11 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 
 	if err := e.Parse(args); err != nil {
 		return c, err
+	}
+	windowSet := getenv("DEMO_WINDOW") != ""
+	fs.Visit(func(f *flag.Flag) { windowSet = windowSet || f.Name == "window" })
+	if c.ReportOnly && !windowSet {
+		c.Window = ReportOnlyWindow
 	}
 	return c, c.Validate()
 }

@@ -5,6 +5,10 @@
 // parity report through the Prometheus HTTP API, prints it, and writes it
 // as JSON and HTML.
 //
+// In report-only mode (Config.ReportOnly) it starts nothing and reads the
+// same report from an existing Prometheus, such as a cluster's (`make
+// parity`).
+//
 // Every process it starts is a child in its own process group, on a
 // loopback port, and is stopped (SIGTERM, then SIGKILL to the group) when
 // Run returns, whether it returns normally, on an error or because its
@@ -57,8 +61,75 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (res Result,
 		return res, err
 	}
 	r := &runner{cfg: cfg, stdout: stdout, stderr: stderr, client: &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil}}}
+	if cfg.ReportOnly {
+		r.promURL = strings.TrimRight(cfg.PrometheusURL, "/")
+		return r.reportOnly(ctx)
+	}
 	defer r.teardown()
 	return r.run(ctx)
+}
+
+// reportChartSpan is how far back the charts of a report-only run reach.
+const reportChartSpan = 15 * time.Minute
+
+// reportOnly reads the parity report from the Prometheus at r.promURL,
+// prints it and writes it to cfg.OutDir. It starts nothing.
+func (r *runner) reportOnly(ctx context.Context) (res Result, err error) {
+	cfg := r.cfg
+	sel := cfg.Selector
+	if sel == "" {
+		sel = "(none)"
+	}
+	fmt.Fprintf(r.stdout, "demo: report-only: reading the parity report from Prometheus at %s (window %s, selector %s) ...\n", r.promURL, cfg.Window, sel)
+	promAPI, err := r.promAPI()
+	if err != nil {
+		return res, err
+	}
+	checker := parity.NewChecker(promAPI, parity.WithWindow(cfg.Window), parity.WithSelector(cfg.Selector))
+	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	now := time.Now()
+	report, err := checker.Check(qctx, now)
+	if err != nil {
+		return res, r.promError(err)
+	}
+	step := (reportChartSpan / 150).Round(time.Second)
+	if report.Charts, err = checker.Charts(qctx, now.Add(-reportChartSpan), now, step); err != nil {
+		return res, r.promError(err)
+	}
+	report.Context = []parity.KV{
+		{Key: "prometheus", Value: r.promURL},
+		{Key: "selector", Value: sel},
+		{Key: "charts", Value: fmt.Sprintf("the last %.0f minutes", reportChartSpan.Minutes())},
+	}
+	res.Report = report
+	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+		return res, fmt.Errorf("creating %s: %w", cfg.OutDir, err)
+	}
+	fmt.Fprintln(r.stdout)
+	if err := report.WriteText(r.stdout); err != nil {
+		return res, err
+	}
+	res.Files, err = writeReports(cfg.OutDir, report)
+	if err != nil {
+		return res, err
+	}
+	fmt.Fprintf(r.stdout, "report: %s\n", strings.Join(res.Files, ", "))
+	return res, nil
+}
+
+// promError turns a failed read of r.promURL into one line: a transport
+// failure names the Prometheus it could not reach, and missing rules say
+// which window was asked for.
+func (r *runner) promError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("cannot reach Prometheus at %s: %w", r.promURL, ue.Err)
+	}
+	if errors.Is(err, parity.ErrNoRules) {
+		return fmt.Errorf("%w; is the chart's PrometheusRule loaded, and does -window %s match its windows?", err, r.cfg.Window)
+	}
+	return fmt.Errorf("reading the parity report from %s: %w", r.promURL, err)
 }
 
 type runner struct {

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeProm answers the parts of the Prometheus HTTP API that the parity
+// Checker reads: /api/v1/rules (the recording rules loaded, the alerts and
+// their state), /api/v1/query (the recording-rule series, one value per
+// query) and /api/v1/query_range (the charts). Like the controller's fake,
+// it serves canned values keyed by the rule name before the selector; the
+// track is told by gray_status in the query. Safe for concurrent use.
+type fakeProm struct {
+	srv    *httptest.Server
+	window string
+	// values maps a rule (or query function) name to its stable and gray
+	// values; a job-level parity series uses the gray one.
+	values map[string][2]float64
+	firing bool // PoolParityLatencyRegression fires (critical)
+
+	mu    sync.Mutex
+	asked []string // every /api/v1/query
+}
+
+func newFakeProm(t *testing.T) *fakeProm {
+	t.Helper()
+	w := "5m"
+	f := &fakeProm{window: w, values: map[string][2]float64{
+		"count(syncpool_gets_total":                                          {0, 5}, // stable unpooled, gray pooled
+		"job_gray_status:http_request_duration_seconds:p95_rate" + w:         {0.0041, 0.0039},
+		"job:http_request_duration_seconds_p95:gray_over_stable_rate" + w:    {0, 0.951},
+		"job_gray_status:http_request_duration_seconds:p99_rate" + w:         {0.0092, 0.0088},
+		"job:http_request_duration_seconds_p99:gray_over_stable_rate" + w:    {0, 0.957},
+		"job_gray_status:http_request_errors:ratio_rate" + w:                 {0, 0},
+		"job:http_request_errors:gray_minus_stable_rate" + w:                 {0, 0},
+		"job_gray_status:process_cpu_seconds_per_request:ratio_rate" + w:     {0.000412, 0.000351},
+		"job:process_cpu_seconds_per_request:gray_over_stable_rate" + w:      {0, 0.852},
+		"job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate" + w: {61234, 14876},
+		"job:go_gc_heap_allocs_bytes_per_request:gray_over_stable_rate" + w:  {0, 0.243},
+		"job_gray_status:go_gc_cpu:ratio_rate" + w:                           {0.061, 0.022},
+		"sum(job_gray_status_pool:syncpool_hits:ratio_rate" + w:              {0, 0.987},
+		"job_gray_status:redis_pool_hits:ratio_rate" + w:                     {0.999, 1},
+	}}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeProm) queries() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.asked...)
+}
+
+func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var data any
+	switch r.URL.Path {
+	case "/api/v1/rules":
+		data = f.rulesData()
+	case "/api/v1/query":
+		q := r.Form.Get("query")
+		f.mu.Lock()
+		f.asked = append(f.asked, q)
+		f.mu.Unlock()
+		data = map[string]any{"resultType": "vector", "result": f.vector(q)}
+	case "/api/v1/query_range":
+		ts := float64(time.Now().Unix())
+		data = map[string]any{"resultType": "matrix", "result": []any{map[string]any{
+			"metric": map[string]string{},
+			"values": [][2]any{{ts - 60, "0.004"}, {ts - 30, "0.005"}, {ts, "0.004"}},
+		}}}
+	default:
+		w.WriteHeader(http.StatusNotFound)
+		_ = json.NewEncoder(w).Encode(map[string]any{"status": "error", "errorType": "not_found", "error": "not found"})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": data})
+}
+
+// vector answers an instant query with one sample, or none.
+func (f *fakeProm) vector(q string) []any {
+	name, _, _ := strings.Cut(q, "{")
+	v, ok := f.values[name]
+	if !ok {
+		return []any{}
+	}
+	val := v[1] // gray, or a job-level parity series
+	if strings.Contains(q, `gray_status="false"`) {
+		val = v[0]
+	}
+	if strings.HasPrefix(name, "count(") && val == 0 {
+		return []any{} // count() of no series is no series
+	}
+	return []any{map[string]any{"metric": map[string]string{"job": "poolparity"}, "value": [2]any{float64(time.Now().Unix()), fmt.Sprint(val)}}}
+}
+
+func (f *fakeProm) rulesData() any {
+	groups := []any{map[string]any{
+		"name": "poolparity.rate" + f.window, "file": "poolparity.yaml", "interval": 30,
+		"rules": []any{map[string]any{"type": "recording", "name": "job:http_requests:min_track_rate" + f.window, "query": "vector(1)", "health": "ok"}},
+	}}
+	alerts := []any{}
+	if f.firing {
+		alerts = append(alerts, map[string]any{
+			"labels":      map[string]string{"alertname": "PoolParityLatencyRegression", "severity": "critical", "job": "poolparity"},
+			"annotations": map[string]string{"summary": "Gray p99 latency is 556.5% of stable in poolparity."},
+			"state":       "firing", "activeAt": time.Now().Add(-time.Minute).UTC().Format(time.RFC3339), "value": "5.565e+00",
+		})
+	}
+	groups = append(groups, map[string]any{
+		"name": "poolparity.alerts", "file": "poolparity.yaml", "interval": 30,
+		"rules": []any{map[string]any{
+			"type": "alerting", "name": "PoolParityLatencyRegression", "query": "vector(1)", "duration": 300,
+			"labels": map[string]string{"severity": "critical"}, "annotations": map[string]string{}, "alerts": alerts, "health": "ok",
+		}},
+	})
+	return map[string]any{"groups": groups}
+}
+
+func TestReportOnly(t *testing.T) {
+	const sel = `namespace="poolparity",job="poolparity"`
+	tests := []struct {
+		name     string
+		setup    func(*fakeProm)
+		wantExit int
+		wantOut  []string
+	}{
+		{"a pooled gray track on par with stable passes", func(*fakeProm) {}, exitPass,
+			[]string{"heap alloc per request", "sync.Pool hit ratio", "PASS"}},
+		{"a firing latency alert fails", func(f *fakeProm) { f.firing = true }, exitFail,
+			[]string{"PoolParityLatencyRegression", "FAIL"}},
+		{"no series is no data", func(f *fakeProm) { f.values = map[string][2]float64{} }, exitNoData,
+			[]string{"latency p99", "NO DATA"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeProm(t)
+			tt.setup(f)
+			out := t.TempDir()
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), []string{"-report-only", "-selector", sel, "-out", out},
+				env(map[string]string{"PROMETHEUS_URL": f.srv.URL}), false, &stdout, &stderr)
+			if code != tt.wantExit {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantExit, stdout.String(), stderr.String())
+			}
+			for _, s := range append([]string{"latency p95", "window 5m"}, tt.wantOut...) {
+				if !strings.Contains(stdout.String(), s) {
+					t.Errorf("stdout does not show %q:\n%s", s, stdout.String())
+				}
+			}
+			for _, name := range []string{"report.txt", "report.json", "report.html"} {
+				if st, err := os.Stat(filepath.Join(out, name)); err != nil || st.Size() == 0 {
+					t.Errorf("%s not written: %v", name, err)
+				}
+			}
+			asked := f.queries()
+			if len(asked) == 0 {
+				t.Fatal("no instant query reached the fake Prometheus")
+			}
+			for _, q := range asked {
+				if !strings.Contains(q, sel) {
+					t.Errorf("query %q does not carry the selector", q)
+				}
+			}
+		})
+	}
+}
+
+func TestReportOnlyErrors(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	downURL := down.URL
+	down.Close()
+	tests := []struct {
+		name     string
+		url      string
+		args     []string
+		wantExit int
+		want     string
+	}{
+		{"an unreachable Prometheus is one clear line", downURL, nil, exitError, "poolparity-demo: cannot reach Prometheus at " + downURL + ": "},
+		{"a Prometheus without the window's rules says so", "", []string{"-window", "1m"}, exitError, "no poolparity recording rules"},
+		{"a URL that is not http is a bad setting", "tcp://127.0.0.1:9090", nil, exitUsage, "PROMETHEUS_URL must be an http or https URL"},
+		{"no URL is a bad setting", "", nil, exitUsage, "PROMETHEUS_URL is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := tt.url
+			if u == "" && tt.args != nil {
+				u = newFakeProm(t).srv.URL
+			}
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"-report-only", "-out", t.TempDir()}, tt.args...)
+			code := run(context.Background(), args, env(map[string]string{"PROMETHEUS_URL": u}), false, &stdout, &stderr)
+			if code != tt.wantExit {
+				t.Fatalf("exit %d, want %d\nstderr:\n%s", code, tt.wantExit, stderr.String())
+			}
+			msg := strings.TrimSuffix(stderr.String(), "\n")
+			if !strings.Contains(msg, tt.want) {
+				t.Errorf("stderr %q does not say %q", msg, tt.want)
+			}
+			if tt.wantExit == exitError && strings.Contains(msg, "\n") {
+				t.Errorf("stderr has more than one line:\n%s", msg)
+			}
+		})
+	}
+}
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
