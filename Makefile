@@ -80,9 +80,10 @@ test-e2e: ## Run the demo's three scenarios in short form and assert their verdi
 	POOLPARITY_E2E=1 $(GO) test -v -count=1 -timeout 20m -run '^TestE2E' ./app/cmd/poolparity-demo
 
 .PHONY: generate
-generate: ## Regenerate the rules files, CRDs and deepcopy code.
+generate: ## Regenerate the rules files, CRDs, deepcopy code, the chart's dashboard copies, kustomize base and golden files.
 	$(GO) run ./hack/genrules
 	hack/gen-controller.sh
+	$(GO) test ./deploy/ -run 'Dashboards|Kustomize|Golden' -update
 
 .PHONY: generate-check
 generate-check: generate ## Fail when generated files are not up to date.

@@ -13,38 +13,44 @@ import (
 	"github.com/poolparity/poolparity/deploy/deploytest"
 )
 
-// TestServiceBuildsStatic builds ./app/cmd/poolparity the way the Dockerfile's builder stage does
-// (CGO_ENABLED=0, linux) and checks the binary has no ELF interpreter and no shared libraries,
-// so it runs on distroless static. `docker build` itself needs an engine (hack/image.sh).
-func TestServiceBuildsStatic(t *testing.T) {
+// TestBinariesBuildStatic builds the image's binaries (the service and the PoolCanary
+// controller) the way the Dockerfile's builder stage does (CGO_ENABLED=0, linux) and checks each
+// has no ELF interpreter and no shared libraries, so it runs on distroless static. `docker build`
+// itself needs an engine (hack/image.sh).
+func TestBinariesBuildStatic(t *testing.T) {
 	root, err := deploytest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(root, "app", "cmd", "poolparity")); err != nil {
-		deploytest.SkipOrFail(t, "app/cmd/poolparity missing: %v", err)
-	}
-	out := filepath.Join(t.TempDir(), "poolparity")
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./app/cmd/poolparity")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=0 go build ./app/cmd/poolparity: %v\n%s", err, b)
-	}
-	f, err := elf.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			t.Errorf("binary requests a program interpreter: it is not static")
-		}
-	}
-	if libs, err := f.ImportedLibraries(); err == nil && len(libs) > 0 {
-		t.Errorf("binary needs shared libraries %v", libs)
+	for _, name := range []string{"poolparity", "poolparity-controller"} {
+		t.Run(name, func(t *testing.T) {
+			pkg := "./app/cmd/" + name
+			if _, err := os.Stat(filepath.Join(root, "app", "cmd", name)); err != nil {
+				deploytest.SkipOrFail(t, "%s missing: %v", pkg, err)
+			}
+			out := filepath.Join(t.TempDir(), name)
+			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("CGO_ENABLED=0 go build %s: %v\n%s", pkg, err, b)
+			}
+			f, err := elf.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			for _, p := range f.Progs {
+				if p.Type == elf.PT_INTERP {
+					t.Errorf("%s requests a program interpreter: it is not static", name)
+				}
+			}
+			if libs, err := f.ImportedLibraries(); err == nil && len(libs) > 0 {
+				t.Errorf("%s needs shared libraries %v", name, libs)
+			}
+		})
 	}
 }
 
@@ -70,7 +76,7 @@ func TestDockerfileGoVersionMatchesGoMod(t *testing.T) {
 	if string(dv[1]) != string(mv[1]) {
 		t.Errorf("Dockerfile builds with Go %s, go.mod says go %s", dv[1], mv[1])
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "distroless/static", "USER 65532:65532", "./app/cmd/poolparity"} {
+	for _, want := range []string{"CGO_ENABLED=0", "distroless/static", "USER 65532:65532", "./app/cmd/poolparity ", "./app/cmd/poolparity-controller", "/poolparity-controller /poolparity-controller"} {
 		if !regexp.MustCompile(regexp.QuoteMeta(want)).Match(df) {
 			t.Errorf("Dockerfile lacks %q", want)
 		}
