@@ -43,7 +43,7 @@ demo-screenshot: ## Render out/report.html (from the last demo) to docs/demo.png
 ##@ Development
 
 .PHONY: test
-test: tools fmt-check vet lint generate-check test-go test-rules test-fuzz test-e2e ## Run every check CI runs (installs pinned tools first).
+test: tools fmt-check vet lint generate-check test-go test-kwok test-rules test-fuzz test-e2e ## Run every check CI runs (installs pinned tools first).
 
 .PHONY: fmt
 fmt: ## Format the Go code.
@@ -65,6 +65,10 @@ lint: tools-go ## Run staticcheck.
 .PHONY: test-go
 test-go: ## Run the Go tests with the race detector (Redis, envtest, helm, kustomize tests included).
 	$(GO) test -race -timeout 20m ./...
+
+.PHONY: test-kwok
+test-kwok: ## helm install --wait into a kwok cluster (real control plane, simulated nodes): rollout, endpoints, HPAs.
+	POOLPARITY_KWOK=1 $(GO) test -count=1 -run '^TestHelmInstallOnKwok$$' ./deploy/
 
 .PHONY: test-rules
 test-rules: ## Check the rules and run the promtool rule unit tests.
@@ -129,8 +133,8 @@ kind-down: ## Delete the kind cluster.
 ##@ Dependencies
 
 .PHONY: tools
-tools: ## Install every pinned tool into ./bin (helm, kustomize, prometheus, promtool, envtest binaries, linters, Debian packages).
-	hack/install-tools.sh
+tools: ## Install every pinned tool into ./bin (helm, kustomize, prometheus, promtool, envtest and kwok binaries, linters, Debian packages).
+	hack/install-tools.sh all
 
 .PHONY: tools-go
 tools-go: ## Install only staticcheck and benchstat.
