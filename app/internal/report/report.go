@@ -195,6 +195,7 @@ func (b *Builder) Build(ctx context.Context, n int, write func(body []byte) erro
 		return fmt.Errorf("listing items for the report: %w", err)
 	}
 	slices.Sort(s.ids)
+	s.ids = slices.Compact(s.ids) // SCAN may return a key more than once
 	s.keys, err = b.store.GetMany(ctx, s.ids, s.keys, func(i int, value string, found bool) error {
 		if !found {
 			return nil // deleted since the scan

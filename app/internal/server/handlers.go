@@ -156,6 +156,7 @@ func (s *Server) listItems(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	slices.Sort(rs.ids)
+	rs.ids = slices.Compact(rs.ids) // SCAN may return a key more than once
 	rs.keys, err = s.store.GetMany(r.Context(), rs.ids, rs.keys, func(i int, v string, found bool) error {
 		if !found {
 			return nil

@@ -89,7 +89,8 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 
 // ScanIDs appends to dst the ids of up to limit items, walking the keyspace
 // with SCAN (never KEYS), and returns the extended slice. The order is
-// Redis's; callers that need one sort.
+// Redis's; callers that need one sort. SCAN may return a key more than once
+// (while Redis rehashes), so callers that need distinct ids dedupe.
 func (s *Store) ScanIDs(ctx context.Context, dst []string, limit int) ([]string, error) {
 	var cursor uint64
 	start := len(dst)
