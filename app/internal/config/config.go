@@ -157,6 +157,9 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s=%s: must be >= 0", d.name, d.v))
 		}
 	}
+	if c.ShutdownTimeout == 0 {
+		errs = append(errs, errors.New("SHUTDOWN_TIMEOUT=0s: must be > 0, or in-flight requests are dropped at shutdown"))
+	}
 	if c.FaultErrorRate < 0 || c.FaultErrorRate > 1 || c.FaultErrorRate != c.FaultErrorRate {
 		errs = append(errs, fmt.Errorf("FAULT_ERROR_RATE=%v: want a fraction in [0, 1]", c.FaultErrorRate))
 	}

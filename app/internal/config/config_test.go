@@ -37,6 +37,7 @@ func TestParseRejectsBadSettings(t *testing.T) {
 		{"a non-boolean gray status is rejected", map[string]string{"GRAY_STATUS": "maybe"}, nil, "GRAY_STATUS"},
 		{"an error rate above 1 is rejected", map[string]string{"FAULT_ERROR_RATE": "1.5"}, nil, "FAULT_ERROR_RATE"},
 		{"a negative delay is rejected", nil, []string{"-shutdown-delay=-1s"}, "SHUTDOWN_DELAY"},
+		{"a zero shutdown timeout is rejected", map[string]string{"SHUTDOWN_TIMEOUT": "0s"}, nil, "SHUTDOWN_TIMEOUT"},
 		{"a bad duration is rejected", map[string]string{"REDIS_READ_TIMEOUT": "soon"}, nil, "REDIS_READ_TIMEOUT"},
 		{"an unknown log level is rejected", map[string]string{"LOG_LEVEL": "loud"}, nil, "LOG_LEVEL"},
 		{"stray arguments are rejected", nil, []string{"extra"}, "unexpected arguments"},

@@ -204,4 +204,14 @@ func (rs *requestScratch) reset() {
 	rs.entries = rs.entries[:0]
 }
 
-func (rs *requestScratch) small() bool { return cap(rs.body) <= pools.MaxBufferCap }
+// small is the keep policy: a scratch object is pooled again only while
+// every part of it is no larger than a normal request needs, so one odd
+// request (a body near the cap, a tag list that validation then refused)
+// does not pin its memory in the pool.
+func (rs *requestScratch) small() bool {
+	return cap(rs.body) <= pools.MaxBufferCap &&
+		cap(rs.item.Tags) <= 4*item.MaxTags &&
+		cap(rs.ids) <= 2*MaxListLimit &&
+		cap(rs.keys) <= 2*MaxListLimit &&
+		cap(rs.entries) <= 2*MaxListLimit
+}

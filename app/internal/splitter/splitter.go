@@ -11,6 +11,7 @@
 package splitter
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -98,7 +99,8 @@ func New(stable, gray *url.URL, grayWeight int, seed uint64) (*Splitter, error) 
 			s.errors[track].Add(1)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadGateway)
-			_, _ = fmt.Fprintf(w, "{\"error\":%q}\n", "splitter: "+track.String()+" backend: "+err.Error())
+			body, _ := json.Marshal(map[string]string{"error": "splitter: " + track.String() + " backend: " + err.Error()})
+			_, _ = w.Write(append(body, '\n'))
 		}
 		s.proxies[i] = p
 	}

@@ -1,12 +1,14 @@
 package splitter_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/poolparity/poolparity/app/internal/splitter"
@@ -97,6 +99,12 @@ func TestUnreachableBackendIsA502(t *testing.T) {
 	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
 	if rec.Code != http.StatusBadGateway {
 		t.Errorf("status %d, want 502", rec.Code)
+	}
+	var body struct {
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || !strings.HasPrefix(body.Error, "splitter: stable backend: ") {
+		t.Errorf("body %q: want a JSON error naming the stable backend (decode error: %v)", rec.Body.String(), err)
 	}
 	if got := s.Stats(splitter.Stable); got.Errors != 1 {
 		t.Errorf("stable errors %d, want 1", got.Errors)

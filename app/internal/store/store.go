@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -103,7 +104,11 @@ func (s *Store) ScanIDs(ctx context.Context, dst []string, limit int) ([]string,
 			if len(dst)-start == limit {
 				break
 			}
-			dst = append(dst, k[len(s.prefix):])
+			// MATCH patterns treat glob characters in the prefix as globs,
+			// so a key may match without carrying the prefix: skip it.
+			if id, ok := strings.CutPrefix(k, s.prefix); ok {
+				dst = append(dst, id)
+			}
 		}
 		cursor = next
 		if cursor == 0 {
