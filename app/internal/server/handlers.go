@@ -214,9 +214,21 @@ func (s *Server) getReport(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// StatusClientClosedRequest is the non-standard 499 (as nginx logs it): the
+// client went away, or its deadline passed, before the answer was ready.
+// It is counted under code="499", so a client's own timeout is not charged
+// to the service's 5xx error ratio.
+const StatusClientClosedRequest = 499
+
 // unavailable answers 503 for a storage failure, and logs it: the handler
-// is where the error ends.
+// is where the error ends. When the request's own context is done, the
+// storage call failed because the client left: that is a 499, not a
+// storage failure.
 func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		writeError(w, StatusClientClosedRequest, "client closed request")
+		return
+	}
 	s.log.WarnContext(r.Context(), "storage unavailable", "route", r.Pattern, "err", err)
 	writeError(w, http.StatusServiceUnavailable, "storage unavailable")
 }

@@ -80,7 +80,7 @@ func (s *Server) faults(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if s.faultLatency > 0 {
 			if err := sleep(r.Context(), s.faultLatency); err != nil {
-				writeError(w, http.StatusServiceUnavailable, "request cancelled")
+				writeError(w, StatusClientClosedRequest, "client closed request")
 				return
 			}
 		}

@@ -78,3 +78,27 @@ func TestListShowsAnItemOnceWhenScanRepeatsIt(t *testing.T) {
 		})
 	}
 }
+
+// cancelledStore fails every call the way go-redis does when the request's
+// context is done.
+type cancelledStore struct{ repeatingScanStore }
+
+func (cancelledStore) Get(ctx context.Context, _ string) (string, error) { return "", ctx.Err() }
+
+func TestAClientThatLeftIsA499NotA5xx(t *testing.T) {
+	for _, m := range modes() {
+		t.Run(m.name, func(t *testing.T) {
+			s, err := server.New(server.Options{Store: cancelledStore{}, Pooled: m.pooled})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/items/a", nil).WithContext(ctx))
+			if rec.Code != server.StatusClientClosedRequest {
+				t.Errorf("status %d, want 499 for a request whose client left", rec.Code)
+			}
+		})
+	}
+}
