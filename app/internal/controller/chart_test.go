@@ -51,7 +51,7 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 		"--set", "controller.flagger.enabled=true",
 		"--set-string", `controller.flagger.matchers=namespace="{{ namespace }}"`,
 	)
-	objs, err := testenv.Decode(rendered)
+	objs, err := deploytest.Decode(rendered)
 	if err != nil {
 		t.Fatal(err)
 	}

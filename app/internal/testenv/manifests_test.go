@@ -77,7 +77,7 @@ func TestManifestsAdmittedByAPIServer(t *testing.T) {
 
 	for _, src := range sources {
 		t.Run(src.name, func(t *testing.T) {
-			objs, err := testenv.Decode(rendered[src.name])
+			objs, err := deploytest.Decode(rendered[src.name])
 			if err != nil {
 				t.Fatal(err)
 			}
