@@ -6,16 +6,8 @@ import (
 	"testing"
 
 	"github.com/poolparity/poolparity/instrument"
+	"github.com/poolparity/poolparity/instrument/instrumenttest"
 )
-
-// fixed is a StatsSource with fixed counts.
-type fixed struct {
-	name string
-	s    instrument.Stats
-}
-
-func (f fixed) Name() string            { return f.name }
-func (f fixed) Stats() instrument.Stats { return f.s }
 
 func TestRegistryRegister(t *testing.T) {
 	tests := []struct {
@@ -35,13 +27,13 @@ func TestRegistryRegister(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var r instrument.Registry // the zero value is ready to use
 			for _, n := range tt.existing {
-				if err := r.Register(fixed{name: n}); err != nil {
+				if err := r.Register(instrumenttest.Fixed{PoolName: n}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			var srcs []instrument.StatsSource
 			for _, n := range tt.register {
-				srcs = append(srcs, fixed{name: n})
+				srcs = append(srcs, instrumenttest.Fixed{PoolName: n})
 			}
 			err := r.Register(srcs...)
 			if !errors.Is(err, tt.wantErr) || (err != nil) != (tt.wantErr != nil) {
@@ -60,7 +52,7 @@ func TestRegistryRegister(t *testing.T) {
 
 func TestRegistrySnapshotAndUnregister(t *testing.T) {
 	r := instrument.NewRegistry()
-	a := fixed{"a", instrument.Stats{Gets: 3, Misses: 1, Puts: 2, Drops: 1}}
+	a := instrumenttest.Fixed{PoolName: "a", Counts: instrument.Stats{Gets: 3, Misses: 1, Puts: 2, Drops: 1}}
 	p, err := instrument.NewBufferPool("b", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +62,7 @@ func TestRegistrySnapshotAndUnregister(t *testing.T) {
 	}
 	p.Put(p.Get())
 	want := []instrument.PoolStats{
-		{Name: "a", Stats: a.s},
+		{Name: "a", Stats: a.Counts},
 		{Name: "b", Stats: p.Stats()},
 	}
 	if got := r.Snapshot(); !reflect.DeepEqual(got, want) {
@@ -85,7 +77,7 @@ func TestRegistrySnapshotAndUnregister(t *testing.T) {
 	if got := r.Snapshot(); len(got) != 1 || got[0].Name != "b" {
 		t.Errorf("Snapshot() after Unregister = %+v, want only b", got)
 	}
-	if err := r.Register(fixed{name: "a"}); err != nil {
+	if err := r.Register(instrumenttest.Fixed{PoolName: "a"}); err != nil {
 		t.Errorf("re-registering an unregistered name: %v", err)
 	}
 }

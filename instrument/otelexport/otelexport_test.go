@@ -14,29 +14,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/poolparity/poolparity/instrument"
+	"github.com/poolparity/poolparity/instrument/instrumenttest"
 	"github.com/poolparity/poolparity/instrument/otelexport"
 )
-
-type fixed struct {
-	name string
-	s    instrument.Stats
-}
-
-func (f fixed) Name() string            { return f.name }
-func (f fixed) Stats() instrument.Stats { return f.s }
-
-func newRegistry(t *testing.T) *instrument.Registry {
-	t.Helper()
-	r := instrument.NewRegistry()
-	err := r.Register(
-		fixed{"json_buffer", instrument.Stats{Gets: 10, Misses: 2, Puts: 7, Drops: 1}},
-		fixed{"report_scratch", instrument.Stats{Gets: 5, Misses: 5, Puts: 0, Drops: 5}},
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
 
 // point is one data point, flattened for comparison.
 type point struct {
@@ -100,7 +80,7 @@ func TestRegisterReportsThroughManualReader(t *testing.T) {
 			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 			defer mp.Shutdown(context.Background())
 
-			reg, err := otelexport.Register(mp, newRegistry(t), tt.opts...)
+			reg, err := otelexport.Register(mp, instrumenttest.SampleRegistry(t), tt.opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +168,7 @@ func TestPrometheusTranslationGivesTheDesignNames(t *testing.T) {
 	}
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
 	defer mp.Shutdown(context.Background())
-	if _, err := otelexport.Register(mp, newRegistry(t)); err != nil {
+	if _, err := otelexport.Register(mp, instrumenttest.SampleRegistry(t)); err != nil {
 		t.Fatal(err)
 	}
 	const want = `

@@ -8,31 +8,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/poolparity/poolparity/instrument"
+	"github.com/poolparity/poolparity/instrument/instrumenttest"
 	"github.com/poolparity/poolparity/instrument/promexport"
 )
-
-// fixed is a StatsSource with fixed counts, so the golden text is exact
-// even under -race (where sync.Pool's own hit ratio is random).
-type fixed struct {
-	name string
-	s    instrument.Stats
-}
-
-func (f fixed) Name() string            { return f.name }
-func (f fixed) Stats() instrument.Stats { return f.s }
-
-func newRegistry(t *testing.T) *instrument.Registry {
-	t.Helper()
-	r := instrument.NewRegistry()
-	err := r.Register(
-		fixed{"json_buffer", instrument.Stats{Gets: 10, Misses: 2, Puts: 7, Drops: 1}},
-		fixed{"report_scratch", instrument.Stats{Gets: 5, Misses: 5, Puts: 0, Drops: 5}},
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
 
 const golden = `
 # HELP syncpool_drops_total Objects passed to Put that the pool's keep policy refused (for example over the size cap).
@@ -73,7 +51,7 @@ func TestCollectorGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := promexport.NewCollector(newRegistry(t), tt.opts...)
+			c := promexport.NewCollector(instrumenttest.SampleRegistry(t), tt.opts...)
 			if err := testutil.CollectAndCompare(c, strings.NewReader(expected(tt.before, tt.after))); err != nil {
 				t.Error(err)
 			}
@@ -102,7 +80,7 @@ func TestCollectorThroughWrapRegistererWith(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			reg := prometheus.NewPedanticRegistry()
 			wrapped := prometheus.WrapRegistererWith(tt.labels, reg)
-			if err := wrapped.Register(promexport.NewCollector(newRegistry(t))); err != nil {
+			if err := wrapped.Register(promexport.NewCollector(instrumenttest.SampleRegistry(t))); err != nil {
 				t.Fatalf("registering through WrapRegistererWith: %v", err)
 			}
 			if err := testutil.GatherAndCompare(reg, strings.NewReader(expected(tt.before, tt.after))); err != nil {
@@ -117,7 +95,7 @@ func TestCollectorThroughWrapRegistererWith(t *testing.T) {
 			}
 			// Describe is exact, so a second collector for the same names
 			// is refused rather than producing duplicate series.
-			if err := wrapped.Register(promexport.NewCollector(newRegistry(t))); err == nil {
+			if err := wrapped.Register(promexport.NewCollector(instrumenttest.SampleRegistry(t))); err == nil {
 				t.Error("registering a second collector with the same labels succeeded, want an AlreadyRegisteredError")
 			}
 		})
