@@ -103,7 +103,8 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 	}
 }
 
-// compareGolden compares got with the golden file, or rewrites it with -update.
+// compareGolden compares got with the file at path (a golden file, or a copy generated from
+// another source), or rewrites the file with -update.
 func compareGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
 	if *update {
@@ -174,20 +175,7 @@ func TestChartDashboardsMatchSource(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dst := filepath.Join(dstDir, name)
-		if *update {
-			if err := os.MkdirAll(dstDir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(dst, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(dst)
-		if err != nil || !bytes.Equal(got, data) {
-			t.Errorf("deploy/helm/poolparity/files/dashboards/%s differs from dashboards/%s (run `go test ./deploy/ -run Dashboards -update`)", name, name)
-		}
+		compareGolden(t, filepath.Join(dstDir, name), data)
 	}
 	copies, _ := filepath.Glob(filepath.Join(dstDir, "*"))
 	for _, c := range copies {

@@ -2,7 +2,6 @@ package deploy_test
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -65,21 +64,7 @@ func TestKustomizeGeneratedFromChart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for rel, want := range generatedKustomize(t) {
-		path := filepath.Join(root, "deploy", "kustomize", rel)
-		if *update {
-			if err := os.WriteFile(path, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("reading generated file: %v", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("deploy/kustomize/%s drifted from the chart (run `go test ./deploy/ -run TestKustomizeGeneratedFromChart -update`):\n%s",
-				rel, lineDiff(string(want), string(got)))
-		}
+		compareGolden(t, filepath.Join(root, "deploy", "kustomize", rel), want)
 	}
 }
 
