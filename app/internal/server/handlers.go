@@ -41,9 +41,8 @@ type listResponse struct {
 }
 
 func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if err := item.ValidateID(id); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	id, ok := itemID(w, r)
+	if !ok {
 		return
 	}
 	if r.ContentLength > item.MaxBodyBytes {
@@ -84,18 +83,13 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if err := item.ValidateID(id); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	id, ok := itemID(w, r)
+	if !ok {
 		return
 	}
 	v, err := s.store.Get(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "item not found")
-		return
-	}
 	if err != nil {
-		s.unavailable(w, r, err)
+		s.itemLookupFailed(w, r, err)
 		return
 	}
 	rs := s.scratch.Get()
@@ -121,18 +115,13 @@ func (s *Server) writeItem(w http.ResponseWriter, r *http.Request, enc *pools.En
 }
 
 func (s *Server) deleteItem(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if err := item.ValidateID(id); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	id, ok := itemID(w, r)
+	if !ok {
 		return
 	}
 	err := s.store.Delete(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "item not found")
-		return
-	}
 	if err != nil {
-		s.unavailable(w, r, err)
+		s.itemLookupFailed(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -212,6 +201,27 @@ func (s *Server) getReport(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.unavailable(w, r, err)
 	}
+}
+
+// itemID returns the request's {id}, or answers 400 and reports false when
+// it is not a valid item id.
+func itemID(w http.ResponseWriter, r *http.Request) (string, bool) {
+	id := r.PathValue("id")
+	if err := item.ValidateID(id); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return "", false
+	}
+	return id, true
+}
+
+// itemLookupFailed answers a failed store call on one item: 404 when the
+// item does not exist, otherwise as unavailable does.
+func (s *Server) itemLookupFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "item not found")
+		return
+	}
+	s.unavailable(w, r, err)
 }
 
 // StatusClientClosedRequest is the non-standard 499 (as nginx logs it): the
