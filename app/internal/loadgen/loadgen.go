@@ -3,8 +3,10 @@
 // reports and deletes, in proportions that resemble a read-mostly JSON API.
 //
 // Every run is bounded three ways: by its context, by Config.Duration and by
-// Config.MaxRequests. The target must be a loopback address; Run refuses any
-// other.
+// Config.MaxRequests. The target must be a loopback address, or a host name
+// the caller lists in Config.AllowHosts (the in-cluster load generator lists
+// the Service it was pointed at, and only when it runs in a pod); New refuses
+// any other, and never an IP address outside loopback.
 //
 // # Concurrency
 //
@@ -23,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,6 +90,10 @@ type Config struct {
 	Mix Mix
 	// Timeout bounds one request; zero means 5s.
 	Timeout time.Duration
+	// AllowHosts lists host names (never IP addresses) that BaseURL may name
+	// besides loopback: for example the Kubernetes Service an in-cluster load
+	// generator targets. Empty allows loopback only.
+	AllowHosts []string
 }
 
 // Errors returned by Validate.
@@ -97,7 +104,7 @@ var (
 
 // Validate checks the bounds and that the target is on loopback.
 func (c Config) Validate() error {
-	if err := CheckLoopback(c.BaseURL); err != nil {
+	if err := CheckTarget(c.BaseURL, c.AllowHosts); err != nil {
 		return err
 	}
 	var errs []error
@@ -138,7 +145,11 @@ func (c Config) mix() Mix {
 
 // CheckLoopback returns an error wrapping ErrNotLoopback unless rawURL is an
 // http URL whose host is localhost or a loopback IP.
-func CheckLoopback(rawURL string) error {
+func CheckLoopback(rawURL string) error { return CheckTarget(rawURL, nil) }
+
+// CheckTarget is CheckLoopback that also accepts the host names in allow.
+// An IP address outside loopback is refused even if allow lists it.
+func CheckTarget(rawURL string, allow []string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return fmt.Errorf("loadgen: parsing target %q: %w", rawURL, err)
@@ -150,7 +161,11 @@ func CheckLoopback(rawURL string) error {
 	if host == "localhost" {
 		return nil
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	ip := net.ParseIP(host)
+	if ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	if ip == nil && host != "" && slices.Contains(allow, host) {
 		return nil
 	}
 	return fmt.Errorf("%w: %q", ErrNotLoopback, rawURL)

@@ -163,6 +163,15 @@ func TestConfigValidate(t *testing.T) {
 		{"a private address is refused", func(c *loadgen.Config) { c.BaseURL = "http://10.0.0.1:80" }, loadgen.ErrNotLoopback},
 		{"a public name is refused", func(c *loadgen.Config) { c.BaseURL = "http://example.com" }, loadgen.ErrNotLoopback},
 		{"https is refused", func(c *loadgen.Config) { c.BaseURL = "https://127.0.0.1" }, loadgen.ErrNotLoopback},
+		{"an allowed host name is accepted", func(c *loadgen.Config) {
+			c.BaseURL, c.AllowHosts = "http://poolparity:80", []string{"poolparity"}
+		}, nil},
+		{"a host name that is not allowed is refused", func(c *loadgen.Config) {
+			c.BaseURL, c.AllowHosts = "http://other:80", []string{"poolparity"}
+		}, loadgen.ErrNotLoopback},
+		{"an allowed IP outside loopback is still refused", func(c *loadgen.Config) {
+			c.BaseURL, c.AllowHosts = "http://10.0.0.1:80", []string{"10.0.0.1"}
+		}, loadgen.ErrNotLoopback},
 		{"no duration is refused", func(c *loadgen.Config) { c.Duration = 0 }, loadgen.ErrBounds},
 		{"no request bound is refused", func(c *loadgen.Config) { c.MaxRequests = 0 }, loadgen.ErrBounds},
 		{"no rate is refused", func(c *loadgen.Config) { c.RPS = 0 }, loadgen.ErrBounds},

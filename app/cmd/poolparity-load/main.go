@@ -1,0 +1,132 @@
+// Command poolparity-load is the project's load generator (app/internal/loadgen) as a binary: a
+// bounded, seeded mix of item writes, reads, listings, reports and deletes at a fixed rate. It
+// ships in the service image, and the kind cluster's load Job runs it against the split Service,
+// so the share of requests per track follows the ready replicas of each.
+//
+// The target must be on loopback, or, when the command runs in a Kubernetes pod
+// (KUBERNETES_SERVICE_HOST is set), a Service host name such as "poolparity" or
+// "poolparity.shop.svc" (never an IP address outside loopback). Every run is bounded by
+// -duration and -max-requests. It prints the final counts as JSON and exits 1 when more than
+// -max-error-ratio of the requests failed (5xx or transport errors), 2 for a bad setting.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/poolparity/poolparity/app/internal/envflag"
+	"github.com/poolparity/poolparity/app/internal/loadgen"
+)
+
+// Config is the command's settings.
+type Config struct {
+	Target        string
+	Duration      time.Duration
+	MaxRequests   int
+	RPS           float64
+	Concurrency   int
+	Keys          int
+	Seed          uint64
+	MaxErrorRatio float64
+	KeepAlive     bool
+	InCluster     bool // set from KUBERNETES_SERVICE_HOST, not a flag
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func parse(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	c := Config{Duration: time.Minute, MaxRequests: 1_000_000, RPS: 50, Concurrency: 8, Keys: 200, Seed: 1, MaxErrorRatio: 0.01, KeepAlive: true}
+	fs := flag.NewFlagSet("poolparity-load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	e := envflag.New(fs, getenv, envflag.TrimPrefix("LOAD_"))
+	e.String(&c.Target, "LOAD_TARGET", "base URL of the service, e.g. http://poolparity:80")
+	e.Duration(&c.Duration, "LOAD_DURATION", "how long to send load")
+	e.Int(&c.MaxRequests, "LOAD_MAX_REQUESTS", "most requests to send")
+	e.Float64(&c.RPS, "LOAD_RPS", "requests per second, over all workers")
+	e.Int(&c.Concurrency, "LOAD_CONCURRENCY", "workers (requests in flight at most)")
+	e.Int(&c.Keys, "LOAD_KEYS", "size of the item id space")
+	e.Uint64(&c.Seed, "LOAD_SEED", "seed of the call sequence")
+	e.Float64(&c.MaxErrorRatio, "LOAD_MAX_ERROR_RATIO", "exit 1 when more than this share of requests failed")
+	e.Bool(&c.KeepAlive, "LOAD_KEEP_ALIVE", "reuse connections; false opens one per request, so a Kubernetes Service spreads requests (not connections) over its pods")
+	if err := e.Parse(args); err != nil {
+		return c, err
+	}
+	c.InCluster = getenv("KUBERNETES_SERVICE_HOST") != ""
+	return c, nil
+}
+
+// loadConfig turns c into the generator's config, allowing the target's host name only in a pod.
+func (c Config) loadConfig() (loadgen.Config, error) {
+	if c.MaxErrorRatio < 0 || c.MaxErrorRatio > 1 {
+		return loadgen.Config{}, fmt.Errorf("max error ratio must be in [0, 1], got %g", c.MaxErrorRatio)
+	}
+	lc := loadgen.Config{
+		BaseURL: c.Target, Duration: c.Duration, MaxRequests: c.MaxRequests, RPS: c.RPS,
+		Concurrency: c.Concurrency, Keys: c.Keys, Seed: c.Seed,
+	}
+	if c.InCluster {
+		if u, err := url.Parse(c.Target); err == nil {
+			lc.AllowHosts = []string{u.Hostname()}
+		}
+	}
+	if err := lc.Validate(); err != nil {
+		if errors.Is(err, loadgen.ErrNotLoopback) && !c.InCluster {
+			return lc, fmt.Errorf("%w (a Service host name is allowed only when running in a Kubernetes pod)", err)
+		}
+		return lc, err
+	}
+	return lc, nil
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	c, err := parse(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "poolparity-load: %v\n", err)
+		return 2
+	}
+	lc, err := c.loadConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "poolparity-load: %v\n", err)
+		return 2
+	}
+	var client *http.Client
+	if !c.KeepAlive {
+		client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+	}
+	g, err := loadgen.New(lc, client)
+	if err != nil {
+		fmt.Fprintf(stderr, "poolparity-load: %v\n", err)
+		return 2
+	}
+	st, err := g.Run(ctx)
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(st)
+	if err != nil {
+		fmt.Fprintf(stderr, "poolparity-load: stopped early: %v\n", err)
+		return 1
+	}
+	if st.Requests > 0 && float64(st.Errors)/float64(st.Requests) > c.MaxErrorRatio {
+		fmt.Fprintf(stderr, "poolparity-load: %d of %d requests failed (more than %.2f%%)\n", st.Errors, st.Requests, 100*c.MaxErrorRatio)
+		return 1
+	}
+	return 0
+}
