@@ -22,7 +22,7 @@ func TestBinariesBuildStatic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"poolparity", "poolparity-controller"} {
+	for _, name := range []string{"poolparity", "poolparity-controller", "poolparity-load"} {
 		t.Run(name, func(t *testing.T) {
 			pkg := "./app/cmd/" + name
 			if _, err := os.Stat(filepath.Join(root, "app", "cmd", name)); err != nil {

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# hack/image.sh: build the poolparity service image (make image).
-#   1. Always: static (CGO_ENABLED=0) linux binaries of ./app/cmd/poolparity and ./app/cmd/poolparity-controller
-#      into bin/<name>-linux-<arch>, each
-#      checked to have no ELF interpreter (so it runs on distroless static).
-#   2. When a Docker engine answers: docker build -t "$IMAGE" . (the multi-stage Dockerfile).
-#      Otherwise it says so and exits 0: this project's machines have no container engine.
-# Env: IMAGE (default poolparity:dev), GOARCH (default: the host's).
+# hack/image.sh: build the poolparity image (make image): the service, the PoolCanary controller
+# and the load generator.
+#   1. Static (CGO_ENABLED=0) linux binaries of ./app/cmd/{poolparity,poolparity-controller,
+#      poolparity-load} into bin/image-linux-<arch>/, each checked to have no ELF interpreter.
+#   2. docker build -t "$IMAGE" . with BuildKit (the multi-stage Dockerfile). It needs a Docker
+#      engine: without one it fails with one line saying so.
+# Env: IMAGE (default poolparity:dev), GOARCH (default: the host's), IMAGE_OFFLINE=1 (take the
+# binaries of step 1 and a scratch runtime base, so no image is pulled: the offline kind cluster).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
@@ -13,22 +14,36 @@ cd "$(dirname "$0")/.."
 IMAGE=${IMAGE:-poolparity:dev}
 arch=${GOARCH:-$(go env GOARCH)}
 
-mkdir -p bin
-for name in poolparity poolparity-controller; do
-	out=bin/$name-linux-$arch
-	log "building static binary $out"
-	CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath -ldflags="-s -w" -o "$out" ./app/cmd/$name
-	if command -v readelf >/dev/null 2>&1 && readelf -l "$out" | grep -q 'Requesting program interpreter'; then
-		die "$out is dynamically linked; distroless static needs a static binary"
+if ! command -v docker >/dev/null 2>&1 || ! docker info >/dev/null 2>&1; then
+	die "no Docker engine answers (docker info failed): 'make image' needs one; 'make test-kind' starts one"
+fi
+
+out=bin/image-linux-$arch
+mkdir -p "$out"
+for name in poolparity poolparity-controller poolparity-load; do
+	log "building static binary $out/$name"
+	CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath -ldflags="-s -w" -o "$out/$name" ./app/cmd/$name
+	if command -v readelf >/dev/null 2>&1 && readelf -l "$out/$name" | grep -q 'Requesting program interpreter'; then
+		die "$out/$name is dynamically linked; distroless static needs a static binary"
 	fi
-	log "static binary ok: $(du -h "$out" | cut -f1)"
 done
 
-if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
-	log "docker build -t $IMAGE ."
-	docker build -t "$IMAGE" .
-	log "built $IMAGE"
-else
-	log "no Docker engine answers here (docker info failed): skipped 'docker build -t $IMAGE .'."
-	log "Build the image where Docker runs; the static binaries above are what the Dockerfile's builder stage produces."
+# BuildKit builds only the stages the image needs (so an offline build pulls nothing). A Docker
+# client newer than 23 needs its buildx plugin for that; Debian's docker.io client (20.10) has
+# BuildKit built in, so use it when buildx is missing (as on this project's CI machines).
+client=docker
+if ! docker buildx version >/dev/null 2>&1; then
+	if [[ -x /usr/bin/docker ]] && /usr/bin/docker version --format '{{.Client.Version}}' 2>/dev/null | grep -q '^20\.'; then
+		client=/usr/bin/docker
+	else
+		die "this Docker client cannot build with BuildKit: install its buildx plugin"
+	fi
 fi
+
+args=(--build-arg "TARGETARCH=$arch")
+if [[ ${IMAGE_OFFLINE:-} == 1 ]]; then
+	args+=(--build-arg BINARIES=context --build-arg RUNTIME_IMAGE=scratch)
+fi
+log "docker build -t $IMAGE ${args[*]} ."
+DOCKER_BUILDKIT=1 "$client" build "${args[@]}" -t "$IMAGE" .
+log "built $IMAGE"
