@@ -13,9 +13,13 @@
 #   kwok        kwok (kwok+kwokctl) kube-controller-manager kube-scheduler, plus envtest
 #   apt         Debian packages redis-server wrk
 #   chromium    Debian package chromium (only when asked)
-#   all         default + kwok (not chromium)
+#   kind        the offline kind cluster (hack/kindrun): kind, kubelet kubeadm kube-proxy, coredns,
+#               prometheus-operator (+ config reloader), metrics-server, plus the kwok group's
+#               control plane, and Debian's docker.io debootstrap
+#   all         default + kwok + kind (not chromium)
 # Single tools: staticcheck benchstat helm kustomize prometheus (alias promtool) kube-apiserver
-#   kubectl etcd controller-gen kwok kube-controller-manager kube-scheduler redis-server wrk chromium
+#   kubectl etcd controller-gen kwok kube-controller-manager kube-scheduler kubelet kubeadm kube-proxy
+#   coredns prometheus-operator metrics-server kind redis-server wrk chromium docker.io debootstrap
 #
 # Environment: POOLPARITY_CACHE (cache dir), INSTALL_TOOLS_VERBOSE=1 (stream build output).
 # See hack/tools/README.md for versions, build recipes and timings.
@@ -41,6 +45,10 @@ K8S_VERSION=v1.37.0                                            # must match hack
 ETCD_VERSION=v3.6.16                                           # must match hack/tools/etcd/go.mod
 CONTROLLER_GEN_VERSION=v0.23.0
 KWOK_VERSION=v0.8.0
+KIND_VERSION=v0.32.0
+COREDNS_VERSION=v1.14.6               # must match hack/tools/coredns/go.mod (kubeadm v1.37.0's default)
+PROMETHEUS_OPERATOR_VERSION=v0.85.0   # must match hack/tools/prometheus-operator/go.mod
+METRICS_SERVER_VERSION=v0.9.0         # must match hack/tools/metrics-server/go.mod
 
 export GOWORK=off
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
@@ -100,6 +108,30 @@ build_kube_apiserver() { build_k8s_cmd "$1" kube-apiserver; }
 build_kubectl() { build_k8s_cmd "$1" kubectl; }
 build_kube_controller_manager() { build_k8s_cmd "$1" kube-controller-manager; }
 build_kube_scheduler() { build_k8s_cmd "$1" kube-scheduler; }
+build_kubelet() { build_k8s_cmd "$1" kubelet; }
+build_kubeadm() { build_k8s_cmd "$1" kubeadm; }
+build_kube_proxy() { build_k8s_cmd "$1" kube-proxy; }
+build_kind() { go_install "$1" "sigs.k8s.io/kind@$KIND_VERSION"; }
+
+build_coredns() {
+	go_build_module "$1/coredns" coredns "" "-X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION" .
+}
+
+build_prometheus_operator() {
+	local v=github.com/prometheus/common/version
+	go_build_module "$1/" prometheus-operator "" \
+		"-X $v.Version=${PROMETHEUS_OPERATOR_VERSION#v} -X $v.Revision=$PROMETHEUS_OPERATOR_VERSION -X $v.Branch=$PROMETHEUS_OPERATOR_VERSION -X $v.BuildUser=poolparity -X $v.BuildDate=20260101-00:00:00" \
+		github.com/prometheus-operator/prometheus-operator/cmd/operator \
+		github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader
+}
+
+build_metrics_server() {
+	local p ldf=""
+	for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		ldf+=" -X $p.gitVersion=$METRICS_SERVER_VERSION -X $p.gitTreeState=clean -X $p.buildDate=2026-01-01T00:00:00Z"
+	done
+	go_build_module "$1/" metrics-server "" "$ldf" sigs.k8s.io/metrics-server/cmd/metrics-server
+}
 
 build_etcd() {
 	# The main package is the module root (go.etcd.io/etcd/server/v3), so name the binary.
@@ -126,10 +158,15 @@ spec() {
 	kustomize) VER=$KUSTOMIZE_VERSION BINS=(kustomize) CHECK=(version) EXPECT=$KUSTOMIZE_VERSION ;;
 	controller-gen) VER=$CONTROLLER_GEN_VERSION BINS=(controller-gen) CHECK=(--version) EXPECT=$VER ;;
 	prometheus) VER=$PROMETHEUS_MODULE_VERSION BINS=(prometheus promtool) CHECK=(--version) EXPECT=$PROMETHEUS_VERSION ;;
-	kube-apiserver | kubectl | kube-controller-manager | kube-scheduler)
+	kube-apiserver | kubectl | kube-controller-manager | kube-scheduler | kubelet | kubeadm | kube-proxy)
 		VER=$K8S_VERSION BINS=("$1") DEST=k8s CHECK=(--version) EXPECT=$K8S_VERSION
 		if [[ $1 == kubectl ]]; then CHECK=(version --client); fi
+		if [[ $1 == kubeadm ]]; then CHECK=(version -o short); fi
 		;;
+	kind) VER=$KIND_VERSION BINS=(kind) CHECK=(version) EXPECT=$KIND_VERSION ;;
+	coredns) VER=$COREDNS_VERSION BINS=(coredns) DEST=cluster CHECK=(-version) EXPECT=${COREDNS_VERSION#v} ;;
+	prometheus-operator) VER=$PROMETHEUS_OPERATOR_VERSION BINS=(operator prometheus-config-reloader) DEST=cluster CHECK=(--version) EXPECT=${VER#v} ;;
+	metrics-server) VER=$METRICS_SERVER_VERSION BINS=(metrics-server) DEST=cluster CHECK=(--version) EXPECT=$VER ;;
 	etcd) VER=$ETCD_VERSION BINS=(etcd) DEST=k8s CHECK=(--version) EXPECT=${ETCD_VERSION#v} ;;
 	kwok) VER=$KWOK_VERSION BINS=(kwokctl kwok) CHECK=(--version) EXPECT=${KWOK_VERSION#v} ;;
 	*) return 1 ;;
@@ -217,7 +254,8 @@ apt_ensure() { # PKG...: install the Debian packages that are missing (apt-get u
 expand() { # NAME: print the tools of a group (or the tool itself)
 	case $1 in
 	default) echo staticcheck benchstat helm kustomize prometheus kube-apiserver kubectl etcd controller-gen redis-server wrk ;;
-	all) echo "$(expand default) $(expand kwok)" ;;
+	all) echo "$(expand default) $(expand kwok) $(expand kind)" ;;
+	kind) echo "$(expand kwok) kubelet kubeadm kube-proxy coredns prometheus-operator metrics-server kind docker.io debootstrap" ;;
 	envtest | k8s) echo kube-apiserver kubectl etcd ;;
 	kwok) echo kube-apiserver kubectl etcd kube-controller-manager kube-scheduler kwok ;;
 	kwokctl) echo kwok ;;
@@ -243,7 +281,7 @@ main() {
 		[[ $seen == *" $t "* ]] && continue
 		seen+="$t "
 		case $t in
-		redis-server | wrk | chromium) apt_pkgs+=("$t") ;;
+		redis-server | wrk | chromium | docker.io | debootstrap) apt_pkgs+=("$t") ;;
 		*) spec "$t" || fail "unknown tool or group '$t' (see $0 --help)"; go_tools+=("$t") ;;
 		esac
 	done
