@@ -43,7 +43,7 @@ demo-screenshot: ## Render out/report.html (from the last demo) to docs/demo.png
 ##@ Development
 
 .PHONY: test
-test: tools fmt-check vet lint generate-check test-go test-kwok test-rules test-fuzz test-e2e ## Run every check CI runs (installs pinned tools first).
+test: tools fmt-check vet lint generate-check test-go test-kwok test-rules test-fuzz test-e2e test-kind ## Run every check CI runs (installs pinned tools first).
 
 .PHONY: fmt
 fmt: ## Format the Go code.
@@ -105,35 +105,46 @@ build: ## Build the binaries into ./bin.
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./app/cmd/...
 
 .PHONY: image
-image: ## Build the container image (needs a Docker engine).
+image: ## Build the container image (needs a Docker engine; fails with one line without it).
 	hack/image.sh
 
-##@ Cluster (needs Docker and the internet; not available on this project's CI machines)
+##@ Cluster (kind: offline here and in CI, online on a laptop; see docs/kind.md)
+
+# KIND_MODE=offline builds every image here (no registry); online uses kindest/node and the
+# upstream charts. The step targets below follow KIND_MODE; test-kind is always offline.
+KIND_MODE ?= online
+KINDRUN = $(GO) run ./hack/kindrun
+
+.PHONY: test-kind
+test-kind: ## Offline kind cluster: build the images, install the chart, load, HPAs, split, verdicts, PoolCanary; then delete it.
+	KIND_MODE=offline $(KINDRUN) -steps all
 
 .PHONY: kind-demo
-kind-demo: ## Run the whole kind sequence: cluster, image, stack, chart, load, parity.
-	hack/kind-demo.sh all
+kind-demo: ## Online kind demo on a laptop (kindest/node, kube-prometheus-stack, Grafana); keeps the cluster.
+	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps env,kind-images,kind-up,kind-load,kind-deps,helm-install,scenarios
 
-.PHONY: kind-up kind-load kind-deps helm-install load parity kind-down
-kind-up: ## Create the kind cluster from kind-config.yaml.
-	hack/kind-demo.sh up
-kind-load: image ## Load the image into the kind cluster.
-	hack/kind-demo.sh load
-kind-deps: ## Install kube-prometheus-stack and metrics-server (pinned chart versions).
-	hack/kind-demo.sh deps
-helm-install: ## Install the chart with the kind values.
-	hack/kind-demo.sh install
-load: ## Run the in-cluster load Job.
-	hack/kind-demo.sh load-job
+.PHONY: kind-up kind-images kind-load kind-deps helm-install load parity kind-down
+kind-up: ## Create the kind cluster (online: kind-config.yaml; offline: its control-plane node).
+	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps kind-up
+kind-images: ## Build the images the cluster runs (online: the service image only).
+	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps kind-images
+kind-load: kind-images ## Load the images into the kind cluster.
+	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps kind-load
+kind-deps: ## Install prometheus-operator (with a Prometheus) and metrics-server.
+	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps kind-deps
+helm-install: ## Install the chart with the kind values and run helm test.
+	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps helm-install
+load: ## Run the in-cluster load generator Job against the split Service.
+	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps load
 parity: ## Port-forward Prometheus and print the parity table.
-	hack/kind-demo.sh parity
+	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps parity
 kind-down: ## Delete the kind cluster.
-	hack/kind-demo.sh down
+	KIND_MODE=$(KIND_MODE) $(KINDRUN) -steps kind-down
 
 ##@ Dependencies
 
 .PHONY: tools
-tools: ## Install every pinned tool into ./bin (helm, kustomize, prometheus, promtool, envtest and kwok binaries, linters, Debian packages).
+tools: ## Install every pinned tool into ./bin (helm, kustomize, prometheus, promtool, envtest, kwok and kind-node binaries, linters, Debian packages).
 	hack/install-tools.sh all
 
 .PHONY: tools-go

@@ -8,7 +8,7 @@
 // With -report-only it starts nothing and reads the same report from an
 // existing Prometheus (-prometheus-url or PROMETHEUS_URL, window 5m unless
 // -window says otherwise); `make parity` runs it that way against a kind
-// cluster's Prometheus through hack/kind-demo.sh.
+// cluster's Prometheus through hack/kindrun.
 //
 // Exit status: 0 PASS, 1 FAIL, 2 a bad configuration, 3 NO DATA, 4 the demo
 // could not run (or, with -report-only, Prometheus could not be read), 130

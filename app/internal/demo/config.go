@@ -203,7 +203,7 @@ func checkPrometheusURL(s string) error {
 // variable meant for the service, such as REDIS_ADDR. Each setting is also
 // a flag, the variable's name in lower case with '-' for '_' and without
 // the prefix (-scenario, -rps, -stable-port); a flag wins over a variable.
-// PROMETHEUS_URL (-prometheus-url) is read as it is too: hack/kind-demo.sh
+// PROMETHEUS_URL (-prometheus-url) is read as it is too: hack/kindrun
 // passes it with -report-only. In ReportOnly mode the window defaults to 5m,
 // the family the chart's rules load, unless DEMO_WINDOW or -window is given.
 func Parse(name string, args []string, getenv func(string) string, usage io.Writer) (Config, error) {

@@ -1,0 +1,533 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/template"
+	"time"
+)
+
+// Versions of what the offline cluster runs. The Go-built ones must match hack/install-tools.sh.
+const (
+	registry       = "poolparity.local"
+	k8sVersion     = "v1.37.0"
+	kindVersion    = "v0.32.0"
+	etcdTag        = "v3.6.16" // the etcd hack/install-tools.sh builds for envtest; kubeadm is told its tag
+	debianSuite    = "bookworm"
+	debianMirror   = "http://deb.debian.org/debian"
+	baseImage      = registry + "/debian:" + debianSuite
+	nodeImageRepo  = registry + "/kind-node"
+	serviceImage   = registry + "/poolparity:dev"
+	redisImage     = registry + "/redis:" + debianSuite
+	testImage      = registry + "/helm-test:" + debianSuite
+	promImage      = registry + "/prometheus:v3.15.0"
+	operatorImage  = registry + "/prometheus-operator:v0.85.0"
+	reloaderImage  = registry + "/prometheus-config-reloader:v0.85.0"
+	metricsSrvImg  = registry + "/metrics-server:v0.9.0"
+	recipeLabel    = "dev.poolparity.recipe"
+	nonRootUser    = "65534:65534"
+	imageBuildTime = 20 * time.Minute
+)
+
+//go:embed images
+var imageFiles embed.FS
+
+// image is one image built from the component template.
+type image struct {
+	Tag        string
+	Comment    string
+	Base       string
+	Packages   string
+	Run        string
+	User       string
+	Entrypoint string            // JSON array
+	Bins       map[string]string // name in BinDir -> path under ./bin
+	BinDir     string            // where the binaries go; default /usr/local/bin/
+}
+
+// appImages are the images the cluster runs besides the control plane; kind-load puts them on
+// the node.
+func appImages() []image {
+	return []image{
+		{Tag: redisImage, Comment: "Redis from Debian's redis-server (protected mode off, as in the official image).",
+			Base: baseImage, Packages: "redis-server", User: "999:999",
+			Entrypoint: `["redis-server", "--protected-mode", "no"]`},
+		{Tag: testImage, Comment: "sh, wget and grep for the chart's helm test pod (Debian's GNU wget: busybox 1.35's wget crashes on -T).",
+			Base: baseImage, Packages: "wget", User: nonRootUser},
+		// The operator runs these by the paths of the upstream images: /bin/<name>.
+		{Tag: promImage, Comment: "Prometheus 3.15.0 (github.com/prometheus/prometheus v0.315.0).",
+			Base: baseImage, Bins: map[string]string{"prometheus": "prometheus", "promtool": "promtool"}, BinDir: "/bin/", User: nonRootUser,
+			Entrypoint: `["/bin/prometheus"]`},
+		{Tag: operatorImage, Comment: "prometheus-operator v0.85.0.",
+			Base: baseImage, Bins: map[string]string{"operator": "cluster/operator"}, BinDir: "/bin/", User: nonRootUser,
+			Entrypoint: `["/bin/operator"]`},
+		{Tag: reloaderImage, Comment: "prometheus-config-reloader v0.85.0.",
+			Base: baseImage, Bins: map[string]string{"prometheus-config-reloader": "cluster/prometheus-config-reloader"}, BinDir: "/bin/", User: nonRootUser,
+			Entrypoint: `["/bin/prometheus-config-reloader"]`},
+		{Tag: metricsSrvImg, Comment: "metrics-server v0.9.0.",
+			Base: baseImage, Bins: map[string]string{"metrics-server": "cluster/metrics-server"}, User: nonRootUser,
+			Entrypoint: `["/usr/local/bin/metrics-server"]`},
+	}
+}
+
+// stepImages builds every image of the offline cluster (online mode builds only the service's).
+func (h *Harness) stepImages(ctx context.Context) (string, error) {
+	if err := h.buildServiceImage(ctx); err != nil {
+		return "", err
+	}
+	if h.cfg.Mode == "online" {
+		return "service image only (online)", nil
+	}
+	if err := h.ensureBase(ctx); err != nil {
+		return "", err
+	}
+	node, err := h.buildNodeImage(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, im := range appImages() {
+		if err := h.buildImage(ctx, im); err != nil {
+			return "", err
+		}
+	}
+	return "node image " + node, nil
+}
+
+// buildServiceImage builds the service (and controller, and load generator) image from the
+// repository's Dockerfile through hack/image.sh; offline, with prebuilt static binaries and a
+// scratch runtime base, since no base image can be pulled.
+func (h *Harness) buildServiceImage(ctx context.Context) error {
+	env := []string{"IMAGE=" + h.serviceImage()}
+	if h.cfg.Mode == "offline" {
+		env = append(env, "IMAGE_OFFLINE=1")
+	}
+	if err := h.run(ctx, "image", cmd{name: filepath.Join(h.cfg.Root, "hack/image.sh"), env: env}); err != nil {
+		return fmt.Errorf("building %s: %w", h.serviceImage(), err)
+	}
+	return nil
+}
+
+func (h *Harness) serviceImage() string {
+	if h.cfg.Mode == "online" {
+		return "poolparity:dev"
+	}
+	return serviceImage
+}
+
+// ensureBase makes the Debian base image with debootstrap and docker import, once.
+func (h *Harness) ensureBase(ctx context.Context) error {
+	if h.imageExists(ctx, baseImage) {
+		return nil
+	}
+	h.logf("building %s with debootstrap (about a minute)", baseImage)
+	dir, err := os.MkdirTemp(h.cfg.OutDir, "rootfs-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := h.run(ctx, "images", cmd{name: "debootstrap", args: []string{"--variant=minbase", debianSuite, dir, debianMirror}}); err != nil {
+		return fmt.Errorf("debootstrap: %w", err)
+	}
+	tar := fmt.Sprintf("tar -C %q -c . | docker import -c 'CMD [\"/bin/bash\"]' - %s", dir, baseImage)
+	return h.run(ctx, "images", cmd{name: "bash", args: []string{"-o", "pipefail", "-c", tar}})
+}
+
+func (h *Harness) imageExists(ctx context.Context, tag string) bool {
+	return h.run(ctx, "images", cmd{name: "docker", args: []string{"image", "inspect", "--format", "{{.Id}}", tag}}) == nil
+}
+
+// imageLabel returns the recipe label of a local image, or "".
+func (h *Harness) imageLabel(ctx context.Context, tag string) string {
+	out, err := h.output(ctx, "images", cmd{name: "docker", args: []string{"image", "inspect", "--format", "{{index .Config.Labels \"" + recipeLabel + "\"}}", tag}})
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(out)
+}
+
+// buildImage builds im from the component template unless an image with the same recipe (the
+// Dockerfile and the binaries' contents) exists.
+func (h *Harness) buildImage(ctx context.Context, im image) error {
+	tmpl, err := template.ParseFS(imageFiles, "images/component.Dockerfile.tmpl")
+	if err != nil {
+		return err
+	}
+	if im.BinDir == "" {
+		im.BinDir = "/usr/local/bin/"
+	}
+	var df bytes.Buffer
+	if err := tmpl.Execute(&df, im); err != nil {
+		return err
+	}
+	files := map[string]string{}
+	for name, rel := range im.Bins {
+		p, err := h.tool(rel)
+		if err != nil {
+			return err
+		}
+		files["bin/"+name] = p
+	}
+	return h.buildContext(ctx, im.Tag, df.Bytes(), files, nil)
+}
+
+// buildContext writes a build context (Dockerfile plus files copied from the given paths) and
+// builds tag from it, unless tag already carries the same recipe hash.
+func (h *Harness) buildContext(ctx context.Context, tag string, dockerfile []byte, files map[string]string, args map[string]string) error {
+	sum := sha256.New()
+	sum.Write(dockerfile)
+	keys := make([]string, 0, len(files))
+	for k := range files {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(sum, "\x00%s\x00", k)
+		if err := hashFile(sum, files[k]); err != nil {
+			return err
+		}
+	}
+	argKeys := make([]string, 0, len(args))
+	for k := range args {
+		argKeys = append(argKeys, k)
+	}
+	sort.Strings(argKeys)
+	for _, k := range argKeys {
+		fmt.Fprintf(sum, "\x00%s=%s", k, args[k])
+	}
+	recipe := hex.EncodeToString(sum.Sum(nil))[:16]
+	if h.imageLabel(ctx, tag) == recipe {
+		h.logf("image %s: cached (recipe %s)", tag, recipe)
+		return nil
+	}
+	t := time.Now()
+	dir, err := os.MkdirTemp(h.cfg.OutDir, "build-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), dockerfile, 0o644); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := copyFile(files[k], filepath.Join(dir, k)); err != nil {
+			return err
+		}
+	}
+	bargs := []string{"build", "-t", tag, "--label", recipeLabel + "=" + recipe}
+	for _, k := range argKeys {
+		bargs = append(bargs, "--build-arg", k+"="+args[k])
+	}
+	bargs = append(bargs, dir)
+	bctx, cancel := context.WithTimeout(ctx, imageBuildTime)
+	defer cancel()
+	if err := h.run(bctx, "images", cmd{name: "docker", args: bargs}); err != nil {
+		return fmt.Errorf("building %s: %w", tag, err)
+	}
+	h.logf("image %s: built in %s", tag, time.Since(t).Round(time.Second))
+	return nil
+}
+
+func hashFile(w io.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(w, f)
+	return err
+}
+
+// copyFile copies src (following links) to dst, keeping the executable bits.
+func copyFile(src, dst string) error {
+	st, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	mode := os.FileMode(0o644)
+	if st.Mode()&0o111 != 0 {
+		mode = 0o755
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// moduleDir returns the directory of a module in the module cache, downloading it if needed,
+// as seen from the tool module toolDir (hack/tools/<toolDir>).
+func (h *Harness) moduleDir(ctx context.Context, toolDir, module string) (string, error) {
+	out, err := h.output(ctx, "images", cmd{
+		name: "go", args: []string{"mod", "download", "-json", module},
+		dir: filepath.Join(h.cfg.Root, "hack", "tools", toolDir), env: []string{"GOWORK=off", "GOFLAGS=-mod=mod"},
+	})
+	if err != nil {
+		return "", prereq("the Go module proxy did not give %s: %v", module, err)
+	}
+	var m struct{ Dir, Error string }
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		return "", fmt.Errorf("go mod download %s: %w", module, err)
+	}
+	if m.Error != "" || m.Dir == "" {
+		return "", prereq("the Go module proxy did not give %s: %s", module, m.Error)
+	}
+	return m.Dir, nil
+}
+
+// controlPlaneImages builds the images kubeadm deploys, named as `kubeadm config images list`
+// names them for our registry, and returns their tags.
+func (h *Harness) controlPlaneImages(ctx context.Context) ([]string, error) {
+	kubeadm, err := h.tool("k8s/kubeadm")
+	if err != nil {
+		return nil, err
+	}
+	out, err := h.output(ctx, "images", cmd{name: kubeadm, args: []string{"config", "images", "list", "--kubernetes-version", k8sVersion, "--image-repository", registry}})
+	if err != nil {
+		return nil, err
+	}
+	var tags []string
+	for _, tag := range strings.Fields(out) {
+		name := strings.TrimPrefix(tag[:strings.LastIndex(tag, ":")], registry+"/")
+		im := image{Tag: tag, Base: baseImage}
+		switch name {
+		case "kube-apiserver", "kube-controller-manager", "kube-scheduler":
+			im.Comment = name + " " + k8sVersion + " (k8s.io/kubernetes)."
+			im.Bins = map[string]string{name: "k8s/" + name}
+		case "kube-proxy":
+			im.Comment = "kube-proxy " + k8sVersion + " (k8s.io/kubernetes) with Debian's iptables and conntrack."
+			im.Bins = map[string]string{name: "k8s/" + name}
+			im.Packages = "iptables conntrack nftables ipset kmod"
+		case "etcd":
+			// kubeadm v1.37.0 asks for etcd 3.7.0; the cluster runs the etcd v3.6.16 built for
+			// envtest (one build fewer), and kind's config tells kubeadm its tag.
+			im.Tag = registry + "/etcd:" + etcdTag
+			im.Comment = "etcd " + etcdTag + " (go.etcd.io/etcd/server/v3)."
+			im.Bins = map[string]string{"etcd": "k8s/etcd"}
+		case "coredns":
+			im.Comment = "CoreDNS v1.14.6 with the plugins of kubeadm's Corefile (hack/tools/coredns)."
+			im.Bins = map[string]string{"coredns": "cluster/coredns"}
+			im.Entrypoint = `["/usr/local/bin/coredns"]`
+			// Non-root, as upstream's image: the file capability lets it bind port 53.
+			im.Packages = "libcap2-bin"
+			im.Run = "setcap cap_net_bind_service=+ep /usr/local/bin/coredns"
+			im.User = nonRootUser
+		case "pause":
+			p, err := h.buildPause(ctx)
+			if err != nil {
+				return nil, err
+			}
+			files := map[string]string{"bin/pause": p}
+			df := "# The pod sandbox: Kubernetes' own pause.c (k8s.io/kubernetes build/pause), built static here.\n" +
+				"FROM scratch\nCOPY bin/pause /pause\nUSER 65535:65535\nENTRYPOINT [\"/pause\"]\n"
+			if err := h.buildContext(ctx, tag, []byte(df), files, nil); err != nil {
+				return nil, err
+			}
+			tags = append(tags, tag)
+			continue
+		default:
+			return nil, fmt.Errorf("kubeadm lists an image kindrun does not build: %s", tag)
+		}
+		if err := h.buildImage(ctx, im); err != nil {
+			return nil, err
+		}
+		tags = append(tags, im.Tag)
+	}
+	return tags, nil
+}
+
+// buildPause compiles Kubernetes' pause.c from the k8s.io/kubernetes module, statically.
+func (h *Harness) buildPause(ctx context.Context) (string, error) {
+	dir, err := h.moduleDir(ctx, "kubernetes", "k8s.io/kubernetes@"+k8sVersion)
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(h.cfg.CacheDir, "pause-"+k8sVersion, "pause")
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return "", err
+	}
+	src := filepath.Join(dir, "build", "pause", "linux", "pause.c")
+	err = h.run(ctx, "images", cmd{name: "gcc", args: []string{"-Os", "-Wall", "-static", "-DVERSION=" + k8sVersion + "-poolparity", "-o", out, src}})
+	if err != nil {
+		return "", fmt.Errorf("compiling pause: %w", err)
+	}
+	return out, nil
+}
+
+// buildNodeImage builds the kind node image: kind's base recipe, the node binaries, and the
+// control-plane images imported into its containerd, as kind's own node-image builder does.
+func (h *Harness) buildNodeImage(ctx context.Context) (string, error) {
+	cp, err := h.controlPlaneImages(ctx)
+	if err != nil {
+		return "", err
+	}
+	kindDir, err := h.moduleDir(ctx, "kind", "sigs.k8s.io/kind@"+kindVersion)
+	if err != nil {
+		return "", err
+	}
+	df, err := imageFiles.ReadFile("images/node.Dockerfile")
+	if err != nil {
+		return "", err
+	}
+	conflist, err := imageFiles.ReadFile("images/10-poolparity-bridge.conflist")
+	if err != nil {
+		return "", err
+	}
+	missing, err := capSysResourceMissing()
+	if err != nil {
+		return "", err
+	}
+	args := map[string]string{
+		"BASE_IMAGE":             baseImage,
+		"SANDBOX_IMAGE":          registry + "/pause:" + pauseTag(cp),
+		"RESTRICT_OOM_SCORE_ADJ": fmt.Sprint(missing),
+	}
+	// The build context: kind's base files, the node binaries, the version file, the CNI config.
+	files := map[string]string{}
+	base := filepath.Join(kindDir, "images", "base", "files")
+	err = filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(base, p)
+		files["files/"+rel] = p
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("reading kind's base files: %w", err)
+	}
+	for _, b := range []string{"kubelet", "kubeadm", "kubectl"} {
+		p, err := h.tool("k8s/" + b)
+		if err != nil {
+			return "", err
+		}
+		files["bin/"+b] = p
+	}
+	gen, err := os.MkdirTemp(h.cfg.OutDir, "nodefiles-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(gen)
+	if err := os.WriteFile(filepath.Join(gen, "version"), []byte(k8sVersion+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(gen, "conflist"), conflist, 0o644); err != nil {
+		return "", err
+	}
+	files["version"] = filepath.Join(gen, "version")
+	files["10-poolparity-bridge.conflist"] = filepath.Join(gen, "conflist")
+	// The stage-one image: kind's recipe with the binaries, no images yet.
+	stage1 := nodeImageRepo + ":" + k8sVersion + "-base"
+	if err := h.buildContext(ctx, stage1, df, files, args); err != nil {
+		return "", err
+	}
+	// The node image proper: stage one plus the control-plane images, keyed by both.
+	sum := sha256.New()
+	fmt.Fprintln(sum, h.imageID(ctx, stage1))
+	for _, t := range cp {
+		fmt.Fprintln(sum, t, h.imageID(ctx, t))
+	}
+	recipe := hex.EncodeToString(sum.Sum(nil))[:16]
+	node := nodeImageRepo + ":" + k8sVersion
+	if h.imageLabel(ctx, node) == recipe {
+		h.logf("image %s: cached (recipe %s)", node, recipe)
+		return node, nil
+	}
+	return node, h.preloadImages(ctx, stage1, node, recipe, cp)
+}
+
+func pauseTag(tags []string) string {
+	for _, t := range tags {
+		if strings.HasPrefix(t, registry+"/pause:") {
+			return strings.TrimPrefix(t, registry+"/pause:")
+		}
+	}
+	return "3.10.2"
+}
+
+func (h *Harness) imageID(ctx context.Context, tag string) string {
+	out, _ := h.output(ctx, "images", cmd{name: "docker", args: []string{"image", "inspect", "--format", "{{.Id}}", tag}})
+	return strings.TrimSpace(out)
+}
+
+// preloadImages starts a container of stage1, runs containerd in it, imports the images into
+// its k8s.io namespace (pinned, unpacked later by the node's snapshotter, as kind does) and
+// commits the result as node.
+func (h *Harness) preloadImages(ctx context.Context, stage1, node, recipe string, images []string) error {
+	t := time.Now()
+	name := fmt.Sprintf("kindrun-build-%d", time.Now().Unix())
+	if err := h.run(ctx, "images", cmd{name: "docker", args: []string{"run", "-d", "--entrypoint=sleep", "--name=" + name, "--security-opt", "seccomp=unconfined", stage1, "infinity"}}); err != nil {
+		return fmt.Errorf("starting the node build container: %w", err)
+	}
+	defer func() {
+		_ = h.run(context.WithoutCancel(ctx), "images", cmd{name: "docker", args: []string{"rm", "-f", name}})
+	}()
+	execIn := func(script string) error {
+		return h.run(ctx, "images", cmd{name: "docker", args: []string{"exec", name, "bash", "-c", script}})
+	}
+	if err := execIn("nohup containerd > /var/log/containerd-build.log 2>&1 &"); err != nil {
+		return err
+	}
+	if err := execIn(`for i in $(seq 1 50); do [ -S /run/containerd/containerd.sock ] && break; sleep 0.2; done; ctr version >/dev/null`); err != nil {
+		return fmt.Errorf("containerd in the build container did not start: %w", err)
+	}
+	save := fmt.Sprintf("docker save %s | docker exec -i %s ctr --namespace=k8s.io images import --all-platforms --no-unpack --digests -",
+		strings.Join(images, " "), name)
+	if err := h.run(ctx, "images", cmd{name: "bash", args: []string{"-o", "pipefail", "-c", save}}); err != nil {
+		return fmt.Errorf("importing the control-plane images: %w", err)
+	}
+	// Pinned, as kind's builder imports them, so that kubelet's image GC keeps them (containerd
+	// 1.6's ctr import has no --label).
+	for _, im := range images {
+		if err := execIn("ctr --namespace=k8s.io images label " + im + " io.cri-containerd.pinned=pinned >/dev/null"); err != nil {
+			return fmt.Errorf("pinning %s: %w", im, err)
+		}
+	}
+	listed, err := h.output(ctx, "images", cmd{name: "docker", args: []string{"exec", name, "ctr", "--namespace=k8s.io", "images", "list", "-q"}})
+	if err != nil {
+		return err
+	}
+	for _, im := range images {
+		if !strings.Contains(listed, im) {
+			return fmt.Errorf("image %s is not in the node's containerd after the import:\n%s", im, indent(listed))
+		}
+	}
+	// sleep, the container's PID 1, does not reap: a stopped containerd stays a zombie.
+	if err := execIn("pkill -x containerd; for i in $(seq 1 100); do ps -C containerd -o stat= | grep -qv Z || exit 0; sleep 0.2; done; exit 1"); err != nil {
+		return fmt.Errorf("stopping containerd in the build container: %w", err)
+	}
+	commit := []string{"commit",
+		"--change", `ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]`,
+		"--change", "LABEL " + recipeLabel + "=" + recipe,
+		name, node}
+	if err := h.run(ctx, "images", cmd{name: "docker", args: commit}); err != nil {
+		return fmt.Errorf("committing the node image: %w", err)
+	}
+	h.logf("image %s: built in %s (%d control-plane images preloaded)", node, time.Since(t).Round(time.Second), len(images))
+	return nil
+}
