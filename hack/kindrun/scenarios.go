@@ -257,10 +257,11 @@ func (h *Harness) fullname() string {
 // from the chart's 1m rules, for this release's series.
 func (h *Harness) parity(ctx context.Context, prom string) (string, string, error) {
 	bin := filepath.Join(h.cfg.OutDir, "poolparity-demo")
-	if _, err := os.Stat(bin); err != nil {
+	if !h.builtDemo {
 		if err := h.run(ctx, "build", cmd{name: "go", args: []string{"build", "-trimpath", "-o", bin, "./app/cmd/poolparity-demo"}, env: []string{"CGO_ENABLED=0"}}); err != nil {
 			return "", "", err
 		}
+		h.builtDemo = true
 	}
 	c := exec.CommandContext(ctx, bin, "-report-only", "-window", "1m",
 		"-selector", fmt.Sprintf(`namespace="%s",job="%s"`, h.cfg.Namespace, h.cfg.Release))
