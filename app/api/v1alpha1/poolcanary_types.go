@@ -9,7 +9,7 @@ import (
 // +kubebuilder:validation:Enum=pooled;unpooled
 type PoolMode string
 
-// The pool modes of the service (DESIGN.md section 1).
+// The pool modes of the service (docs/contracts.md, section 1).
 const (
 	PoolModePooled   PoolMode = "pooled"
 	PoolModeUnpooled PoolMode = "unpooled"
@@ -88,7 +88,7 @@ const (
 	ConditionTracksReady = "TracksReady"
 )
 
-// Label keys shared with the Helm chart (CONTRACTS.md, "Kubernetes labels").
+// Label keys shared with the Helm chart (docs/contracts.md, section 2).
 const (
 	LabelName       = "app.kubernetes.io/name"
 	LabelInstance   = "app.kubernetes.io/instance"
