@@ -165,7 +165,7 @@ type SLI struct {
 }
 
 // StatisticalMode says what the statistical second opinion does.
-// +kubebuilder:validation:Enum=Off;Report;Gate
+// +kubebuilder:validation:Enum=Off;Report;Gate;Confirm
 type StatisticalMode string
 
 // The statistical modes.
@@ -178,13 +178,17 @@ const (
 	// StatisticalGate also lets the test decide: a significant regression fails the analysis
 	// like a breached threshold, and too few samples hold the step (NoData).
 	StatisticalGate StatisticalMode = "Gate"
+	// StatisticalConfirm makes the test a condition of a breach: an SLI over its threshold
+	// (and floor) fails only when the test also finds it significantly worse. It trades
+	// a little detection for fewer false alarms (docs/verdict-eval.md).
+	StatisticalConfirm StatisticalMode = "Confirm"
 )
 
 // StatisticalTest configures the statistical second opinion: for each SLI a one-sided
 // Mann-Whitney U test of the gray track's samples against the stable track's, taken every
 // step over the window from a range query of the SLI's rule, with an effect-size bar.
 type StatisticalTest struct {
-	// Mode is Off, Report or Gate.
+	// Mode is Off, Report, Gate or Confirm.
 	// +kubebuilder:default=Report
 	// +optional
 	Mode StatisticalMode `json:"mode,omitempty"`

@@ -41,11 +41,12 @@ type PrometheusAnalyzer struct {
 }
 
 // Analyze runs one analysis: the traffic guard, then every SLI, each as an instant query at
-// now, and (unless statistical.mode is Off) each SLI's samples over the statistical window.
-// The verdict is parity.Decide's: Error if a query failed, else NoData if a track is too
-// quiet, else Fail if any SLI breached, else NoData if an SLI lacked data, else Pass. In
-// Gate mode a statistical Fail fails a passing analysis, and a statistical NoData or Error
-// holds it.
+// now, and (unless statistical.mode is Off) each SLI's samples over the statistical window,
+// tested at the confidence level corrected for the number of SLIs. The verdict is
+// parity.Decide's: Error if a query failed, else NoData if a track is too quiet, else Fail
+// if any SLI breached, else NoData if an SLI lacked data, else Pass. In Gate mode a
+// statistical Fail fails a passing analysis, and a statistical NoData or Error holds it; in
+// Confirm mode an SLI breaches only when the test confirms it.
 func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, now time.Time) v1alpha1.AnalysisStatus {
 	out := v1alpha1.AnalysisStatus{Time: metav1.NewTime(now)}
 	if a.Timeout.Duration > 0 {
@@ -77,6 +78,7 @@ func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, 
 		mode = v1alpha1.StatisticalReport
 	}
 	test, statErr := statTest(st)
+	test = test.ForTests(len(a.SLIs))
 
 	var rows []parity.Row
 	var errs, statErrs []string
@@ -129,7 +131,14 @@ func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, 
 		fillResult(&r, row)
 		out.SLIs = append(out.SLIs, r)
 	}
-	verdict, reasons := parity.Decide(parity.Decision{Rows: rows, Quiet: quiet, Errors: errs})
+	judged := rows
+	if mode == v1alpha1.StatisticalConfirm {
+		judged = parity.Confirm(rows)
+		for i := range judged {
+			fillResult(&out.SLIs[indexOf(out.SLIs, judged[i].SLI)], judged[i])
+		}
+	}
+	verdict, reasons := parity.Decide(parity.Decision{Rows: judged, Quiet: quiet, Errors: errs})
 	if len(errs) > 0 {
 		// Decide lists the failed queries after "query failed".
 		reasons = []string{"query failed: " + strings.Join(errs, "; ")}
@@ -152,6 +161,15 @@ func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, 
 	out.Verdict = crdVerdict(verdict)
 	out.Message = truncate(strings.Join(reasons, "; "))
 	return out
+}
+
+func indexOf(rs []v1alpha1.SLIResult, name string) int {
+	for i := range rs {
+		if rs[i].Name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // guard is the analysis' traffic guard: each track must serve more than minRequests in

@@ -143,6 +143,10 @@ func TestAnalyzerStatisticalSecondOpinion(t *testing.T) {
 			wantVerdict: v1alpha1.VerdictFail, wantStat: v1alpha1.VerdictFail, wantP99Test: v1alpha1.VerdictFail},
 		{name: "in Report mode the test does not decide, and the disagreement is shown", mode: "regression", stat: v1alpha1.StatisticalReport, maxRatio: "3",
 			wantVerdict: v1alpha1.VerdictPass, wantStat: v1alpha1.VerdictFail, wantP99Test: v1alpha1.VerdictFail},
+		{name: "in Confirm mode a breach the test does not confirm passes", mode: "good", stat: v1alpha1.StatisticalConfirm, maxRatio: "0.5",
+			wantVerdict: v1alpha1.VerdictPass, wantStat: v1alpha1.VerdictPass, wantP99Test: v1alpha1.VerdictPass},
+		{name: "in Confirm mode a confirmed breach fails", mode: "regression", stat: v1alpha1.StatisticalConfirm,
+			wantVerdict: v1alpha1.VerdictFail, wantStat: v1alpha1.VerdictFail, wantP99Test: v1alpha1.VerdictFail},
 		{name: "in Gate mode a statistical failure fails a threshold pass", mode: "regression", stat: v1alpha1.StatisticalGate, maxRatio: "3",
 			wantVerdict: v1alpha1.VerdictFail, wantStat: v1alpha1.VerdictFail, wantP99Test: v1alpha1.VerdictFail},
 	}

@@ -92,7 +92,7 @@ func TestCheckWithAStatTest(t *testing.T) {
 			p := goodPool()
 			p.values["job_gray_status:process_cpu_seconds_per_request:ratio_rate1m"]["true"] = 0.000440
 			c := parity.NewChecker(p, parity.WithWindow("1m"), parity.WithSelector(`job="poolparity"`),
-				parity.WithStatTest(parity.StatTest{MinSamples: tt.minSamples, Confidence: 0.99, MinEffect: 0.71}, time.Minute, 10*time.Second))
+				parity.WithStatTest(parity.StatTest{MinSamples: tt.minSamples, Confidence: 0.99, MinEffect: 0.71}, time.Minute, 10*time.Second, ""))
 			r, err := c.Check(context.Background(), at)
 			if err != nil {
 				t.Fatal(err)
@@ -175,5 +175,43 @@ func TestDefaultThresholdsMatchTheChart(t *testing.T) {
 		if c.judge != c.rule {
 			t.Errorf("%s: the judge uses %v, the chart's rules %v", c.name, c.judge, c.rule)
 		}
+	}
+}
+
+func TestConfirm(t *testing.T) {
+	fail := func(test parity.Verdict) parity.Row {
+		r := parity.Row{SLI: "latency p99", Comparison: parity.RatioAtMost, Value: f(1.3), Threshold: 1.1, Verdict: parity.Fail}
+		if test != "" {
+			r.Test = &parity.TestResult{Verdict: test, P: 0.2, A: 0.6}
+		}
+		return r
+	}
+	tests := []struct {
+		name string
+		row  parity.Row
+		want parity.Verdict
+	}{
+		{"a breach the test confirms stays a FAIL", fail(parity.Fail), parity.Fail},
+		{"a breach the test finds not significant is a PASS", fail(parity.Pass), parity.Pass},
+		{"a breach without enough samples for the test stays a FAIL", fail(parity.NoData), parity.Fail},
+		{"a breach without a test stays a FAIL", fail(""), parity.Fail},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := parity.Confirm([]parity.Row{tt.row})[0]
+			if got.Verdict != tt.want {
+				t.Errorf("verdict %s (%s), want %s", got.Verdict, got.Note, tt.want)
+			}
+		})
+	}
+}
+
+func TestForTestsCorrectsTheConfidence(t *testing.T) {
+	got := parity.StatTest{Confidence: 0.99}.ForTests(8)
+	if math.Abs(got.Confidence-(1-0.01/8)) > 1e-12 {
+		t.Errorf("confidence %v for 8 tests at 0.99, want %v", got.Confidence, 1-0.01/8)
+	}
+	if one := (parity.StatTest{Confidence: 0.99}).ForTests(1); one.Confidence != 0.99 {
+		t.Errorf("confidence %v for one test, want 0.99", one.Confidence)
 	}
 }

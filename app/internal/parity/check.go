@@ -34,6 +34,7 @@ type Checker struct {
 type statConfig struct {
 	test         StatTest
 	window, step time.Duration
+	family       string
 }
 
 // Option configures a Checker.
@@ -56,11 +57,16 @@ func WithThresholds(t Thresholds) Option { return func(c *Checker) { c.threshold
 func WithAlertGroups(substr string) Option { return func(c *Checker) { c.groupMatch = substr } }
 
 // WithStatTest adds the statistical second opinion: each row's per-track
-// rule is sampled every step over the window before the check's time, and
-// t judges the samples. Its verdict is shown beside the threshold verdict;
-// it does not change the report's verdict.
-func WithStatTest(t StatTest, window, step time.Duration) Option {
-	return func(c *Checker) { c.stat = &statConfig{test: t, window: window, step: step} }
+// rule of the family (a rules window such as "1m"; empty: the Checker's
+// window) is sampled every step over the window before the check's time,
+// and t judges the samples. Its verdict is shown beside the threshold
+// verdict; it does not change the report's verdict.
+//
+// Samples of a rule whose range is longer than step overlap and are
+// correlated, which the test assumes they are not: pick a short family
+// and a step near its range. docs/verdict-eval.md measures the effect.
+func WithStatTest(t StatTest, window, step time.Duration, family string) Option {
+	return func(c *Checker) { c.stat = &statConfig{test: t, window: window, step: step, family: family} }
 }
 
 // NewChecker returns a Checker reading through q.
@@ -97,8 +103,11 @@ type rowSpec struct {
 	expr string
 }
 
-func (c *Checker) specs() []rowSpec {
-	w, t := c.window, c.thresholds
+func (c *Checker) specs() []rowSpec { return c.specsFor(c.window) }
+
+// specsFor returns the rows read from the rules of window family w.
+func (c *Checker) specsFor(w string) []rowSpec {
+	t := c.thresholds
 	rule := func(name string) string { return name + c.sel() }
 	return []rowSpec{
 		{Criterion{SLI: "latency p95", Unit: Seconds, Comparison: RatioAtMost, Threshold: t.LatencyRatio, Floor: t.LatencyFloor},
@@ -114,7 +123,7 @@ func (c *Checker) specs() []rowSpec {
 		{Criterion{SLI: "GC share of CPU", Unit: Ratio, Comparison: DeltaAtMost, Threshold: t.GCCPUDelta},
 			rule("job_gray_status:go_gc_cpu:ratio_rate" + w)},
 		{Criterion{SLI: "sync.Pool hit ratio", Unit: Ratio, Comparison: GrayAtLeast, Threshold: t.SyncPoolHitRatio},
-			c.weightedHits()},
+			c.weightedHits(w)},
 		{Criterion{SLI: "Redis pool hit ratio", Unit: Ratio, Comparison: DeltaAtLeast, Threshold: t.RedisHitDelta},
 			rule("job_gray_status:redis_pool_hits:ratio_rate" + w)},
 	}
@@ -122,8 +131,7 @@ func (c *Checker) specs() []rowSpec {
 
 // weightedHits is each track's sync.Pool hit ratio over all its pools,
 // weighted by each pool's gets.
-func (c *Checker) weightedHits() string {
-	w := c.window
+func (c *Checker) weightedHits(w string) string {
 	return fmt.Sprintf("sum by (gray_status) (job_gray_status_pool:syncpool_hits:ratio_rate%s%s * job_gray_status_pool:syncpool_gets:rate%s%s) / sum by (gray_status) (job_gray_status_pool:syncpool_gets:rate%s%s)",
 		w, c.sel(), w, c.sel(), w, c.sel())
 }
@@ -165,7 +173,12 @@ func (c *Checker) Check(ctx context.Context, at time.Time) (Report, error) {
 	if err != nil {
 		return fail(fmt.Errorf("parity: %w", err))
 	}
-	for _, s := range c.specs() {
+	specs := c.specs()
+	statSpecs := specs
+	if c.stat != nil && c.stat.family != "" {
+		statSpecs = c.specsFor(c.stat.family)
+	}
+	for i, s := range specs {
 		if s.SLI == "sync.Pool hit ratio" && !grayPooled {
 			r.Notes = append(r.Notes, "sync.Pool hit ratio: not judged, the gray track is unpooled (it has no sync.Pool series)")
 			continue
@@ -186,11 +199,11 @@ func (c *Checker) Check(ctx context.Context, at time.Time) (Report, error) {
 			row.Verdict, row.Note = NoData, "too little traffic to judge"
 		}
 		if c.stat != nil && quiet == "" {
-			ts, err := ReadTrackSamples(ctx, c.q, s.expr, at.Add(-c.stat.window), at, c.stat.step)
+			ts, err := ReadTrackSamples(ctx, c.q, statSpecs[i].expr, at.Add(-c.stat.window), at, c.stat.step)
 			if err != nil {
 				return fail(fmt.Errorf("parity: %w", err))
 			}
-			tr := c.stat.test.Judge(s.Criterion, ts.Stable, ts.Gray)
+			tr := c.stat.test.ForTests(len(specs)).Judge(s.Criterion, ts.Stable, ts.Gray)
 			row.Test = &tr
 		}
 		r.Rows = append(r.Rows, row)
@@ -205,6 +218,7 @@ func (c *Checker) Check(ctx context.Context, at time.Time) (Report, error) {
 	if c.stat != nil {
 		r.Statistical, r.StatReasons = StatVerdict(r.Rows, quiet)
 		r.Disagreements = Disagreements(r.Rows)
+		r.Confirmed, _ = Decide(Decision{Rows: Confirm(r.Rows), Alerts: r.Alerts, Quiet: quiet})
 	}
 	return r, nil
 }

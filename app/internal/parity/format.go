@@ -171,6 +171,7 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	if tested {
 		fmt.Fprintf(&b, "\nstatistical second opinion (Mann-Whitney U): %s (%s)\n", r.Statistical, strings.Join(r.StatReasons, "; "))
+		fmt.Fprintf(&b, "thresholds confirmed by the test: %s\n", r.Confirmed)
 		if len(r.Disagreements) == 0 {
 			b.WriteString("thresholds and test agree on every row\n")
 		}

@@ -152,8 +152,11 @@ type Report struct {
 	// Statistical is the verdict of the statistical second opinion, when
 	// it ran, with its reasons; Disagreements lists the rows where it and
 	// the thresholds differ.
-	Statistical   Verdict  `json:"statistical,omitempty"`
-	StatReasons   []string `json:"stat_reasons,omitempty"`
+	Statistical Verdict  `json:"statistical,omitempty"`
+	StatReasons []string `json:"stat_reasons,omitempty"`
+	// Confirmed is the verdict when a threshold FAIL also needs the test's
+	// FAIL on the same SLI (see Confirm).
+	Confirmed     Verdict  `json:"confirmed,omitempty"`
 	Disagreements []string `json:"disagreements,omitempty"`
 	Charts        []Chart  `json:"charts,omitempty"`
 }

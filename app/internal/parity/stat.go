@@ -85,6 +85,34 @@ func (s StatTest) Judge(c Criterion, stable, gray []float64) TestResult {
 	return res
 }
 
+// ForTests returns s with its confidence raised for k tests at once (the
+// Bonferroni correction): with eight SLIs each tested at 99%, one of them
+// fails by chance in about 8% of equal windows; at 1 - 0.01/8 each, in at
+// most 1%.
+func (s StatTest) ForTests(k int) StatTest {
+	s = s.withDefaults()
+	if k > 1 {
+		s.Confidence = 1 - (1-s.Confidence)/float64(k)
+	}
+	return s
+}
+
+// Confirm returns the rows with each threshold FAIL that the statistical
+// test did not confirm turned into a PASS with a note: a regression then
+// needs the threshold, the floor and significance. A FAIL whose test has
+// no verdict (too few samples, an error) stays a FAIL.
+func Confirm(rows []Row) []Row {
+	out := make([]Row, len(rows))
+	for i, r := range rows {
+		if r.Verdict == Fail && r.Test != nil && r.Test.Verdict == Pass {
+			r.Verdict = Pass
+			r.Note = fmt.Sprintf("over the threshold but not significantly worse (p=%.2g, A=%.2f)", r.Test.P, r.Test.A)
+		}
+		out[i] = r
+	}
+	return out
+}
+
 func (s StatTest) withDefaults() StatTest {
 	d := DefaultStatTest()
 	if s.Confidence <= 0 || s.Confidence >= 1 {
