@@ -153,11 +153,11 @@ func ReadTracks(ctx context.Context, q Querier, expr string, at time.Time) (Trac
 		dst          **float64
 	}{{"stable", "false", &out.Stable}, {"gray", "true", &out.Gray}} {
 		f := vals[tr.status]
-		switch n := count[tr.status]; {
-		case n == 0:
-			out.Why = append(out.Why, tr.name+" track has no series")
-		case n > 1:
-			out.Why = append(out.Why, fmt.Sprintf("%s track has %d series (narrow the selector to one service)", tr.name, n))
+		if why := seriesCount(tr.name, count[tr.status]); why != "" {
+			out.Why = append(out.Why, why)
+			continue
+		}
+		switch {
 		case math.IsNaN(f) || math.IsInf(f, 0):
 			out.Why = append(out.Why, fmt.Sprintf("%s track is %v", tr.name, f))
 		default:
@@ -165,6 +165,18 @@ func ReadTracks(ctx context.Context, q Querier, expr string, at time.Time) (Trac
 		}
 	}
 	return out, nil
+}
+
+// seriesCount says why a track with n series has no value: none, or
+// several (ambiguous); "" for exactly one.
+func seriesCount(track string, n int) string {
+	switch {
+	case n == 0:
+		return track + " track has no series"
+	case n > 1:
+		return fmt.Sprintf("%s track has %d series (narrow the selector to one service)", track, n)
+	}
+	return ""
 }
 
 // Guard is the traffic guard: below MinRequestRate (requests per second,

@@ -176,14 +176,11 @@ func ReadTrackSamples(ctx context.Context, q Querier, expr string, start, end ti
 		name, status string
 		dst          *[]float64
 	}{{"stable", "false", &out.Stable}, {"gray", "true", &out.Gray}} {
-		switch n := count[tr.status]; {
-		case n == 0:
-			out.Why = append(out.Why, tr.name+" track has no series")
-		case n > 1:
-			out.Why = append(out.Why, fmt.Sprintf("%s track has %d series (narrow the selector to one service)", tr.name, n))
-		default:
-			*tr.dst = samples[tr.status]
+		if why := seriesCount(tr.name, count[tr.status]); why != "" {
+			out.Why = append(out.Why, why)
+			continue
 		}
+		*tr.dst = samples[tr.status]
 	}
 	return out, nil
 }
