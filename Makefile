@@ -93,6 +93,10 @@ generate: ## Regenerate the rules files, CRDs, deepcopy code, the chart's dashbo
 generate-check: generate ## Fail when generated files are not up to date.
 	@git diff --exit-code -- deploy app/api || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 
+.PHONY: verdict-eval
+verdict-eval: ## Measure false alarms and detection of the alert rules and the parity judge; writes docs/verdict-eval.md.
+	$(GO) run ./app/internal/parity/verdicteval -out docs/verdict-eval.md
+
 .PHONY: bench
 bench: tools-go ## Run the instrument and service benchmarks and print benchstat tables.
 	BENCH_COUNT=$(BENCH_COUNT) hack/bench.sh

@@ -19,7 +19,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
-// Label keys of the tracks contract (CONTRACTS.md, DESIGN.md section 1).
+// Label keys of the tracks contract (docs/contracts.md, sections 1 and 2).
 const (
 	LabelTrack      = "poolparity.dev/track"
 	LabelGrayStatus = "poolparity.dev/gray-status"

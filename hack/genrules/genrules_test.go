@@ -77,7 +77,7 @@ func TestCheckFlag(t *testing.T) {
 	}
 }
 
-// TestDesignNames checks the recording rule names promised in DESIGN.md section 3, for both families.
+// TestDesignNames checks the recording rule names promised in docs/contracts.md section 4, for both families.
 func TestDesignNames(t *testing.T) {
 	names := []string{
 		"job_gray_status:http_requests:rate%s",

@@ -14,6 +14,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -23,8 +25,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "genrules:", err)
 		stop()
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0) // -h: the usage was the answer
+		}
+		fmt.Fprintln(os.Stderr, "genrules:", err)
 		os.Exit(1)
 	}
 }

@@ -9,7 +9,7 @@ import (
 // +kubebuilder:validation:Enum=pooled;unpooled
 type PoolMode string
 
-// The pool modes of the service (DESIGN.md section 1).
+// The pool modes of the service (docs/contracts.md, section 1).
 const (
 	PoolModePooled   PoolMode = "pooled"
 	PoolModeUnpooled PoolMode = "unpooled"
@@ -88,7 +88,7 @@ const (
 	ConditionTracksReady = "TracksReady"
 )
 
-// Label keys shared with the Helm chart (CONTRACTS.md, "Kubernetes labels").
+// Label keys shared with the Helm chart (docs/contracts.md, section 2).
 const (
 	LabelName       = "app.kubernetes.io/name"
 	LabelInstance   = "app.kubernetes.io/instance"
@@ -154,6 +154,74 @@ type SLI struct {
 	// +kubebuilder:validation:Pattern=`^-?(0|[1-9][0-9]*)(\.[0-9]+)?$`
 	// +optional
 	MaxDelta *string `json:"maxDelta,omitempty"`
+
+	// Floor is the effect-size floor of maxRatio: a ratio above maxRatio breaches only when
+	// gray - stable is also above Floor, in the rule's unit (e.g. "0.005", 5 ms, for a latency
+	// in seconds: a p99 of 4 ms at +12% is 0.48 ms, less than a busy node jitters). The
+	// chart's value is rules.alerts.latencyRegression.minDelta.
+	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)(\.[0-9]+)?$`
+	// +optional
+	Floor *string `json:"floor,omitempty"`
+}
+
+// StatisticalMode says what the statistical second opinion does.
+// +kubebuilder:validation:Enum=Off;Report;Gate;Confirm
+type StatisticalMode string
+
+// The statistical modes.
+const (
+	// StatisticalOff runs no test.
+	StatisticalOff StatisticalMode = "Off"
+	// StatisticalReport runs the test and shows its result beside the threshold verdict; the
+	// thresholds alone decide.
+	StatisticalReport StatisticalMode = "Report"
+	// StatisticalGate also lets the test decide: a significant regression fails the analysis
+	// like a breached threshold, and too few samples hold the step (NoData).
+	StatisticalGate StatisticalMode = "Gate"
+	// StatisticalConfirm makes the test a condition of a breach: an SLI over its threshold
+	// (and floor) fails only when the test also finds it significantly worse. It trades
+	// a little detection for fewer false alarms (docs/verdict-eval.md).
+	StatisticalConfirm StatisticalMode = "Confirm"
+)
+
+// StatisticalTest configures the statistical second opinion: for each SLI a one-sided
+// Mann-Whitney U test of the gray track's samples against the stable track's, taken every
+// step over the window from a range query of the SLI's rule, with an effect-size bar.
+type StatisticalTest struct {
+	// Mode is Off, Report, Gate or Confirm.
+	// +kubebuilder:default=Report
+	// +optional
+	Mode StatisticalMode `json:"mode,omitempty"`
+
+	// Confidence is the confidence level: a regression is significant when the p-value is
+	// below 1 - confidence.
+	// +kubebuilder:default="0.99"
+	// +kubebuilder:validation:Pattern=`^0\.[0-9]+$`
+	// +optional
+	Confidence string `json:"confidence,omitempty"`
+
+	// MinEffect is the smallest effect that counts: the probability that a gray sample is
+	// worse than a stable one (Vargha-Delaney A; 0.5 is none, 0.71 large).
+	// +kubebuilder:default="0.71"
+	// +kubebuilder:validation:Pattern=`^(0\.[0-9]+|1)$`
+	// +optional
+	MinEffect string `json:"minEffect,omitempty"`
+
+	// Window is how far back the samples reach.
+	// +kubebuilder:default="10m"
+	// +optional
+	Window metav1.Duration `json:"window,omitempty"`
+
+	// Step is the range query's step: one sample per track every step.
+	// +kubebuilder:default="30s"
+	// +optional
+	Step metav1.Duration `json:"step,omitempty"`
+
+	// MinSamples is the fewest samples per track for the test to judge.
+	// +kubebuilder:default=8
+	// +kubebuilder:validation:Minimum=3
+	// +optional
+	MinSamples int32 `json:"minSamples,omitempty"`
 }
 
 // Analysis says where and how the parity of the two tracks is judged.
@@ -191,8 +259,9 @@ type Analysis struct {
 	// +optional
 	RequestWindow metav1.Duration `json:"requestWindow,omitempty"`
 
-	// MinRequests is the request count each track needs in RequestWindow before its SLIs are
-	// judged; below it the analysis is inconclusive (NoData) and the step holds.
+	// MinRequests is the request count each track must exceed in RequestWindow before its SLIs
+	// are judged (like the rules' minRequestRate, which both tracks must exceed); at or below
+	// it the analysis is inconclusive (NoData) and the step holds. 0 disables the guard.
 	// +kubebuilder:default=100
 	// +kubebuilder:validation:Minimum=0
 	// +optional
@@ -204,6 +273,11 @@ type Analysis struct {
 	// +listType=map
 	// +listMapKey=name
 	SLIs []SLI `json:"slis"`
+
+	// Statistical configures the statistical second opinion.
+	// +kubebuilder:default={}
+	// +optional
+	Statistical StatisticalTest `json:"statistical,omitempty"`
 
 	// FailureLimit is the number of breached analyses during one rollout that triggers onFailure.
 	// +kubebuilder:default=2
@@ -304,8 +378,46 @@ type SLIResult struct {
 	Threshold string `json:"threshold,omitempty"`
 	// Verdict of this SLI.
 	Verdict Verdict `json:"verdict"`
+	// Note explains a NoData or Error, or a pass held by the floor.
+	// +optional
+	Note string `json:"note,omitempty"`
+	// Test is the statistical second opinion on this SLI, when it ran.
+	// +optional
+	Test *SLITestResult `json:"test,omitempty"`
 	// Time the values were read.
 	Time metav1.Time `json:"time"`
+}
+
+// SLITestResult is the statistical test of one SLI.
+type SLITestResult struct {
+	// Verdict of the test: Fail when gray is significantly and substantially worse.
+	Verdict Verdict `json:"verdict"`
+	// P is the one-sided p-value.
+	// +optional
+	P string `json:"p,omitempty"`
+	// Effect is the probability that a gray sample is worse than a stable one.
+	// +optional
+	Effect string `json:"effect,omitempty"`
+	// StableSamples and GraySamples are the sample counts.
+	// +optional
+	StableSamples int32 `json:"stableSamples,omitempty"`
+	// +optional
+	GraySamples int32 `json:"graySamples,omitempty"`
+	// Note explains a NoData or a pass held by the floor.
+	// +optional
+	Note string `json:"note,omitempty"`
+}
+
+// StatisticalStatus is the statistical second opinion on the whole analysis.
+type StatisticalStatus struct {
+	// Mode the test ran in.
+	Mode StatisticalMode `json:"mode"`
+	// Verdict over every SLI's test.
+	Verdict Verdict `json:"verdict"`
+	// Message explains the verdict and lists every SLI where the thresholds and the test
+	// disagree.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // AnalysisStatus is the result of the last analysis.
@@ -320,6 +432,9 @@ type AnalysisStatus struct {
 	// Message explains the verdict.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Statistical is the statistical second opinion, shown beside the threshold verdict.
+	// +optional
+	Statistical *StatisticalStatus `json:"statistical,omitempty"`
 	// SLIs are the per-SLI results.
 	// +optional
 	// +listType=map

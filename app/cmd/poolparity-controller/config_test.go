@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"strings"
 	"testing"
@@ -57,6 +58,36 @@ func TestParseConfig(t *testing.T) {
 			}
 			if tt.check != nil {
 				tt.check(t, c)
+			}
+		})
+	}
+}
+
+func TestExitStatus(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		want       int
+		wantStderr string
+		notStderr  string
+	}{
+		{"-h prints the usage and exits 0", []string{"-h"}, 0, "-metrics-addr", "help requested"},
+		{"-help prints the usage and exits 0", []string{"-help"}, 0, "-leader-elect", "help requested"},
+		{"an unknown flag exits 1", []string{"-bogus"}, 1, "flag provided but not defined", ""},
+		{"an invalid setting exits 1 and says why", []string{"-health-addr", ""}, 1, "poolparity-controller: HEALTH_ADDR is empty", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr strings.Builder
+			got := runMain(context.Background(), tt.args, func(string) string { return "" }, &stderr)
+			if got != tt.want {
+				t.Errorf("exit %d, want %d; stderr:\n%s", got, tt.want, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.wantStderr) {
+				t.Errorf("stderr does not contain %q:\n%s", tt.wantStderr, stderr.String())
+			}
+			if tt.notStderr != "" && strings.Contains(stderr.String(), tt.notStderr) {
+				t.Errorf("stderr contains %q:\n%s", tt.notStderr, stderr.String())
 			}
 		})
 	}

@@ -67,6 +67,18 @@ func TestE2E(t *testing.T) {
 			if !firing(r, "PoolParityLatencyRegression") {
 				t.Errorf("PoolParityLatencyRegression is not firing; alerts: %+v", r.Alerts)
 			}
+			// The judge: the p99 row fails its ratio and its 5 ms floor, and the statistical
+			// test confirms it.
+			p99 := row(t, r, "latency p99")
+			if p99.Verdict != parity.Fail {
+				t.Errorf("latency p99 verdict %s (%s), want FAIL with 40ms injected", p99.Verdict, p99.Note)
+			}
+			if p99.Test == nil || p99.Test.Verdict != parity.Fail {
+				t.Errorf("latency p99 statistical test %+v, want FAIL", p99.Test)
+			}
+			if r.Confirmed != parity.Fail {
+				t.Errorf("confirmed verdict %s, want FAIL", r.Confirmed)
+			}
 		}},
 		{"aa", []int{exitPass, exitFail}, func(t *testing.T, r parity.Report) {
 			if v := value(t, r, "heap alloc per request"); v < 0.67 || v > 1.5 {
@@ -81,6 +93,19 @@ func TestE2E(t *testing.T) {
 			// pure noise, which on a busy 2-core machine reaches +-60%.
 			if firing(r, "PoolParityErrorRegression") {
 				t.Error("the error alert fires on identical tracks")
+			}
+			// The judge: no latency or error regression that the thresholds, the floor and
+			// the statistical test agree on (docs/verdict-eval.md: no A/A false alarm).
+			if r.Statistical == "" {
+				t.Error("the statistical test did not run")
+			}
+			for _, row := range parity.Confirm(r.Rows) {
+				switch row.SLI {
+				case "latency p95", "latency p99", "error ratio (5xx)":
+					if row.Verdict == parity.Fail {
+						t.Errorf("%s: a confirmed regression on identical tracks (%s; test %+v)", row.SLI, row.Note, row.Test)
+					}
+				}
 			}
 		}},
 	}
@@ -133,6 +158,17 @@ func value(t *testing.T, r parity.Report, sli string) float64 {
 	}
 	t.Fatalf("no %q row in the report", sli)
 	return 0
+}
+
+func row(t *testing.T, r parity.Report, sli string) parity.Row {
+	t.Helper()
+	for _, rw := range r.Rows {
+		if rw.SLI == sli {
+			return rw
+		}
+	}
+	t.Fatalf("no %q row in the report", sli)
+	return parity.Row{}
 }
 
 func firing(r parity.Report, name string) bool {

@@ -72,6 +72,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, tty boo
 		return exitPass
 	case parity.Fail:
 		return exitFail
+	case parity.Error:
+		return exitError
 	}
 	return exitNoData
 }

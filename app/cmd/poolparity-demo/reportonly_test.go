@@ -37,20 +37,16 @@ func newFakeProm(t *testing.T) *fakeProm {
 	t.Helper()
 	w := "5m"
 	f := &fakeProm{window: w, values: map[string][2]float64{
-		"count(syncpool_gets_total":                                          {0, 5}, // stable unpooled, gray pooled
-		"job_gray_status:http_request_duration_seconds:p95_rate" + w:         {0.0041, 0.0039},
-		"job:http_request_duration_seconds_p95:gray_over_stable_rate" + w:    {0, 0.951},
-		"job_gray_status:http_request_duration_seconds:p99_rate" + w:         {0.0092, 0.0088},
-		"job:http_request_duration_seconds_p99:gray_over_stable_rate" + w:    {0, 0.957},
-		"job_gray_status:http_request_errors:ratio_rate" + w:                 {0, 0},
-		"job:http_request_errors:gray_minus_stable_rate" + w:                 {0, 0},
-		"job_gray_status:process_cpu_seconds_per_request:ratio_rate" + w:     {0.000412, 0.000351},
-		"job:process_cpu_seconds_per_request:gray_over_stable_rate" + w:      {0, 0.852},
-		"job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate" + w: {61234, 14876},
-		"job:go_gc_heap_allocs_bytes_per_request:gray_over_stable_rate" + w:  {0, 0.243},
-		"job_gray_status:go_gc_cpu:ratio_rate" + w:                           {0.061, 0.022},
-		"sum(job_gray_status_pool:syncpool_hits:ratio_rate" + w:              {0, 0.987},
-		"job_gray_status:redis_pool_hits:ratio_rate" + w:                     {0.999, 1},
+		"count(syncpool_gets_total":                                               {0, 5}, // stable unpooled, gray pooled
+		"job_gray_status:http_requests:rate" + w:                                  {150, 150},
+		"job_gray_status:http_request_duration_seconds:p95_rate" + w:              {0.0041, 0.0039},
+		"job_gray_status:http_request_duration_seconds:p99_rate" + w:              {0.0092, 0.0088},
+		"job_gray_status:http_request_errors:ratio_rate" + w:                      {0, 0},
+		"job_gray_status:process_cpu_seconds_per_request:ratio_rate" + w:          {0.000412, 0.000351},
+		"job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate" + w:      {61234, 14876},
+		"job_gray_status:go_gc_cpu:ratio_rate" + w:                                {0.061, 0.022},
+		"sum by (gray_status) (job_gray_status_pool:syncpool_hits:ratio_rate" + w: {0, 0.987},
+		"job_gray_status:redis_pool_hits:ratio_rate" + w:                          {0.999, 1},
 	}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
@@ -93,27 +89,49 @@ func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": data})
 }
 
-// vector answers an instant query with one sample, or none.
+// vector answers an instant query: one sample per track (gray_status) for a query of both
+// tracks, one sample for a query naming a track, or none.
 func (f *fakeProm) vector(q string) []any {
 	name, _, _ := strings.Cut(q, "{")
 	v, ok := f.values[name]
 	if !ok {
 		return []any{}
 	}
-	val := v[1] // gray, or a job-level parity series
+	now := float64(time.Now().Unix())
+	if !strings.Contains(q, "gray_status=") {
+		var out []any
+		for i, gs := range []string{"false", "true"} {
+			if strings.HasPrefix(name, "sum by") && v[i] == 0 {
+				continue // an unpooled track has no pool series
+			}
+			out = append(out, map[string]any{"metric": map[string]string{"job": "poolparity", "gray_status": gs}, "value": [2]any{now, fmt.Sprint(v[i])}})
+		}
+		return out
+	}
+	val := v[1]
 	if strings.Contains(q, `gray_status="false"`) {
 		val = v[0]
 	}
 	if strings.HasPrefix(name, "count(") && val == 0 {
 		return []any{} // count() of no series is no series
 	}
-	return []any{map[string]any{"metric": map[string]string{"job": "poolparity"}, "value": [2]any{float64(time.Now().Unix()), fmt.Sprint(val)}}}
+	return []any{map[string]any{"metric": map[string]string{"job": "poolparity"}, "value": [2]any{now, fmt.Sprint(val)}}}
 }
 
 func (f *fakeProm) rulesData() any {
+	var recording []any
+	for _, n := range []string{
+		"job:http_requests:min_track_rate", "job_gray_status:http_requests:rate",
+		"job_gray_status:http_request_duration_seconds:p95_rate", "job_gray_status:http_request_duration_seconds:p99_rate",
+		"job_gray_status:http_request_errors:ratio_rate", "job_gray_status:process_cpu_seconds_per_request:ratio_rate",
+		"job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate", "job_gray_status:go_gc_cpu:ratio_rate",
+		"job_gray_status_pool:syncpool_hits:ratio_rate", "job_gray_status_pool:syncpool_gets:rate",
+		"job_gray_status:redis_pool_hits:ratio_rate",
+	} {
+		recording = append(recording, map[string]any{"type": "recording", "name": n + f.window, "query": "vector(1)", "health": "ok"})
+	}
 	groups := []any{map[string]any{
-		"name": "poolparity.rate" + f.window, "file": "poolparity.yaml", "interval": 30,
-		"rules": []any{map[string]any{"type": "recording", "name": "job:http_requests:min_track_rate" + f.window, "query": "vector(1)", "health": "ok"}},
+		"name": "poolparity.rate" + f.window, "file": "poolparity.yaml", "interval": 30, "rules": recording,
 	}}
 	alerts := []any{}
 	if f.firing {
@@ -194,7 +212,7 @@ func TestReportOnlyErrors(t *testing.T) {
 		want     string
 	}{
 		{"an unreachable Prometheus is one clear line", downURL, nil, exitError, "poolparity-demo: cannot reach Prometheus at " + downURL + ": "},
-		{"a Prometheus without the window's rules says so", "", []string{"-window", "1m"}, exitError, "no poolparity recording rules"},
+		{"a Prometheus without the window's rules says so", "", []string{"-window", "1m"}, exitError, "lacks poolparity recording rules of this window"},
 		{"a URL that is not http is a bad setting", "tcp://127.0.0.1:9090", nil, exitUsage, "PROMETHEUS_URL must be an http or https URL"},
 		{"no URL is a bad setting", "", nil, exitUsage, "PROMETHEUS_URL is required"},
 	}

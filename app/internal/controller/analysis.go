@@ -13,10 +13,10 @@ import (
 
 	promapi "github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/app/internal/parity"
 )
 
 // Analyzer judges the gray track against the stable track.
@@ -30,20 +30,23 @@ type Analyzer interface {
 
 // PrometheusAnalyzer queries the poolparity recording rules through the Prometheus HTTP API
 // (client_golang's api/prometheus/v1 client). Each SLI's rule must be a per-track rule
-// labelled gray_status (DESIGN.md section 3: the job_gray_status:* family); the ratio and the
-// delta of gray over stable are computed here, so the status shows both tracks' values.
+// labelled gray_status (docs/contracts.md, "Recording rules": the job_gray_status:* family).
 //
-// The demo's app/internal/parity evaluates the same rules for people (tables, HTML); this
-// analyzer stays small and returns the CRD's status type directly.
+// It judges with app/internal/parity, the one judge the demo's report and `make parity` use
+// too: the same traffic guard, comparisons, floor, statistical test and verdict precedence.
+// This file only maps the CRD's types to the judge's and back.
 type PrometheusAnalyzer struct {
 	// RoundTripper is the HTTP transport; nil means http.DefaultTransport.
 	RoundTripper http.RoundTripper
 }
 
 // Analyze runs one analysis: the traffic guard, then every SLI, each as an instant query at
-// now. The verdict is Error if a query failed, else NoData if a track served fewer than
-// minRequests (then no SLI counts, pass or breach: a p99 over a handful of requests is
-// noise), else Fail if any SLI breached, else NoData if an SLI lacked data, else Pass.
+// now, and (unless statistical.mode is Off) each SLI's samples over the statistical window,
+// tested at the confidence level corrected for the number of SLIs. The verdict is
+// parity.Decide's: Error if a query failed, else NoData if a track is too quiet, else Fail
+// if any SLI breached, else NoData if an SLI lacked data, else Pass. In Gate mode a
+// statistical Fail fails a passing analysis, and a statistical NoData or Error holds it; in
+// Confirm mode an SLI breaches only when the test confirms it.
 func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, now time.Time) v1alpha1.AnalysisStatus {
 	out := v1alpha1.AnalysisStatus{Time: metav1.NewTime(now)}
 	if a.Timeout.Duration > 0 {
@@ -63,64 +66,115 @@ func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, 
 	}
 	api := promv1.NewAPI(client)
 
-	// Traffic guard: each track needs minRequests in the request window.
-	guard, err := p.trafficGuard(ctx, api, a, now)
+	quiet, err := guard(a).Check(ctx, api, now)
 	if err != nil {
 		out.Verdict = v1alpha1.VerdictError
-		out.Message = err.Error()
+		out.Message = "query failed: " + err.Error()
 		return out
 	}
+	st := a.Statistical
+	mode := st.Mode
+	if mode == "" {
+		mode = v1alpha1.StatisticalReport
+	}
+	test, statErr := statTest(st)
+	test = test.ForTests(len(a.SLIs))
 
-	var fails, errs, nodata []string
+	var rows []parity.Row
+	var errs, statErrs []string
 	for i := range a.SLIs {
 		sli := &a.SLIs[i]
 		r := v1alpha1.SLIResult{Name: sli.Name, Threshold: thresholdString(sli), Time: metav1.NewTime(now)}
-		vals, err := queryTracks(ctx, api, sli.Rule, mergeLabels(a.MatchLabels, sli.MatchLabels), now)
-		switch {
-		case err != nil:
+		crit, err := criterion(sli)
+		if err != nil {
+			r.Verdict, r.Note = v1alpha1.VerdictError, err.Error()
+			errs = append(errs, fmt.Sprintf("%s: %v", sli.Name, err))
+			out.SLIs = append(out.SLIs, r)
+			continue
+		}
+		expr := selectorQuery(sli.Rule, mergeLabels(a.MatchLabels, sli.MatchLabels))
+		tv, err := parity.ReadTracks(ctx, api, expr, now)
+		if err != nil {
 			r.Verdict = v1alpha1.VerdictError
 			errs = append(errs, fmt.Sprintf("%s: %v", sli.Name, err))
-		default:
-			r.Verdict, r.Stable, r.Gray, r.Ratio, r.Delta = judge(sli, vals)
+			out.SLIs = append(out.SLIs, r)
+			continue
+		}
+		row := crit.Evaluate(tv.Stable, tv.Gray)
+		if row.Verdict == parity.NoData && len(tv.Why) > 0 {
+			row.Note = strings.Join(tv.Why, "; ")
+		}
+		if quiet != "" {
+			// Values may exist, but a track is too quiet for them to mean anything:
+			// neither a pass nor a breach counts.
+			row.Verdict = parity.NoData
+		}
+		if mode != v1alpha1.StatisticalOff && quiet == "" {
 			switch {
-			case guard != "":
-				// Values may exist, but a track is too quiet for them to mean anything:
-				// neither a pass nor a breach counts.
-				r.Verdict = v1alpha1.VerdictNoData
-			case r.Verdict == v1alpha1.VerdictFail:
-				fails = append(fails, fmt.Sprintf("%s (%s, %s)", sli.Name, compared(sli, r), r.Threshold))
-			case r.Verdict == v1alpha1.VerdictNoData:
-				nodata = append(nodata, fmt.Sprintf("%s: %s", sli.Name, vals.missing()))
+			case statErr != nil:
+				row.Test = &parity.TestResult{Verdict: parity.Error, Note: statErr.Error()}
+			default:
+				ts, err := parity.ReadTrackSamples(ctx, api, expr, now.Add(-statWindow(st)), now, statStep(st))
+				if err != nil {
+					row.Test = &parity.TestResult{Verdict: parity.Error, Note: err.Error()}
+					statErrs = append(statErrs, fmt.Sprintf("%s: %v", sli.Name, err))
+				} else {
+					tr := test.Judge(crit, ts.Stable, ts.Gray)
+					if tr.Verdict == parity.NoData && len(ts.Why) > 0 {
+						tr.Note = strings.Join(ts.Why, "; ")
+					}
+					row.Test = &tr
+				}
 			}
 		}
+		rows = append(rows, row)
+		fillResult(&r, row)
 		out.SLIs = append(out.SLIs, r)
 	}
-	switch {
-	case len(errs) > 0:
-		out.Verdict = v1alpha1.VerdictError
-		out.Message = "query failed: " + strings.Join(errs, "; ")
-	case guard != "":
-		out.Verdict = v1alpha1.VerdictNoData
-		out.Message = guard
-	case len(fails) > 0:
-		out.Verdict = v1alpha1.VerdictFail
-		out.Message = "breached: " + strings.Join(fails, "; ")
-	case len(nodata) > 0:
-		out.Verdict = v1alpha1.VerdictNoData
-		out.Message = "no data: " + strings.Join(nodata, "; ")
-	default:
-		out.Verdict = v1alpha1.VerdictPass
-		out.Message = fmt.Sprintf("%d SLIs within their thresholds", len(a.SLIs))
+	judged := rows
+	if mode == v1alpha1.StatisticalConfirm {
+		judged = parity.Confirm(rows)
+		for i := range judged {
+			fillResult(&out.SLIs[indexOf(out.SLIs, judged[i].SLI)], judged[i])
+		}
 	}
+	verdict, reasons := parity.Decide(parity.Decision{Rows: judged, Quiet: quiet, Errors: errs})
+	if len(errs) > 0 {
+		// Decide lists the failed queries after "query failed".
+		reasons = []string{"query failed: " + strings.Join(errs, "; ")}
+	}
+	if mode != v1alpha1.StatisticalOff && len(errs) == 0 {
+		sv, sr := parity.StatVerdict(rows, quiet)
+		if len(statErrs) > 0 {
+			sv, sr = parity.Error, append([]string{"query failed"}, statErrs...)
+		}
+		msg := strings.Join(sr, "; ")
+		if d := parity.Disagreements(rows); len(d) > 0 {
+			msg += "; disagreements: " + strings.Join(d, "; ")
+		}
+		out.Statistical = &v1alpha1.StatisticalStatus{Mode: mode, Verdict: crdVerdict(sv), Message: truncate(msg)}
+		if mode == v1alpha1.StatisticalGate && verdict == parity.Pass && sv != parity.Pass {
+			verdict = sv
+			reasons = append([]string{"statistical test: " + msg}, reasons...)
+		}
+	}
+	out.Verdict = crdVerdict(verdict)
+	out.Message = truncate(strings.Join(reasons, "; "))
 	return out
 }
 
-// trafficGuard returns "" when both tracks served at least minRequests in the request
-// window, else a message saying which track is too quiet.
-func (p *PrometheusAnalyzer) trafficGuard(ctx context.Context, api promv1.API, a *v1alpha1.Analysis, now time.Time) (string, error) {
-	if a.MinRequests <= 0 {
-		return "", nil
+func indexOf(rs []v1alpha1.SLIResult, name string) int {
+	for i := range rs {
+		if rs[i].Name == name {
+			return i
+		}
 	}
+	return -1
+}
+
+// guard is the analysis' traffic guard: each track must serve more than minRequests in
+// requestWindow, i.e. a rate above minRequests/requestWindow.
+func guard(a *v1alpha1.Analysis) parity.Guard {
 	rule := a.RequestRateRule
 	if rule == "" {
 		rule = "job_gray_status:http_requests:rate5m"
@@ -129,159 +183,140 @@ func (p *PrometheusAnalyzer) trafficGuard(ctx context.Context, api promv1.API, a
 	if window <= 0 {
 		window = 5 * time.Minute
 	}
-	q := selectorQuery(rule, a.MatchLabels)
-	v, _, _, err := api.Query(ctx, q, now)
-	if err != nil {
-		return "", fmt.Errorf("querying %s: %w", q, describeQueryError(err))
+	return parity.Guard{
+		RateExpr:       selectorQuery(rule, a.MatchLabels),
+		MinRequestRate: float64(a.MinRequests) / window.Seconds(),
+		Window:         window,
 	}
-	vec, ok := v.(model.Vector)
-	if !ok {
-		return "", fmt.Errorf("querying %s: got a %s, want a vector", q, v.Type())
-	}
-	sums := map[string]float64{}
-	for _, s := range vec {
-		if f := float64(s.Value); !math.IsNaN(f) {
-			sums[string(s.Metric["gray_status"])] += f
-		}
-	}
-	var quiet []string
-	for _, tr := range []struct{ name, status string }{{v1alpha1.TrackStable, "false"}, {v1alpha1.TrackGray, "true"}} {
-		n := sums[tr.status] * window.Seconds()
-		if n < float64(a.MinRequests) {
-			quiet = append(quiet, fmt.Sprintf("%s track served %.0f requests in %s (minRequests %d)", tr.name, n, window, a.MinRequests))
-		}
-	}
-	if len(quiet) == 0 {
-		return "", nil
-	}
-	return "too little traffic: " + strings.Join(quiet, "; "), nil
 }
 
-// trackValues holds one SLI's value per track and why a track has none.
-type trackValues struct {
-	stable, gray       float64
-	hasStable, hasGray bool
-	why                []string
-}
-
-func (v trackValues) missing() string {
-	if len(v.why) > 0 {
-		return strings.Join(v.why, "; ")
-	}
-	return "no series"
-}
-
-// queryTracks reads rule{labels} and returns one value per gray_status. A track with no
-// series, a NaN value, or more than one series (ambiguous: narrow it with matchLabels) has
-// no value.
-func queryTracks(ctx context.Context, api promv1.API, rule string, labels map[string]string, now time.Time) (trackValues, error) {
-	q := selectorQuery(rule, labels)
-	v, _, _, err := api.Query(ctx, q, now)
-	if err != nil {
-		return trackValues{}, fmt.Errorf("querying %s: %w", q, describeQueryError(err))
-	}
-	vec, ok := v.(model.Vector)
-	if !ok {
-		return trackValues{}, fmt.Errorf("querying %s: got a %s, want a vector", q, v.Type())
-	}
-	var out trackValues
-	count := map[string]int{}
-	for _, s := range vec {
-		gs := string(s.Metric["gray_status"])
-		count[gs]++
-		f := float64(s.Value)
-		switch gs {
-		case "false":
-			out.stable, out.hasStable = f, !math.IsNaN(f)
-		case "true":
-			out.gray, out.hasGray = f, !math.IsNaN(f)
-		}
-	}
-	for _, tr := range []struct {
-		name, status string
-		has          *bool
-	}{{v1alpha1.TrackStable, "false", &out.hasStable}, {v1alpha1.TrackGray, "true", &out.hasGray}} {
-		switch n := count[tr.status]; {
-		case n == 0:
-			out.why = append(out.why, tr.name+" track has no series")
-		case n > 1:
-			*tr.has = false
-			out.why = append(out.why, fmt.Sprintf("%s track has %d series (narrow with matchLabels)", tr.name, n))
-		case !*tr.has:
-			out.why = append(out.why, tr.name+" track is NaN")
-		}
-	}
-	return out, nil
-}
-
-// judge compares the tracks against the SLI's threshold and formats the values.
-func judge(sli *v1alpha1.SLI, v trackValues) (verdict v1alpha1.Verdict, stable, gray, ratio, delta string) {
-	if v.hasStable {
-		stable = formatFloat(v.stable)
-	}
-	if v.hasGray {
-		gray = formatFloat(v.gray)
-	}
-	if !v.hasStable || !v.hasGray {
-		return v1alpha1.VerdictNoData, stable, gray, "", ""
-	}
-	r := Ratio(v.gray, v.stable)
-	d := v.gray - v.stable
-	ratio, delta = formatFloat(r), formatFloat(d)
-	breached := false
+// criterion maps an SLI's threshold to the judge's criterion. A threshold that does not
+// parse (only possible when validation is bypassed) is an error: the SLI is never judged
+// against a limit nobody set.
+func criterion(sli *v1alpha1.SLI) (parity.Criterion, error) {
+	c := parity.Criterion{SLI: sli.Name}
+	var raw string
 	switch {
 	case sli.MaxRatio != nil:
-		breached = r > parseThreshold(*sli.MaxRatio)
+		c.Comparison, raw = parity.RatioAtMost, *sli.MaxRatio
 	case sli.MinRatio != nil:
-		breached = r < parseThreshold(*sli.MinRatio)
+		c.Comparison, raw = parity.RatioAtLeast, *sli.MinRatio
 	case sli.MaxDelta != nil:
-		breached = d > parseThreshold(*sli.MaxDelta)
+		c.Comparison, raw = parity.DeltaAtMost, *sli.MaxDelta
+	default:
+		return c, errors.New("no threshold: set one of maxRatio, minRatio, maxDelta")
 	}
-	if breached {
-		return v1alpha1.VerdictFail, stable, gray, ratio, delta
+	var err error
+	if c.Threshold, err = parseDecimal(raw); err != nil {
+		return c, fmt.Errorf("threshold: %w", err)
 	}
-	return v1alpha1.VerdictPass, stable, gray, ratio, delta
+	if sli.Floor != nil {
+		if c.Floor, err = parseDecimal(*sli.Floor); err != nil {
+			return c, fmt.Errorf("floor: %w", err)
+		}
+	}
+	return c, nil
 }
 
-// Ratio is gray/stable, with 0/0 = 1 (both tracks equal) and x/0 = +Inf for x > 0.
-func Ratio(gray, stable float64) float64 {
-	switch {
-	case stable == 0 && gray == 0:
-		return 1
-	case stable == 0:
-		return math.Inf(1)
-	}
-	return gray / stable
-}
-
-// parseThreshold parses a threshold the CRD already validated as a decimal; an unparsable
-// one (only possible when validation is bypassed) is NaN, and every comparison with NaN is
-// false, so it never breaches and never blocks: the SLI passes, which the status shows.
-func parseThreshold(s string) float64 {
+func parseDecimal(s string) (float64, error) {
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return math.NaN()
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%q is not a decimal number", s)
 	}
-	return f
+	return f, nil
+}
+
+// statTest maps the CRD's statistical settings to the judge's.
+func statTest(st v1alpha1.StatisticalTest) (parity.StatTest, error) {
+	t := parity.DefaultStatTest()
+	var err error
+	if st.Confidence != "" {
+		if t.Confidence, err = parseDecimal(st.Confidence); err != nil || t.Confidence <= 0 || t.Confidence >= 1 {
+			return t, fmt.Errorf("statistical.confidence %q: want a number between 0 and 1", st.Confidence)
+		}
+	}
+	if st.MinEffect != "" {
+		if t.MinEffect, err = parseDecimal(st.MinEffect); err != nil || t.MinEffect <= 0 || t.MinEffect > 1 {
+			return t, fmt.Errorf("statistical.minEffect %q: want a number in (0, 1]", st.MinEffect)
+		}
+	}
+	if st.MinSamples > 0 {
+		t.MinSamples = int(st.MinSamples)
+	}
+	return t, nil
+}
+
+func statWindow(st v1alpha1.StatisticalTest) time.Duration {
+	if st.Window.Duration > 0 {
+		return st.Window.Duration
+	}
+	return 10 * time.Minute
+}
+
+func statStep(st v1alpha1.StatisticalTest) time.Duration {
+	if st.Step.Duration > 0 {
+		return st.Step.Duration
+	}
+	return 30 * time.Second
+}
+
+// fillResult copies a judged row into the SLI's status, values as decimal strings.
+func fillResult(r *v1alpha1.SLIResult, row parity.Row) {
+	if row.Stable != nil {
+		r.Stable = formatFloat(*row.Stable)
+	}
+	if row.Gray != nil {
+		r.Gray = formatFloat(*row.Gray)
+	}
+	if row.Stable != nil && row.Gray != nil {
+		r.Ratio = formatFloat(parity.GrayOverStable(*row.Gray, *row.Stable))
+		r.Delta = formatFloat(*row.Gray - *row.Stable)
+	}
+	r.Verdict = crdVerdict(row.Verdict)
+	r.Note = row.Note
+	if t := row.Test; t != nil {
+		r.Test = &v1alpha1.SLITestResult{Verdict: crdVerdict(t.Verdict), StableSamples: int32(t.NStable), GraySamples: int32(t.NGray), Note: t.Note}
+		if t.Verdict == parity.Pass || t.Verdict == parity.Fail {
+			r.Test.P, r.Test.Effect = formatFloat(t.P), formatFloat(t.A)
+		}
+	}
+}
+
+// crdVerdict maps the judge's verdict to the CRD's.
+func crdVerdict(v parity.Verdict) v1alpha1.Verdict {
+	switch v {
+	case parity.Pass:
+		return v1alpha1.VerdictPass
+	case parity.Fail:
+		return v1alpha1.VerdictFail
+	case parity.NoData:
+		return v1alpha1.VerdictNoData
+	}
+	return v1alpha1.VerdictError
+}
+
+// truncate keeps a status message within a condition's 32 kB.
+func truncate(s string) string {
+	if len(s) > 8192 {
+		return s[:8189] + "..."
+	}
+	return s
 }
 
 func thresholdString(sli *v1alpha1.SLI) string {
+	var s string
 	switch {
 	case sli.MaxRatio != nil:
-		return "maxRatio " + *sli.MaxRatio
+		s = "maxRatio " + *sli.MaxRatio
 	case sli.MinRatio != nil:
-		return "minRatio " + *sli.MinRatio
+		s = "minRatio " + *sli.MinRatio
 	case sli.MaxDelta != nil:
-		return "maxDelta " + *sli.MaxDelta
+		s = "maxDelta " + *sli.MaxDelta
 	}
-	return ""
-}
-
-func compared(sli *v1alpha1.SLI, r v1alpha1.SLIResult) string {
-	if sli.MaxDelta != nil {
-		return "delta " + r.Delta
+	if sli.Floor != nil {
+		s += ", floor " + *sli.Floor
 	}
-	return "ratio " + r.Ratio
+	return s
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) }
@@ -323,13 +358,4 @@ func mergeLabels(base, extra map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-// describeQueryError keeps the Prometheus API's error type and detail in the message.
-func describeQueryError(err error) error {
-	var perr *promv1.Error
-	if errors.As(err, &perr) && perr.Detail != "" {
-		return fmt.Errorf("%w (%s)", err, perr.Detail)
-	}
-	return err
 }

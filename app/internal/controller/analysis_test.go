@@ -2,7 +2,6 @@ package controller_test
 
 import (
 	"context"
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -45,20 +44,44 @@ func TestPrometheusAnalyzer(t *testing.T) {
 		{name: "equal tracks pass", mode: "good", wantVerdict: v1alpha1.VerdictPass,
 			wantSLI: map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictPass, "errors": v1alpha1.VerdictPass}},
 		{name: "a gray track twice as slow fails the p99 ratio", mode: "regression", wantVerdict: v1alpha1.VerdictFail,
-			wantMessage: "p99 (ratio 2, maxRatio 1.10)",
+			wantMessage: "p99 gray/stable 2.00 > 1.10",
 			wantSLI:     map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictFail, "errors": v1alpha1.VerdictPass}},
 		{name: "no series is inconclusive", mode: "nodata", wantVerdict: v1alpha1.VerdictNoData, wantMessage: "too little traffic"},
 		{name: "no series is inconclusive without a traffic guard", mode: "nodata", wantVerdict: v1alpha1.VerdictNoData,
 			analysis:    func(a *v1alpha1.Analysis) { a.MinRequests = 0 },
-			wantMessage: "stable track has no series"},
+			wantMessage: "p99 has no data (stable track has no series; gray track has no series)"},
 		{name: "a regression on too little traffic does not count", mode: "quiet", wantVerdict: v1alpha1.VerdictNoData,
-			wantMessage: "stable track served 3 requests in 5m0s (minRequests 100)"},
+			wantMessage: "stable track served 3 requests in 5m0s (minimum: more than 100)"},
+		{name: "a track serving exactly minRequests is too quiet, as the rules' minRequestRate must be exceeded", mode: "good",
+			analysis:    func(a *v1alpha1.Analysis) { a.MinRequests = 6000 }, // 20 req/s for 5m
+			wantVerdict: v1alpha1.VerdictNoData, wantMessage: "served 6000 requests in 5m0s (minimum: more than 6000)"},
+		{name: "a Prometheus answering an error is an error", mode: "error", wantVerdict: v1alpha1.VerdictError,
+			wantMessage: "too many samples"},
+		{name: "a Prometheus slower than the timeout is an error", mode: "slow", wantVerdict: v1alpha1.VerdictError,
+			analysis:    func(a *v1alpha1.Analysis) { a.Timeout.Duration = 200 * time.Millisecond },
+			wantMessage: "no answer in time"},
+		{name: "several series on a track are no data, not the worst or a mix", mode: "dup", wantVerdict: v1alpha1.VerdictNoData,
+			analysis:    func(a *v1alpha1.Analysis) { a.MinRequests = 0 },
+			wantMessage: "gray track has 2 series"},
+		{name: "an unparsable threshold is an error, never a pass", mode: "good", wantVerdict: v1alpha1.VerdictError,
+			analysis:    func(a *v1alpha1.Analysis) { a.SLIs[0].MaxRatio = ptr.To("1.1.0") },
+			wantMessage: `"1.1.0" is not a decimal number`,
+			wantSLI:     map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictError}},
+		{name: "a ratio breach within the floor passes", mode: "regression", wantVerdict: v1alpha1.VerdictPass,
+			analysis: func(a *v1alpha1.Analysis) {
+				a.SLIs[0].Floor = ptr.To("0.06") // gray is 50ms slower
+				a.Statistical.Mode = v1alpha1.StatisticalOff
+			},
+			wantSLI: map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictPass}},
+		{name: "a ratio breach beyond the floor fails", mode: "regression", wantVerdict: v1alpha1.VerdictFail,
+			analysis: func(a *v1alpha1.Analysis) { a.SLIs[0].Floor = ptr.To("0.005") },
+			wantSLI:  map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictFail}},
 		{name: "an unreachable Prometheus is an error", down: true, wantVerdict: v1alpha1.VerdictError, wantMessage: "connection refused"},
 		{name: "a rule without series is no data", mode: "good", wantVerdict: v1alpha1.VerdictNoData,
 			analysis: func(a *v1alpha1.Analysis) {
 				a.SLIs = append(a.SLIs, v1alpha1.SLI{Name: "cpu", Rule: "job_gray_status:unknown:ratio_rate5m", MaxRatio: ptr.To("1.15")})
 			},
-			wantMessage: "cpu: stable track has no series; gray track has no series",
+			wantMessage: "cpu has no data (stable track has no series; gray track has no series)",
 			wantSLI:     map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictPass, "cpu": v1alpha1.VerdictNoData}},
 		{name: "minRatio fails a gray value below it", mode: "good", wantVerdict: v1alpha1.VerdictFail,
 			analysis: func(a *v1alpha1.Analysis) {
@@ -104,22 +127,58 @@ func TestAnalyzerReportsBothTracks(t *testing.T) {
 	}
 }
 
-func TestRatio(t *testing.T) {
+func TestAnalyzerStatisticalSecondOpinion(t *testing.T) {
 	tests := []struct {
-		name         string
-		gray, stable float64
-		want         float64
+		name        string
+		mode        string
+		stat        v1alpha1.StatisticalMode
+		maxRatio    string
+		wantVerdict v1alpha1.Verdict
+		wantStat    v1alpha1.Verdict
+		wantP99Test v1alpha1.Verdict
 	}{
-		{"equal values are 1", 2, 2, 1},
-		{"both zero are equal", 0, 0, 1},
-		{"gray over a zero stable is infinite", 1, 0, math.Inf(1)},
-		{"half is 0.5", 1, 2, 0.5},
+		{name: "equal tracks pass both", mode: "good", stat: v1alpha1.StatisticalReport,
+			wantVerdict: v1alpha1.VerdictPass, wantStat: v1alpha1.VerdictPass, wantP99Test: v1alpha1.VerdictPass},
+		{name: "a slower gray fails both", mode: "regression", stat: v1alpha1.StatisticalReport,
+			wantVerdict: v1alpha1.VerdictFail, wantStat: v1alpha1.VerdictFail, wantP99Test: v1alpha1.VerdictFail},
+		{name: "in Report mode the test does not decide, and the disagreement is shown", mode: "regression", stat: v1alpha1.StatisticalReport, maxRatio: "3",
+			wantVerdict: v1alpha1.VerdictPass, wantStat: v1alpha1.VerdictFail, wantP99Test: v1alpha1.VerdictFail},
+		{name: "in Confirm mode a breach the test does not confirm passes", mode: "good", stat: v1alpha1.StatisticalConfirm, maxRatio: "0.5",
+			wantVerdict: v1alpha1.VerdictPass, wantStat: v1alpha1.VerdictPass, wantP99Test: v1alpha1.VerdictPass},
+		{name: "in Confirm mode a confirmed breach fails", mode: "regression", stat: v1alpha1.StatisticalConfirm,
+			wantVerdict: v1alpha1.VerdictFail, wantStat: v1alpha1.VerdictFail, wantP99Test: v1alpha1.VerdictFail},
+		{name: "in Gate mode a statistical failure fails a threshold pass", mode: "regression", stat: v1alpha1.StatisticalGate, maxRatio: "3",
+			wantVerdict: v1alpha1.VerdictFail, wantStat: v1alpha1.VerdictFail, wantP99Test: v1alpha1.VerdictFail},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := controller.Ratio(tt.gray, tt.stable); got != tt.want {
-				t.Fatalf("Ratio(%v, %v) = %v, want %v", tt.gray, tt.stable, got, tt.want)
+			a := testAnalysis(newFakeProm(t, tt.mode).srv.URL)
+			a.Statistical = v1alpha1.StatisticalTest{Mode: tt.stat}
+			if tt.maxRatio != "" {
+				a.SLIs[0].MaxRatio = ptr.To(tt.maxRatio)
+			}
+			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, time.Now())
+			if got.Verdict != tt.wantVerdict {
+				t.Errorf("verdict %s (%s), want %s", got.Verdict, got.Message, tt.wantVerdict)
+			}
+			if got.Statistical == nil || got.Statistical.Verdict != tt.wantStat {
+				t.Fatalf("statistical %+v, want verdict %s", got.Statistical, tt.wantStat)
+			}
+			if tt.wantStat != tt.wantVerdict && tt.stat == v1alpha1.StatisticalReport && !strings.Contains(got.Statistical.Message, "disagreements: p99: threshold PASS, statistical FAIL") {
+				t.Errorf("statistical message %q does not report the disagreement", got.Statistical.Message)
+			}
+			if p99 := got.SLIs[0]; p99.Test == nil || p99.Test.Verdict != tt.wantP99Test || p99.Test.StableSamples != 20 {
+				t.Errorf("p99 test %+v, want %s on 20 samples per track", p99.Test, tt.wantP99Test)
 			}
 		})
+	}
+}
+
+func TestAnalyzerGatesOnTooFewSamples(t *testing.T) {
+	a := testAnalysis(newFakeProm(t, "good").srv.URL)
+	a.Statistical = v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalGate, MinSamples: 40}
+	got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, time.Now())
+	if got.Verdict != v1alpha1.VerdictNoData || !strings.Contains(got.Message, "too few samples") {
+		t.Errorf("verdict %s (%s), want NoData for too few samples", got.Verdict, got.Message)
 	}
 }

@@ -128,12 +128,15 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 				q, _, _ := unstructured.NestedString(m.(map[string]any), "provider", "prometheus", "query")
 				queries = append(queries, q)
 			}
-			if !slices.Contains(queries, `job:http_request_duration_seconds_p99:gray_over_stable_rate5m{job="poolparity"}`) {
-				t.Errorf("AnalysisTemplate queries %q: want the p99 parity rule with the matchers", queries)
+			// The latency ratio counts only above the effect-size floor, as in the alert.
+			want := `job:http_request_duration_seconds_p99:gray_over_stable_rate5m{job="poolparity"} * (job:http_request_duration_seconds_p99:gray_minus_stable_rate5m{job="poolparity"} > bool 0.005)`
+			if !slices.Contains(queries, want) {
+				t.Errorf("AnalysisTemplate queries %q: want the p99 parity rule with the matchers and the floor, %q", queries, want)
 			}
 		case "MetricTemplate":
 			q, _, _ := unstructured.NestedString(o.Object, "spec", "query")
-			if !strings.HasPrefix(q, "job:") || !strings.Contains(q, `gray_`) || !strings.HasSuffix(q, `{namespace="{{ namespace }}"}`) {
+			if !strings.HasPrefix(q, "job:") || !strings.Contains(q, `gray_`) || !strings.Contains(q, `{namespace="{{ namespace }}"}`) ||
+				(strings.Contains(q, "duration_seconds") && !strings.Contains(q, `gray_minus_stable_rate5m{namespace="{{ namespace }}"} > bool 0.005`)) {
 				t.Errorf("MetricTemplate %s query %q: want a parity rule with Flagger's namespace variable", o.GetName(), q)
 			}
 		}

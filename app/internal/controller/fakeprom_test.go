@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeProm answers the Prometheus HTTP API's instant queries (/api/v1/query) the way a
@@ -63,7 +64,7 @@ type sample struct {
 }
 
 func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/api/v1/query" {
+	if r.URL.Path != "/api/v1/query" && r.URL.Path != "/api/v1/query_range" {
 		http.Error(w, `{"status":"error","errorType":"not_found","error":"not found"}`, http.StatusNotFound)
 		return
 	}
@@ -80,6 +81,24 @@ func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
 	stable, known := f.values[rule]
 	f.mu.Unlock()
 
+	switch mode {
+	case "error":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		_, _ = w.Write([]byte(`{"status":"error","errorType":"execution","error":"query processing would load too many samples"}`))
+		return
+	case "slow":
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+		return
+	}
+	if r.URL.Path == "/api/v1/query_range" {
+		f.serveRange(w, rule, mode, stable, known)
+		return
+	}
+
 	var result []sample
 	if known && mode != "nodata" {
 		gray := stable
@@ -94,10 +113,51 @@ func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
 			{Metric: map[string]string{"__name__": rule, "job": "poolparity", "gray_status": "false"}, Value: [2]any{ts, fmt.Sprint(stable)}},
 			{Metric: map[string]string{"__name__": rule, "job": "poolparity", "gray_status": "true"}, Value: [2]any{ts, fmt.Sprint(gray)}},
 		}
+		if mode == "dup" {
+			result = append(result, sample{Metric: map[string]string{"__name__": rule, "job": "other", "gray_status": "true"}, Value: [2]any{ts, fmt.Sprint(gray)}})
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"status": "success",
 		"data":   map[string]any{"resultType": "vector", "result": append([]sample{}, result...)},
+	})
+}
+
+type rangeSeries struct {
+	Metric map[string]string `json:"metric"`
+	Values [][2]any          `json:"values"`
+}
+
+// serveRange answers a range query with 20 samples per track around the instant value,
+// spread by a fixed +-5% pattern; in "regression" mode gray's latency is twice stable's,
+// and in "quiet" mode there are only 3 samples.
+func (f *fakeProm) serveRange(w http.ResponseWriter, rule, mode string, stable float64, known bool) {
+	var result []rangeSeries
+	if known && mode != "nodata" {
+		n := 20
+		if mode == "quiet" {
+			n = 3
+		}
+		factor := 1.0
+		if mode == "regression" && rule == "job_gray_status:http_request_duration_seconds:p99_rate5m" {
+			factor = 2
+		}
+		for _, tr := range []struct {
+			gs string
+			f  float64
+		}{{"false", 1}, {"true", factor}} {
+			s := rangeSeries{Metric: map[string]string{"__name__": rule, "job": "poolparity", "gray_status": tr.gs}}
+			for i := range n {
+				v := stable * tr.f * (1 + 0.05*float64(i%5-2)/2)
+				s.Values = append(s.Values, [2]any{1.7e9 + float64(i*30), fmt.Sprint(v)})
+			}
+			result = append(result, s)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"status": "success",
+		"data":   map[string]any{"resultType": "matrix", "result": append([]rangeSeries{}, result...)},
 	})
 }

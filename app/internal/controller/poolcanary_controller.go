@@ -6,6 +6,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 )
@@ -340,7 +342,7 @@ func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.Poo
 			msg := fmt.Sprintf("Deployment %s exists and is not controlled by this PoolCanary", name)
 			r.setTracksReady(pc, metav1.ConditionFalse, EventOwnershipConflict, msg)
 			out.event(corev1.EventTypeWarning, EventOwnershipConflict, "Apply", "%s", msg)
-			return nil, nil, permanentError{fmt.Errorf("%s", msg)}
+			return nil, nil, reconcile.TerminalError(errors.New(msg))
 		default:
 			deps[t.track] = &cur
 		}
@@ -352,14 +354,14 @@ func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.Poo
 		if err != nil {
 			r.setTracksReady(pc, metav1.ConditionFalse, EventApplyFailed, err.Error())
 			out.event(corev1.EventTypeWarning, EventApplyFailed, "Apply", "%v", err)
-			return nil, nil, permanentError{err}
+			return nil, nil, reconcile.TerminalError(err)
 		}
 		if err := r.Client.Apply(ctx, d, client.FieldOwner(managerName), client.ForceOwnership); err != nil {
 			if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) {
 				msg := fmt.Sprintf("applying Deployment %s: %v", name, err)
 				r.setTracksReady(pc, metav1.ConditionFalse, EventApplyFailed, msg)
 				out.event(corev1.EventTypeWarning, EventApplyFailed, "Apply", "%s", msg)
-				return nil, nil, permanentError{err}
+				return nil, nil, reconcile.TerminalError(err)
 			}
 			return nil, nil, fmt.Errorf("applying Deployment %s: %w", name, err)
 		}
@@ -486,15 +488,13 @@ func ptrTime(t time.Time) *metav1.Time {
 	return &mt
 }
 
-// permanentError marks an error a retry cannot fix: only a change to the canary or to the
-// conflicting object can. The reconciler reports it in the status and does not requeue.
-type permanentError struct{ error }
-
-func (e permanentError) Unwrap() error { return e.error }
-
+// isPermanent reports whether err is marked with controller-runtime's reconcile.TerminalError:
+// a retry cannot fix it, only a change to the canary or to the conflicting object can. The
+// reconciler reports it in TracksReady and looks again after permanentRetry instead of
+// returning it (a returned terminal error would never be retried, and a conflicting
+// Deployment that is deleted is not ours to watch).
 func isPermanent(err error) bool {
-	_, ok := err.(permanentError)
-	return ok
+	return errors.Is(err, reconcile.TerminalError(nil))
 }
 
 func statusEqual(a, b *v1alpha1.PoolCanaryStatus) bool {

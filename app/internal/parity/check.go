@@ -28,6 +28,13 @@ type Checker struct {
 	selector   string
 	groupMatch string
 	thresholds Thresholds
+	stat       *statConfig
+}
+
+type statConfig struct {
+	test         StatTest
+	window, step time.Duration
+	family       string
 }
 
 // Option configures a Checker.
@@ -48,6 +55,19 @@ func WithThresholds(t Thresholds) Option { return func(c *Checker) { c.threshold
 // WithAlertGroups sets the substring that a rule group's name must contain
 // for its alerts to count; default "poolparity".
 func WithAlertGroups(substr string) Option { return func(c *Checker) { c.groupMatch = substr } }
+
+// WithStatTest adds the statistical second opinion: each row's per-track
+// rule of the family (a rules window such as "1m"; empty: the Checker's
+// window) is sampled every step over the window before the check's time,
+// and t judges the samples. Its verdict is shown beside the threshold
+// verdict; it does not change the report's verdict.
+//
+// Samples of a rule whose range is longer than step overlap and are
+// correlated, which the test assumes they are not: pick a short family
+// and a step near its range. docs/verdict-eval.md measures the effect.
+func WithStatTest(t StatTest, window, step time.Duration, family string) Option {
+	return func(c *Checker) { c.stat = &statConfig{test: t, window: window, step: step, family: family} }
+}
 
 // NewChecker returns a Checker reading through q.
 func NewChecker(q Querier, opts ...Option) *Checker {
@@ -76,73 +96,48 @@ const (
 	stableM = `gray_status="false"`
 )
 
-// rowSpec is how one row is queried.
+// rowSpec is how one row is queried: a criterion and a query returning
+// one series per track (labelled gray_status).
 type rowSpec struct {
-	sli        string
-	unit       Unit
-	stable     string // PromQL returning one value (or none)
-	gray       string
-	value      string // PromQL of the compared value; empty: computed from stable and gray
-	comparison Comparison
-	threshold  float64
-	worstIsMax bool // several series: keep the largest value (else the smallest)
+	Criterion
+	expr string
 }
 
-func (c *Checker) specs() []rowSpec {
-	w, t := c.window, c.thresholds
-	track := func(name, m string) string { return name + c.sel(m) }
+func (c *Checker) specs() []rowSpec { return c.specsFor(c.window) }
+
+// specsFor returns the rows read from the rules of window family w.
+func (c *Checker) specsFor(w string) []rowSpec {
+	t := c.thresholds
+	rule := func(name string) string { return name + c.sel() }
 	return []rowSpec{
-		{
-			sli: "latency p95", unit: Seconds, comparison: RatioAtMost, threshold: t.LatencyRatio, worstIsMax: true,
-			stable: track("job_gray_status:http_request_duration_seconds:p95_rate"+w, stableM),
-			gray:   track("job_gray_status:http_request_duration_seconds:p95_rate"+w, grayM),
-			value:  "job:http_request_duration_seconds_p95:gray_over_stable_rate" + w + c.sel(),
-		},
-		{
-			sli: "latency p99", unit: Seconds, comparison: RatioAtMost, threshold: t.LatencyRatio, worstIsMax: true,
-			stable: track("job_gray_status:http_request_duration_seconds:p99_rate"+w, stableM),
-			gray:   track("job_gray_status:http_request_duration_seconds:p99_rate"+w, grayM),
-			value:  "job:http_request_duration_seconds_p99:gray_over_stable_rate" + w + c.sel(),
-		},
-		{
-			sli: "error ratio (5xx)", unit: Ratio, comparison: DeltaAtMost, threshold: t.ErrorDelta, worstIsMax: true,
-			stable: track("job_gray_status:http_request_errors:ratio_rate"+w, stableM),
-			gray:   track("job_gray_status:http_request_errors:ratio_rate"+w, grayM),
-			value:  "job:http_request_errors:gray_minus_stable_rate" + w + c.sel(),
-		},
-		{
-			sli: "CPU per request", unit: Seconds, comparison: RatioAtMost, threshold: t.CPURatio, worstIsMax: true,
-			stable: track("job_gray_status:process_cpu_seconds_per_request:ratio_rate"+w, stableM),
-			gray:   track("job_gray_status:process_cpu_seconds_per_request:ratio_rate"+w, grayM),
-			value:  "job:process_cpu_seconds_per_request:gray_over_stable_rate" + w + c.sel(),
-		},
-		{
-			sli: "heap alloc per request", unit: Bytes, comparison: RatioAtMost, threshold: t.AllocRatio, worstIsMax: true,
-			stable: track("job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate"+w, stableM),
-			gray:   track("job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate"+w, grayM),
-			value:  "job:go_gc_heap_allocs_bytes_per_request:gray_over_stable_rate" + w + c.sel(),
-		},
-		{
-			sli: "GC share of CPU", unit: Ratio, comparison: DeltaAtMost, threshold: t.GCCPUDelta, worstIsMax: true,
-			stable: track("job_gray_status:go_gc_cpu:ratio_rate"+w, stableM),
-			gray:   track("job_gray_status:go_gc_cpu:ratio_rate"+w, grayM),
-		},
-		{
-			sli: "sync.Pool hit ratio", unit: Ratio, comparison: GrayAtLeast, threshold: t.SyncPoolHitRatio,
-			stable: c.weightedHits(stableM),
-			gray:   c.weightedHits(grayM),
-		},
-		{
-			sli: "Redis pool hit ratio", unit: Ratio, comparison: DeltaAtLeast, threshold: t.RedisHitDelta,
-			stable: track("job_gray_status:redis_pool_hits:ratio_rate"+w, stableM),
-			gray:   track("job_gray_status:redis_pool_hits:ratio_rate"+w, grayM),
-		},
+		{Criterion{SLI: "latency p95", Unit: Seconds, Comparison: RatioAtMost, Threshold: t.LatencyRatio, Floor: t.LatencyFloor},
+			rule("job_gray_status:http_request_duration_seconds:p95_rate" + w)},
+		{Criterion{SLI: "latency p99", Unit: Seconds, Comparison: RatioAtMost, Threshold: t.LatencyRatio, Floor: t.LatencyFloor},
+			rule("job_gray_status:http_request_duration_seconds:p99_rate" + w)},
+		{Criterion{SLI: "error ratio (5xx)", Unit: Ratio, Comparison: DeltaAtMost, Threshold: t.ErrorDelta},
+			rule("job_gray_status:http_request_errors:ratio_rate" + w)},
+		{Criterion{SLI: "CPU per request", Unit: Seconds, Comparison: RatioAtMost, Threshold: t.CPURatio},
+			rule("job_gray_status:process_cpu_seconds_per_request:ratio_rate" + w)},
+		{Criterion{SLI: "heap alloc per request", Unit: Bytes, Comparison: RatioAtMost, Threshold: t.AllocRatio},
+			rule("job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate" + w)},
+		{Criterion{SLI: "GC share of CPU", Unit: Ratio, Comparison: DeltaAtMost, Threshold: t.GCCPUDelta},
+			rule("job_gray_status:go_gc_cpu:ratio_rate" + w)},
+		{Criterion{SLI: "sync.Pool hit ratio", Unit: Ratio, Comparison: GrayAtLeast, Threshold: t.SyncPoolHitRatio},
+			c.weightedHits(w)},
+		{Criterion{SLI: "Redis pool hit ratio", Unit: Ratio, Comparison: DeltaAtLeast, Threshold: t.RedisHitDelta},
+			rule("job_gray_status:redis_pool_hits:ratio_rate" + w)},
 	}
 }
 
-// weightedHits is a track's sync.Pool hit ratio over all its pools,
+// weightedHits is each track's sync.Pool hit ratio over all its pools,
 // weighted by each pool's gets.
-func (c *Checker) weightedHits(m string) string {
+func (c *Checker) weightedHits(w string) string {
+	return fmt.Sprintf("sum by (gray_status) (job_gray_status_pool:syncpool_hits:ratio_rate%s%s * job_gray_status_pool:syncpool_gets:rate%s%s) / sum by (gray_status) (job_gray_status_pool:syncpool_gets:rate%s%s)",
+		w, c.sel(), w, c.sel(), w, c.sel())
+}
+
+// trackHits is one track's weightedHits, for its chart.
+func (c *Checker) trackHits(m string) string {
 	w := c.window
 	return fmt.Sprintf("sum(job_gray_status_pool:syncpool_hits:ratio_rate%s%s * job_gray_status_pool:syncpool_gets:rate%s%s) / sum(job_gray_status_pool:syncpool_gets:rate%s%s)",
 		w, c.sel(m), w, c.sel(m), w, c.sel(m))
@@ -150,63 +145,127 @@ func (c *Checker) weightedHits(m string) string {
 
 // ErrNoRules is returned by Check when Prometheus has none of the
 // poolparity recording rules of the window.
-var ErrNoRules = errors.New("parity: Prometheus has no poolparity recording rules for this window")
+var ErrNoRules = errors.New("parity: Prometheus lacks poolparity recording rules of this window")
 
-// Check queries every row and the alerts at time at and judges them.
+// Check queries every row and the alerts at time at and judges them with
+// Decide. When Prometheus cannot be read (an error, a timeout, the rules
+// missing) the report's verdict is ERROR with the reason, and the error is
+// returned too; a report is never PASS without every query answered.
 func (c *Checker) Check(ctx context.Context, at time.Time) (Report, error) {
 	r := Report{Title: "poolparity: gray vs stable", At: at.UTC(), Window: c.window}
-
-	if err := c.checkRulesLoaded(ctx); err != nil {
+	fail := func(err error) (Report, error) {
+		r.Verdict, r.Reasons = Error, []string{err.Error()}
 		return r, err
+	}
+	if err := c.checkRulesLoaded(ctx); err != nil {
+		return fail(err)
 	}
 	grayPooled, err := c.poolMode(ctx, at, grayM)
 	if err != nil {
-		return r, err
+		return fail(err)
 	}
 	stablePooled, err := c.poolMode(ctx, at, stableM)
 	if err != nil {
-		return r, err
+		return fail(err)
 	}
-
-	for _, s := range c.specs() {
-		if s.sli == "sync.Pool hit ratio" && !grayPooled {
+	guard := Guard{RateExpr: "job_gray_status:http_requests:rate" + c.window + c.sel(), MinRequestRate: c.thresholds.MinRequestRate}
+	quiet, err := guard.Check(ctx, c.q, at)
+	if err != nil {
+		return fail(fmt.Errorf("parity: %w", err))
+	}
+	specs := c.specs()
+	statSpecs := specs
+	if c.stat != nil && c.stat.family != "" {
+		statSpecs = c.specsFor(c.stat.family)
+	}
+	for i, s := range specs {
+		if s.SLI == "sync.Pool hit ratio" && !grayPooled {
 			r.Notes = append(r.Notes, "sync.Pool hit ratio: not judged, the gray track is unpooled (it has no sync.Pool series)")
 			continue
 		}
-		row, err := c.row(ctx, at, s)
+		tv, err := ReadTracks(ctx, c.q, s.expr, at)
 		if err != nil {
-			return r, err
+			return fail(fmt.Errorf("parity: %w", err))
 		}
-		if s.sli == "sync.Pool hit ratio" && !stablePooled {
+		row := s.Evaluate(tv.Stable, tv.Gray)
+		if row.Verdict == NoData && len(tv.Why) > 0 {
+			row.Note = strings.Join(tv.Why, "; ")
+		}
+		if s.SLI == "sync.Pool hit ratio" && !stablePooled {
 			row.Stable = nil
 			row.Note = "stable is unpooled"
+		}
+		if quiet != "" && row.Verdict != NoData {
+			row.Verdict, row.Note = NoData, "too little traffic to judge"
+		}
+		if c.stat != nil && quiet == "" {
+			ts, err := ReadTrackSamples(ctx, c.q, statSpecs[i].expr, at.Add(-c.stat.window), at, c.stat.step)
+			if err != nil {
+				return fail(fmt.Errorf("parity: %w", err))
+			}
+			tr := c.stat.test.ForTests(len(specs)).Judge(s.Criterion, ts.Stable, ts.Gray)
+			row.Test = &tr
 		}
 		r.Rows = append(r.Rows, row)
 	}
 	if r.Pools, err = c.pools(ctx, at); err != nil {
-		return r, err
+		return fail(err)
 	}
 	if r.Alerts, err = c.Alerts(ctx); err != nil {
-		return r, err
+		return fail(err)
 	}
-	r.Verdict, r.Reasons = Judge(r.Rows, r.Alerts)
+	r.Verdict, r.Reasons = Decide(Decision{Rows: r.Rows, Alerts: r.Alerts, Quiet: quiet})
+	if c.stat != nil {
+		r.Statistical, r.StatReasons = StatVerdict(r.Rows, quiet)
+		r.Disagreements = Disagreements(r.Rows)
+		r.Confirmed, _ = Decide(Decision{Rows: Confirm(r.Rows), Alerts: r.Alerts, Quiet: quiet})
+	}
 	return r, nil
 }
 
+// checkRulesLoaded fails unless Prometheus has every recording rule the
+// rows read: a missing rule would otherwise look like a quiet track.
 func (c *Checker) checkRulesLoaded(ctx context.Context) error {
 	res, err := c.q.Rules(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("parity: reading the rules: %w", err)
+		return fmt.Errorf("parity: reading the rules: %w", DescribeQueryError(err))
 	}
-	want := "job:http_requests:min_track_rate" + c.window
+	loaded := map[string]bool{}
 	for _, g := range res.Groups {
 		for _, rule := range g.Rules {
-			if rr, ok := rule.(v1.RecordingRule); ok && rr.Name == want {
-				return nil
+			if rr, ok := rule.(v1.RecordingRule); ok {
+				loaded[rr.Name] = true
 			}
 		}
 	}
-	return fmt.Errorf("%w (looked for %s)", ErrNoRules, want)
+	var missing []string
+	for _, name := range c.ruleNames() {
+		if !loaded[name] {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w (missing: %s)", ErrNoRules, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// ruleNames are the recording rules the rows and the guard read.
+func (c *Checker) ruleNames() []string {
+	w := c.window
+	return []string{
+		"job:http_requests:min_track_rate" + w,
+		"job_gray_status:http_requests:rate" + w,
+		"job_gray_status:http_request_duration_seconds:p95_rate" + w,
+		"job_gray_status:http_request_duration_seconds:p99_rate" + w,
+		"job_gray_status:http_request_errors:ratio_rate" + w,
+		"job_gray_status:process_cpu_seconds_per_request:ratio_rate" + w,
+		"job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate" + w,
+		"job_gray_status:go_gc_cpu:ratio_rate" + w,
+		"job_gray_status_pool:syncpool_hits:ratio_rate" + w,
+		"job_gray_status_pool:syncpool_gets:rate" + w,
+		"job_gray_status:redis_pool_hits:ratio_rate" + w,
+	}
 }
 
 // poolMode reports whether the track exposes sync.Pool series, i.e. runs
@@ -221,55 +280,12 @@ func (c *Checker) poolMode(ctx context.Context, at time.Time, m string) (bool, e
 	return v != nil && *v > 0, nil
 }
 
-func (c *Checker) row(ctx context.Context, at time.Time, s rowSpec) (Row, error) {
-	row := Row{SLI: s.sli, Unit: s.unit, Comparison: s.comparison, Threshold: s.threshold}
-	var err error
-	if row.Stable, err = c.scalar(ctx, s.stable, at, s.worstIsMax); err != nil {
-		return row, err
-	}
-	if row.Gray, err = c.scalar(ctx, s.gray, at, s.worstIsMax); err != nil {
-		return row, err
-	}
-	switch {
-	case s.value != "":
-		if row.Value, err = c.scalar(ctx, s.value, at, s.worstIsMax); err != nil {
-			return row, err
-		}
-	case row.Stable != nil && row.Gray != nil:
-		switch s.comparison {
-		case DeltaAtMost, DeltaAtLeast:
-			row.Value = ptr(*row.Gray - *row.Stable)
-		case RatioAtMost:
-			if *row.Stable != 0 {
-				row.Value = ptr(*row.Gray / *row.Stable)
-			}
-		}
-	}
-	if s.comparison == GrayAtLeast {
-		row.Value = row.Gray
-	}
-	row.Verdict = Compare(s.comparison, row.Value, s.threshold)
-	if row.Verdict == NoData {
-		switch {
-		case row.Stable == nil && row.Gray == nil:
-			row.Note = "no series for either track"
-		case row.Stable == nil:
-			row.Note = "no series for the stable track"
-		case row.Gray == nil:
-			row.Note = "no series for the gray track"
-		default:
-			row.Note = "a track is below the minimum request rate"
-		}
-	}
-	return row, nil
-}
-
 // scalar runs an instant query and returns its single value, the largest
 // (or smallest) when several series match, or nil for none or NaN.
 func (c *Checker) scalar(ctx context.Context, q string, at time.Time, max bool) (*float64, error) {
 	val, _, _, err := c.q.Query(ctx, q, at)
 	if err != nil {
-		return nil, fmt.Errorf("parity: querying %q: %w", q, err)
+		return nil, fmt.Errorf("parity: querying %q: %w", q, DescribeQueryError(err))
 	}
 	var out *float64
 	keep := func(f float64) {
@@ -386,7 +402,7 @@ func (c *Checker) Charts(ctx context.Context, start, end time.Time, step time.Du
 		{"heap bytes allocated per request", Bytes, func(m string) string {
 			return "max(job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate" + w + c.sel(m) + ")"
 		}},
-		{"sync.Pool hit ratio (gets-weighted)", Ratio, c.weightedHits},
+		{"sync.Pool hit ratio (gets-weighted)", Ratio, c.trackHits},
 		{"requests per second", PerSec, func(m string) string {
 			return "sum(job_gray_status:http_requests:rate" + w + c.sel(m) + ")"
 		}},

@@ -65,11 +65,21 @@ func formatBytes(v float64) string {
 // Cells are a row's printed columns.
 type Cells struct {
 	SLI, Stable, Gray, Compared, Threshold, Verdict string
+	// Test is the statistical verdict with its p-value and effect size.
+	Test string
 }
 
 // Cells returns the row's printed columns, "-" for no data.
 func (r Row) Cells() Cells {
-	c := Cells{SLI: r.SLI, Stable: "-", Gray: "-", Compared: "-", Verdict: string(r.Verdict)}
+	c := Cells{SLI: r.SLI, Stable: "-", Gray: "-", Compared: "-", Verdict: string(r.Verdict), Test: "-"}
+	if t := r.Test; t != nil {
+		c.Test = string(t.Verdict)
+		if t.Verdict == Pass || t.Verdict == Fail {
+			c.Test += fmt.Sprintf(" (p=%.2g, A=%.2f)", t.P, t.A)
+		} else if t.Note != "" {
+			c.Test += " (" + t.Note + ")"
+		}
+	}
 	if r.Stable != nil {
 		c.Stable = FormatValue(r.Unit, *r.Stable)
 	}
@@ -77,10 +87,17 @@ func (r Row) Cells() Cells {
 		c.Gray = FormatValue(r.Unit, *r.Gray)
 	}
 	switch r.Comparison {
-	case RatioAtMost:
-		c.Threshold = fmt.Sprintf("ratio <= %.2f", r.Threshold)
+	case RatioAtMost, RatioAtLeast:
+		op := "<="
+		if r.Comparison == RatioAtLeast {
+			op = ">="
+		}
+		c.Threshold = fmt.Sprintf("ratio %s %.2f", op, r.Threshold)
+		if r.Floor > 0 {
+			c.Threshold += " or delta <= " + FormatValue(r.Unit, r.Floor)
+		}
 		if r.Value != nil {
-			c.Compared = fmt.Sprintf("ratio %.2f", *r.Value)
+			c.Compared = "ratio " + ratioText(*r.Value, r.Threshold)
 		}
 	case DeltaAtMost:
 		c.Threshold = "delta <= " + FormatDelta(r.Unit, r.Threshold)
@@ -111,14 +128,23 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SLI\tSTABLE\tGRAY\tGRAY VS STABLE\tTHRESHOLD\tVERDICT")
+	tested := r.Statistical != ""
+	header := "SLI\tSTABLE\tGRAY\tGRAY VS STABLE\tTHRESHOLD\tVERDICT"
+	if tested {
+		header += "\tSTAT TEST"
+	}
+	fmt.Fprintln(tw, header)
 	for _, row := range r.Rows {
 		c := row.Cells()
 		v := c.Verdict
 		if row.Note != "" && row.Verdict != Pass {
 			v += " (" + row.Note + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.SLI, c.Stable, c.Gray, c.Compared, c.Threshold, v)
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", c.SLI, c.Stable, c.Gray, c.Compared, c.Threshold, v)
+		if tested {
+			line += "\t" + c.Test
+		}
+		fmt.Fprintln(tw, line)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -141,6 +167,16 @@ func (r Report) WriteText(w io.Writer) error {
 		for _, a := range r.Alerts {
 			fmt.Fprintf(&b, "  %-7s %s [%s] since %s: %s\n", strings.ToUpper(a.State), a.Name, sevOrNone(a.Severity),
 				a.ActiveAt.Format("15:04:05"), a.Summary)
+		}
+	}
+	if tested {
+		fmt.Fprintf(&b, "\nstatistical second opinion (Mann-Whitney U): %s (%s)\n", r.Statistical, strings.Join(r.StatReasons, "; "))
+		fmt.Fprintf(&b, "thresholds confirmed by the test: %s\n", r.Confirmed)
+		if len(r.Disagreements) == 0 {
+			b.WriteString("thresholds and test agree on every row\n")
+		}
+		for _, d := range r.Disagreements {
+			fmt.Fprintf(&b, "  DISAGREE %s\n", d)
 		}
 	}
 	fmt.Fprintf(&b, "\nVERDICT: %s (%s)\n", r.Verdict, strings.Join(r.Reasons, "; "))

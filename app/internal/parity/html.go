@@ -67,13 +67,20 @@ footer { color: #8a91a3; font-size: 12px; margin-top: 20px; }
 {{- end}}
 <h2>Parity per SLI</h2>
 <table>
-<thead><tr><th>SLI</th><th>stable</th><th>gray</th><th>gray vs stable</th><th>threshold</th><th>verdict</th></tr></thead>
+<thead><tr><th>SLI</th><th>stable</th><th>gray</th><th>gray vs stable</th><th>threshold</th><th>verdict</th>{{if .Statistical}}<th>statistical test</th>{{end}}</tr></thead>
 <tbody>
+{{- $tested := .Statistical}}
 {{- range .Rows}}{{$c := cells .}}
-<tr><td>{{$c.SLI}}{{if .Note}} <span class="note">({{.Note}})</span>{{end}}</td><td>{{$c.Stable}}</td><td>{{$c.Gray}}</td><td>{{$c.Compared}}</td><td>{{$c.Threshold}}</td><td class="v {{lower .Verdict}}">{{$c.Verdict}}</td></tr>
+<tr><td>{{$c.SLI}}{{if .Note}} <span class="note">({{.Note}})</span>{{end}}</td><td>{{$c.Stable}}</td><td>{{$c.Gray}}</td><td>{{$c.Compared}}</td><td>{{$c.Threshold}}</td><td class="v {{lower .Verdict}}">{{$c.Verdict}}</td>{{if $tested}}<td>{{$c.Test}}</td>{{end}}</tr>
 {{- end}}
 </tbody>
 </table>
+{{- if .Statistical}}
+<p class="note">Statistical second opinion (one-sided Mann-Whitney U per SLI): <b>{{.Statistical}}</b> ({{range $i, $r := .StatReasons}}{{if $i}}; {{end}}{{$r}}{{end}}){{if not .Disagreements}}; the thresholds and the test agree on every row.{{end}}</p>
+{{- range .Disagreements}}
+<p class="note">Disagreement: {{.}}</p>
+{{- end}}
+{{- end}}
 {{- range .Notes}}
 <p class="note">{{.}}</p>
 {{- end}}

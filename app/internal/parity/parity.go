@@ -21,7 +21,6 @@ package parity
 
 import (
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -33,6 +32,9 @@ const (
 	Pass   Verdict = "PASS"
 	Fail   Verdict = "FAIL"
 	NoData Verdict = "NO DATA"
+	// Error: Prometheus could not be read (an error, a timeout, a missing
+	// rule). Never a pass.
+	Error Verdict = "ERROR"
 )
 
 // Comparison says how a row's compared value is formed and tested.
@@ -40,8 +42,11 @@ type Comparison string
 
 // The comparisons.
 const (
-	// RatioAtMost: gray/stable must be <= Threshold.
+	// RatioAtMost: gray/stable must be <= Threshold (with a Floor: or
+	// gray-stable <= Floor).
 	RatioAtMost Comparison = "ratio<="
+	// RatioAtLeast: gray/stable must be >= Threshold.
+	RatioAtLeast Comparison = "ratio>="
 	// DeltaAtMost: gray-stable must be <= Threshold.
 	DeltaAtMost Comparison = "delta<="
 	// DeltaAtLeast: gray-stable must be >= Threshold.
@@ -76,10 +81,16 @@ type Row struct {
 	Comparison Comparison `json:"comparison"`
 	Value      *float64   `json:"value"`
 	Threshold  float64    `json:"threshold"`
+	// Floor is the effect-size floor of a ratio limit (see Criterion).
+	Floor float64 `json:"floor,omitempty"`
+	// Delta is gray - stable, when both have a value.
+	Delta *float64 `json:"delta,omitempty"`
 	// Verdict of this row.
 	Verdict Verdict `json:"verdict"`
 	// Note explains a NO DATA or adds context.
 	Note string `json:"note,omitempty"`
+	// Test is the statistical second opinion on this row, when one ran.
+	Test *TestResult `json:"test,omitempty"`
 }
 
 // Alert is a poolparity alert that is pending or firing.
@@ -138,7 +149,16 @@ type Report struct {
 	Notes   []string    `json:"notes,omitempty"`
 	Verdict Verdict     `json:"verdict"`
 	Reasons []string    `json:"reasons"`
-	Charts  []Chart     `json:"charts,omitempty"`
+	// Statistical is the verdict of the statistical second opinion, when
+	// it ran, with its reasons; Disagreements lists the rows where it and
+	// the thresholds differ.
+	Statistical Verdict  `json:"statistical,omitempty"`
+	StatReasons []string `json:"stat_reasons,omitempty"`
+	// Confirmed is the verdict when a threshold FAIL also needs the test's
+	// FAIL on the same SLI (see Confirm).
+	Confirmed     Verdict  `json:"confirmed,omitempty"`
+	Disagreements []string `json:"disagreements,omitempty"`
+	Charts        []Chart  `json:"charts,omitempty"`
 }
 
 // Thresholds are the limits of the rows. The defaults equal the alert
@@ -163,9 +183,17 @@ type Thresholds struct {
 	// RedisHitDelta is the lowest gray-stable go-redis pool hit ratio, in
 	// ratio points (negative: how much worse gray may be).
 	RedisHitDelta float64
+	// LatencyFloor is the effect-size floor of the latency rows, in
+	// seconds: a latency ratio over LatencyRatio fails only when gray -
+	// stable is also above it (rules.alerts.latencyRegression.minDelta).
+	LatencyFloor float64
+	// MinRequestRate is the request rate (req/s) each track must exceed
+	// for any row to count (rules.minRequestRate).
+	MinRequestRate float64
 }
 
-// DefaultThresholds returns the limits described on Thresholds.
+// DefaultThresholds returns the limits described on Thresholds. A test
+// fails when they drift from the chart's values.yaml.
 func DefaultThresholds() Thresholds {
 	return Thresholds{
 		LatencyRatio:     1.10,
@@ -175,70 +203,15 @@ func DefaultThresholds() Thresholds {
 		GCCPUDelta:       0.05,
 		SyncPoolHitRatio: 0.5,
 		RedisHitDelta:    -0.10,
+		LatencyFloor:     0.005,
+		MinRequestRate:   1,
 	}
-}
-
-// Compare applies a comparison to value and returns the row verdict; a nil
-// value is NO DATA.
-func Compare(c Comparison, value *float64, threshold float64) Verdict {
-	if value == nil {
-		return NoData
-	}
-	v := *value
-	ok := false
-	switch c {
-	case RatioAtMost, DeltaAtMost:
-		ok = v <= threshold
-	case DeltaAtLeast, GrayAtLeast:
-		ok = v >= threshold
-	}
-	if ok {
-		return Pass
-	}
-	return Fail
 }
 
 // failingSeverities are the alert severities that fail a report when
 // firing. "info" alerts (e.g. PoolParityNoAllocationGain) are shown but do
 // not fail it.
 var failingSeverities = []string{"critical", "warning", "page", "error"}
-
-// Judge returns the verdict of a report and the reasons for it:
-//   - FAIL when a row fails or an alert of severity critical or warning
-//     (or with no severity) is firing;
-//   - otherwise NO DATA when a row has no data;
-//   - otherwise PASS.
-//
-// Pending alerts and firing info alerts are reasons, never a failure.
-func Judge(rows []Row, alerts []Alert) (Verdict, []string) {
-	var fails, nodata, infos []string
-	for _, r := range rows {
-		switch r.Verdict {
-		case Fail:
-			fails = append(fails, fmt.Sprintf("%s %s", r.SLI, describe(r)))
-		case NoData:
-			nodata = append(nodata, r.SLI+" has no data")
-		}
-	}
-	for _, a := range alerts {
-		switch {
-		case a.State == "firing" && (a.Severity == "" || slices.Contains(failingSeverities, a.Severity)):
-			fails = append(fails, fmt.Sprintf("alert %s is firing (%s)", a.Name, sevOrNone(a.Severity)))
-		case a.State == "firing":
-			infos = append(infos, fmt.Sprintf("alert %s is firing (%s, informational)", a.Name, a.Severity))
-		default:
-			infos = append(infos, fmt.Sprintf("alert %s is %s (%s)", a.Name, a.State, sevOrNone(a.Severity)))
-		}
-	}
-	switch {
-	case len(fails) > 0:
-		return Fail, append(append(fails, nodata...), infos...)
-	case len(nodata) > 0:
-		return NoData, append(nodata, infos...)
-	}
-	passed := fmt.Sprintf("%d of %d rows pass", len(rows), len(rows))
-	return Pass, append([]string{passed}, infos...)
-}
 
 func sevOrNone(s string) string {
 	if s == "" {
@@ -247,14 +220,32 @@ func sevOrNone(s string) string {
 	return s
 }
 
+// ratioText prints a ratio with two decimals, or four when two would
+// print it equal to a limit it is not equal to (1.1004 against 1.10).
+func ratioText(v, limit float64) string {
+	s := fmt.Sprintf("%.2f", v)
+	if v != limit && s == fmt.Sprintf("%.2f", limit) {
+		s = fmt.Sprintf("%.4f", v)
+	}
+	return s
+}
+
 // describe states a failing row's comparison, e.g. "gray/stable 1.43 > 1.10".
 func describe(r Row) string {
 	if r.Value == nil {
+		if r.Note != "" {
+			return r.Note
+		}
 		return "has no data"
 	}
 	switch r.Comparison {
 	case RatioAtMost:
-		return fmt.Sprintf("gray/stable %.2f > %.2f", *r.Value, r.Threshold)
+		if r.Floor > 0 && r.Delta != nil {
+			return fmt.Sprintf("gray/stable %s > %.2f and gray-stable %s > %s", ratioText(*r.Value, r.Threshold), r.Threshold, FormatDelta(r.Unit, *r.Delta), FormatValue(r.Unit, r.Floor))
+		}
+		return fmt.Sprintf("gray/stable %s > %.2f", ratioText(*r.Value, r.Threshold), r.Threshold)
+	case RatioAtLeast:
+		return fmt.Sprintf("gray/stable %s < %.2f", ratioText(*r.Value, r.Threshold), r.Threshold)
 	case DeltaAtMost:
 		return fmt.Sprintf("gray-stable %s > %s", FormatDelta(r.Unit, *r.Value), FormatDelta(r.Unit, r.Threshold))
 	case DeltaAtLeast:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,35 +21,48 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func f(v float64) *float64 { return &v }
 
-func TestCompare(t *testing.T) {
+func TestEvaluate(t *testing.T) {
+	ms := 0.001
 	tests := []struct {
-		name      string
-		c         parity.Comparison
-		value     *float64
-		threshold float64
-		want      parity.Verdict
+		name         string
+		c            parity.Criterion
+		stable, gray *float64
+		want         parity.Verdict
+		wantValue    *float64
 	}{
-		{"a ratio under the limit passes", parity.RatioAtMost, f(1.05), 1.10, parity.Pass},
-		{"a ratio on the limit passes", parity.RatioAtMost, f(1.10), 1.10, parity.Pass},
-		{"a ratio over the limit fails", parity.RatioAtMost, f(4.2), 1.10, parity.Fail},
-		{"a negative delta passes an at-most limit", parity.DeltaAtMost, f(-0.02), 0.005, parity.Pass},
-		{"a delta over the limit fails", parity.DeltaAtMost, f(0.02), 0.005, parity.Fail},
-		{"a delta above an at-least limit passes", parity.DeltaAtLeast, f(-0.05), -0.10, parity.Pass},
-		{"a delta below an at-least limit fails", parity.DeltaAtLeast, f(-0.2), -0.10, parity.Fail},
-		{"a gray value above its floor passes", parity.GrayAtLeast, f(0.97), 0.5, parity.Pass},
-		{"a gray value below its floor fails", parity.GrayAtLeast, f(0.3), 0.5, parity.Fail},
-		{"no value is no data", parity.RatioAtMost, nil, 1.10, parity.NoData},
+		{"a ratio under the limit passes", parity.Criterion{Comparison: parity.RatioAtMost, Threshold: 1.10}, f(100), f(105), parity.Pass, f(1.05)},
+		{"a ratio on the limit passes", parity.Criterion{Comparison: parity.RatioAtMost, Threshold: 1.25}, f(4), f(5), parity.Pass, f(1.25)},
+		{"a ratio over the limit fails", parity.Criterion{Comparison: parity.RatioAtMost, Threshold: 1.10}, f(1), f(4.2), parity.Fail, f(4.2)},
+		{"a ratio over the limit within the floor passes", parity.Criterion{Unit: parity.Seconds, Comparison: parity.RatioAtMost, Threshold: 1.10, Floor: 5 * ms}, f(4 * ms), f(4.48 * ms), parity.Pass, f(1.12)},
+		{"a ratio over the limit beyond the floor fails", parity.Criterion{Unit: parity.Seconds, Comparison: parity.RatioAtMost, Threshold: 1.10, Floor: 5 * ms}, f(4 * ms), f(24 * ms), parity.Fail, f(6)},
+		{"both tracks at zero have a ratio of 1", parity.Criterion{Comparison: parity.RatioAtMost, Threshold: 1.10}, f(0), f(0), parity.Pass, f(1)},
+		{"gray over a zero stable fails an at-most ratio, with no value", parity.Criterion{Comparison: parity.RatioAtMost, Threshold: 1.10}, f(0), f(1), parity.Fail, nil},
+		{"a ratio under an at-least limit fails", parity.Criterion{Comparison: parity.RatioAtLeast, Threshold: 0.95}, f(1), f(0.9), parity.Fail, f(0.9)},
+		{"a negative delta passes an at-most limit", parity.Criterion{Comparison: parity.DeltaAtMost, Threshold: 0.005}, f(0.02), f(0), parity.Pass, f(-0.02)},
+		{"a delta over the limit fails", parity.Criterion{Comparison: parity.DeltaAtMost, Threshold: 0.005}, f(0), f(0.02), parity.Fail, f(0.02)},
+		{"a delta below an at-least limit fails", parity.Criterion{Comparison: parity.DeltaAtLeast, Threshold: -0.10}, f(1), f(0.8), parity.Fail, nil},
+		{"a gray value above its floor passes without a stable value", parity.Criterion{Comparison: parity.GrayAtLeast, Threshold: 0.5}, nil, f(0.97), parity.Pass, f(0.97)},
+		{"a gray value below its floor fails", parity.Criterion{Comparison: parity.GrayAtLeast, Threshold: 0.5}, nil, f(0.3), parity.Fail, f(0.3)},
+		{"no stable value is no data", parity.Criterion{Comparison: parity.RatioAtMost, Threshold: 1.10}, nil, f(1), parity.NoData, nil},
+		{"an unknown comparison is an error, never a pass", parity.Criterion{Comparison: "ratio~", Threshold: 1}, f(1), f(1), parity.Error, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := parity.Compare(tt.c, tt.value, tt.threshold); got != tt.want {
-				t.Errorf("Compare(%s, %v, %g) = %s, want %s", tt.c, tt.value, tt.threshold, got, tt.want)
+			got := tt.c.Evaluate(tt.stable, tt.gray)
+			if got.Verdict != tt.want {
+				t.Errorf("verdict %s, want %s (%+v)", got.Verdict, tt.want, got)
+			}
+			switch {
+			case tt.wantValue == nil && got.Value != nil && tt.name != "a delta below an at-least limit fails":
+				t.Errorf("value %v, want none", *got.Value)
+			case tt.wantValue != nil && (got.Value == nil || math.Abs(*got.Value-*tt.wantValue) > 1e-9):
+				t.Errorf("value %v, want %v", got.Value, *tt.wantValue)
 			}
 		})
 	}
 }
 
-func TestJudge(t *testing.T) {
+func TestDecide(t *testing.T) {
 	pass := parity.Row{SLI: "latency p99", Comparison: parity.RatioAtMost, Value: f(1), Threshold: 1.1, Verdict: parity.Pass}
 	fail := parity.Row{SLI: "latency p99", Comparison: parity.RatioAtMost, Value: f(4), Threshold: 1.1, Verdict: parity.Fail}
 	nodata := parity.Row{SLI: "CPU per request", Comparison: parity.RatioAtMost, Verdict: parity.NoData}
@@ -57,26 +71,28 @@ func TestJudge(t *testing.T) {
 
 	tests := []struct {
 		name   string
-		rows   []parity.Row
-		alerts []parity.Alert
+		d      parity.Decision
 		want   parity.Verdict
 		reason string
 	}{
-		{"every row passing and no alert is a pass", []parity.Row{pass, pass}, nil, parity.Pass, "2 of 2 rows pass"},
-		{"one failing row fails the report", []parity.Row{pass, fail}, nil, parity.Fail, "gray/stable 4.00 > 1.10"},
-		{"a failing row wins over missing data", []parity.Row{nodata, fail}, nil, parity.Fail, "CPU per request has no data"},
-		{"a row without data, nothing failing, is no data", []parity.Row{pass, nodata}, nil, parity.NoData, "CPU per request has no data"},
-		{"a firing critical alert fails passing rows", []parity.Row{pass}, []parity.Alert{firing("critical")}, parity.Fail, "alert X is firing (critical)"},
-		{"a firing warning alert fails passing rows", []parity.Row{pass}, []parity.Alert{firing("warning")}, parity.Fail, "alert X is firing"},
-		{"a firing alert without severity fails", []parity.Row{pass}, []parity.Alert{firing("")}, parity.Fail, "no severity"},
-		{"a firing info alert is only a reason", []parity.Row{pass}, []parity.Alert{firing("info")}, parity.Pass, "informational"},
-		{"a pending alert is only a reason", []parity.Row{pass}, []parity.Alert{pending}, parity.Pass, "alert X is pending"},
+		{"every row passing and no alert is a pass", parity.Decision{Rows: []parity.Row{pass, pass}}, parity.Pass, "2 of 2 rows pass"},
+		{"one failing row fails the report", parity.Decision{Rows: []parity.Row{pass, fail}}, parity.Fail, "gray/stable 4.00 > 1.10"},
+		{"a failing row wins over missing data", parity.Decision{Rows: []parity.Row{nodata, fail}}, parity.Fail, "CPU per request has no data"},
+		{"a row without data, nothing failing, is no data", parity.Decision{Rows: []parity.Row{pass, nodata}}, parity.NoData, "CPU per request has no data"},
+		{"no rows at all is no data, never a pass", parity.Decision{}, parity.NoData, "no SLI was judged"},
+		{"a failed query is an error even with a failing row", parity.Decision{Rows: []parity.Row{fail}, Errors: []string{"p99: timeout"}}, parity.Error, "p99: timeout"},
+		{"a quiet track makes a breach not count", parity.Decision{Rows: []parity.Row{fail}, Quiet: "too little traffic"}, parity.NoData, "too little traffic"},
+		{"a firing critical alert fails passing rows", parity.Decision{Rows: []parity.Row{pass}, Alerts: []parity.Alert{firing("critical")}}, parity.Fail, "alert X is firing (critical)"},
+		{"a firing warning alert fails passing rows", parity.Decision{Rows: []parity.Row{pass}, Alerts: []parity.Alert{firing("warning")}}, parity.Fail, "alert X is firing"},
+		{"a firing alert without severity fails", parity.Decision{Rows: []parity.Row{pass}, Alerts: []parity.Alert{firing("")}}, parity.Fail, "no severity"},
+		{"a firing info alert is only a reason", parity.Decision{Rows: []parity.Row{pass}, Alerts: []parity.Alert{firing("info")}}, parity.Pass, "informational"},
+		{"a pending alert is only a reason", parity.Decision{Rows: []parity.Row{pass}, Alerts: []parity.Alert{pending}}, parity.Pass, "alert X is pending"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, reasons := parity.Judge(tt.rows, tt.alerts)
+			got, reasons := parity.Decide(tt.d)
 			if got != tt.want {
-				t.Errorf("Judge = %s, want %s (reasons %q)", got, tt.want, reasons)
+				t.Errorf("Decide = %s, want %s (reasons %q)", got, tt.want, reasons)
 			}
 			if !strings.Contains(strings.Join(reasons, "; "), tt.reason) {
 				t.Errorf("reasons %q do not mention %q", reasons, tt.reason)
@@ -85,10 +101,11 @@ func TestJudge(t *testing.T) {
 	}
 }
 
-// fakeProm answers instant queries from a table (the query text, exactly)
+// fakeProm answers instant queries from a table keyed by the query text
+// up to its selector, one value per track (gray_status "false", "true"),
 // and serves fixed rules.
 type fakeProm struct {
-	values map[string][]float64 // one sample per value
+	values map[string]map[string]float64
 	pools  model.Vector
 	gets   model.Vector
 	rules  v1.RulesResult
@@ -104,13 +121,35 @@ func (p *fakeProm) Query(_ context.Context, q string, ts time.Time, _ ...v1.Opti
 		return p.gets, nil, nil, nil
 	}
 	var vec model.Vector
-	for _, v := range p.values[q] {
-		vec = append(vec, &model.Sample{Value: model.SampleValue(v), Timestamp: model.TimeFromUnixNano(ts.UnixNano())})
+	for gs, v := range p.values[key(q)] {
+		vec = append(vec, &model.Sample{Metric: model.Metric{"gray_status": model.LabelValue(gs)}, Value: model.SampleValue(v), Timestamp: model.TimeFromUnixNano(ts.UnixNano())})
 	}
 	return vec, nil, nil, nil
 }
 
+// key is the query up to its first selector, or the whole query when it
+// names a track (the pool-mode counts).
+func key(q string) string {
+	if strings.Contains(q, "gray_status=") {
+		return q
+	}
+	k, _, _ := strings.Cut(q, "{")
+	return k
+}
+
 func (p *fakeProm) QueryRange(_ context.Context, q string, r v1.Range, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
+	if tracks, ok := p.values[key(q)]; ok && !strings.Contains(q, "gray_status=") {
+		// A row's samples: each track's instant value times 1.00, 1.01, ... 1.04.
+		var m model.Matrix
+		for gs, v := range tracks {
+			s := &model.SampleStream{Metric: model.Metric{"gray_status": model.LabelValue(gs)}}
+			for i, t := 0, r.Start; !t.After(r.End); i, t = i+1, t.Add(r.Step) {
+				s.Values = append(s.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(t.UnixNano()), Value: model.SampleValue(v * (1 + float64(i%5)/100))})
+			}
+			m = append(m, s)
+		}
+		return m, nil, nil, nil
+	}
 	var vals []model.SamplePair
 	base := 0.004
 	if strings.Contains(q, `gray_status="true"`) {
@@ -124,40 +163,43 @@ func (p *fakeProm) QueryRange(_ context.Context, q string, r v1.Range, _ ...v1.O
 
 func (p *fakeProm) Rules(context.Context, []string) (v1.RulesResult, error) { return p.rules, nil }
 
+// allRules lists every recording rule of the 1m family the Checker needs.
+func allRules() v1.Rules {
+	var rs v1.Rules
+	for _, n := range []string{
+		"job:http_requests:min_track_rate1m", "job_gray_status:http_requests:rate1m",
+		"job_gray_status:http_request_duration_seconds:p95_rate1m", "job_gray_status:http_request_duration_seconds:p99_rate1m",
+		"job_gray_status:http_request_errors:ratio_rate1m", "job_gray_status:process_cpu_seconds_per_request:ratio_rate1m",
+		"job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate1m", "job_gray_status:go_gc_cpu:ratio_rate1m",
+		"job_gray_status_pool:syncpool_hits:ratio_rate1m", "job_gray_status_pool:syncpool_gets:rate1m",
+		"job_gray_status:redis_pool_hits:ratio_rate1m",
+	} {
+		rs = append(rs, v1.RecordingRule{Name: n})
+	}
+	return rs
+}
+
 var at = time.Date(2026, 11, 22, 2, 30, 0, 0, time.UTC)
 
 // goodPool is a gray track that pools well and a stable one that does not
 // pool, with the values a healthy demo shows.
 func goodPool() *fakeProm {
 	w := "1m"
-	g, s := `{job="poolparity",gray_status="true"}`, `{job="poolparity",gray_status="false"}`
-	sel := `{job="poolparity"}`
-	hits := func(m string) string {
-		return "sum(job_gray_status_pool:syncpool_hits:ratio_rate" + w + m + " * job_gray_status_pool:syncpool_gets:rate" + w + m + ") / sum(job_gray_status_pool:syncpool_gets:rate" + w + m + ")"
+	tr := func(stable, gray float64) map[string]float64 {
+		return map[string]float64{"false": stable, "true": gray}
 	}
 	return &fakeProm{
-		values: map[string][]float64{
-			"count(syncpool_gets_total" + g + ")":                                     {5},
-			"job_gray_status:http_request_duration_seconds:p95_rate" + w + s:          {0.0041},
-			"job_gray_status:http_request_duration_seconds:p95_rate" + w + g:          {0.0039},
-			"job:http_request_duration_seconds_p95:gray_over_stable_rate" + w + sel:   {0.951},
-			"job_gray_status:http_request_duration_seconds:p99_rate" + w + s:          {0.0092},
-			"job_gray_status:http_request_duration_seconds:p99_rate" + w + g:          {0.0088},
-			"job:http_request_duration_seconds_p99:gray_over_stable_rate" + w + sel:   {0.957},
-			"job_gray_status:http_request_errors:ratio_rate" + w + s:                  {0},
-			"job_gray_status:http_request_errors:ratio_rate" + w + g:                  {0},
-			"job:http_request_errors:gray_minus_stable_rate" + w + sel:                {0},
-			"job_gray_status:process_cpu_seconds_per_request:ratio_rate" + w + s:      {0.000412},
-			"job_gray_status:process_cpu_seconds_per_request:ratio_rate" + w + g:      {0.000351},
-			"job:process_cpu_seconds_per_request:gray_over_stable_rate" + w + sel:     {0.852},
-			"job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate" + w + s:  {61234},
-			"job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate" + w + g:  {14876},
-			"job:go_gc_heap_allocs_bytes_per_request:gray_over_stable_rate" + w + sel: {0.243},
-			"job_gray_status:go_gc_cpu:ratio_rate" + w + s:                            {0.061},
-			"job_gray_status:go_gc_cpu:ratio_rate" + w + g:                            {0.022},
-			hits(g): {0.987},
-			"job_gray_status:redis_pool_hits:ratio_rate" + w + s: {0.999},
-			"job_gray_status:redis_pool_hits:ratio_rate" + w + g: {1},
+		values: map[string]map[string]float64{
+			`count(syncpool_gets_total{job="poolparity",gray_status="true"})`:         {"": 5},
+			"job_gray_status:http_requests:rate" + w:                                  tr(150, 150),
+			"job_gray_status:http_request_duration_seconds:p95_rate" + w:              tr(0.0041, 0.0039),
+			"job_gray_status:http_request_duration_seconds:p99_rate" + w:              tr(0.0092, 0.0088),
+			"job_gray_status:http_request_errors:ratio_rate" + w:                      tr(0, 0),
+			"job_gray_status:process_cpu_seconds_per_request:ratio_rate" + w:          tr(0.000412, 0.000351),
+			"job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate" + w:      tr(61234, 14876),
+			"job_gray_status:go_gc_cpu:ratio_rate" + w:                                tr(0.061, 0.022),
+			"sum by (gray_status) (job_gray_status_pool:syncpool_hits:ratio_rate" + w: {"true": 0.987},
+			"job_gray_status:redis_pool_hits:ratio_rate" + w:                          tr(0.999, 1),
 		},
 		pools: model.Vector{
 			{Metric: model.Metric{"gray_status": "true", "pool": "json_buffer"}, Value: 0.991},
@@ -168,7 +210,7 @@ func goodPool() *fakeProm {
 			{Metric: model.Metric{"gray_status": "true", "pool": "report_buffer"}, Value: 15.5},
 		},
 		rules: v1.RulesResult{Groups: []v1.RuleGroup{
-			{Name: "poolparity.rate1m", Rules: v1.Rules{v1.RecordingRule{Name: "job:http_requests:min_track_rate1m"}}},
+			{Name: "poolparity.rate1m", Rules: allRules()},
 			{Name: "poolparity.alerts", Rules: v1.Rules{v1.AlertingRule{Name: "PoolParityLatencyRegression"}}},
 			{Name: "kubernetes", Rules: v1.Rules{v1.AlertingRule{Name: "Watchdog", Alerts: []*v1.Alert{{State: v1.AlertStateFiring}}}}},
 		}},
@@ -178,10 +220,8 @@ func goodPool() *fakeProm {
 // regression is goodPool with gray 40ms slower and its alert firing.
 func regression() *fakeProm {
 	p := goodPool()
-	p.values[`job_gray_status:http_request_duration_seconds:p99_rate1m{job="poolparity",gray_status="true"}`] = []float64{0.0512}
-	p.values[`job:http_request_duration_seconds_p99:gray_over_stable_rate1m{job="poolparity"}`] = []float64{5.565}
-	p.values[`job_gray_status:http_request_duration_seconds:p95_rate1m{job="poolparity",gray_status="true"}`] = []float64{0.0475}
-	p.values[`job:http_request_duration_seconds_p95:gray_over_stable_rate1m{job="poolparity"}`] = []float64{11.585}
+	p.values["job_gray_status:http_request_duration_seconds:p99_rate1m"]["true"] = 0.0512
+	p.values["job_gray_status:http_request_duration_seconds:p95_rate1m"]["true"] = 0.0475
 	p.rules.Groups[1].Rules = v1.Rules{v1.AlertingRule{Name: "PoolParityLatencyRegression", Alerts: []*v1.Alert{{
 		State: v1.AlertStateFiring, ActiveAt: at.Add(-40 * time.Second), Value: "5.565e+00",
 		Labels:      model.LabelSet{"severity": "critical", "job": "poolparity"},
@@ -238,6 +278,7 @@ func TestCheckALatencyRegressionFails(t *testing.T) {
 func TestCheckSkipsTheHitRatioWhenGrayIsUnpooled(t *testing.T) {
 	p := goodPool()
 	delete(p.values, `count(syncpool_gets_total{job="poolparity",gray_status="true"})`)
+	delete(p.values, "sum by (gray_status) (job_gray_status_pool:syncpool_hits:ratio_rate1m")
 	r := check(t, p)
 	for _, row := range r.Rows {
 		if row.SLI == "sync.Pool hit ratio" {
@@ -251,7 +292,7 @@ func TestCheckSkipsTheHitRatioWhenGrayIsUnpooled(t *testing.T) {
 
 func TestCheckWithoutDataIsNoData(t *testing.T) {
 	p := goodPool()
-	p.values = map[string][]float64{}
+	p.values = map[string]map[string]float64{}
 	r := check(t, p)
 	if r.Verdict != parity.NoData {
 		t.Errorf("verdict %s, want NO DATA", r.Verdict)
@@ -261,9 +302,12 @@ func TestCheckWithoutDataIsNoData(t *testing.T) {
 func TestCheckWithoutRulesIsAnError(t *testing.T) {
 	p := goodPool()
 	p.rules = v1.RulesResult{}
-	_, err := parity.NewChecker(p, parity.WithWindow("1m")).Check(context.Background(), at)
+	r, err := parity.NewChecker(p, parity.WithWindow("1m")).Check(context.Background(), at)
 	if err == nil || !strings.Contains(err.Error(), "min_track_rate1m") {
 		t.Errorf("error %v, want ErrNoRules naming the missing rule", err)
+	}
+	if r.Verdict != parity.Error {
+		t.Errorf("verdict %s, want ERROR", r.Verdict)
 	}
 }
 

@@ -1,0 +1,317 @@
+package parity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// This file is the one judge: how a criterion turns a stable and a gray
+// value into a row verdict, how a track's value is read from Prometheus,
+// when a track is too quiet to judge, and how rows, alerts, query errors
+// and the traffic guard make one verdict. The demo's report, `make parity`
+// and the PoolCanary controller all call these functions; nothing else
+// compares, rounds or decides.
+
+// Criterion is how one SLI is judged: the comparison of gray against
+// stable, its threshold and, for ratio limits, an effect-size floor.
+type Criterion struct {
+	// SLI names the indicator, e.g. "latency p99".
+	SLI string
+	// Unit of the per-track values.
+	Unit Unit
+	// Comparison and Threshold define the test.
+	Comparison Comparison
+	Threshold  float64
+	// Floor is the effect-size floor of a RatioAtMost criterion: a ratio
+	// above Threshold fails only when gray - stable is also above Floor
+	// (in Unit). Zero means no floor. A p99 of 4 ms at +12% is 0.48 ms,
+	// less than a busy node jitters; a floor of 5 ms keeps it a pass.
+	Floor float64
+}
+
+// GrayOverStable returns gray/stable, with 0/0 = 1 (both tracks equal) and x/0 =
+// +Inf for x > 0. Both the report and the controller form ratios here.
+func GrayOverStable(gray, stable float64) float64 {
+	switch {
+	case stable == 0 && gray == 0:
+		return 1
+	case stable == 0:
+		return math.Inf(1)
+	}
+	return gray / stable
+}
+
+// Evaluate judges stable and gray (nil: no value) against the criterion.
+// Values are compared unrounded; rounding is only for printing. A ratio
+// against a zero stable value is +Inf: it fails an at-most limit and the
+// row's Value stays nil (JSON has no infinity) with a note saying why.
+func (c Criterion) Evaluate(stable, gray *float64) Row {
+	row := Row{SLI: c.SLI, Unit: c.Unit, Comparison: c.Comparison, Threshold: c.Threshold, Floor: c.Floor, Stable: stable, Gray: gray}
+	switch {
+	case c.Comparison == GrayAtLeast:
+		if gray == nil {
+			row.Verdict, row.Note = NoData, "no series for the gray track"
+			return row
+		}
+		row.Value = ptr(*gray)
+		row.Verdict = verdictOf(*gray >= c.Threshold)
+		return row
+	case stable == nil || gray == nil:
+		row.Verdict, row.Note = NoData, missingNote(stable, gray)
+		return row
+	}
+	d := *gray - *stable
+	row.Delta = ptr(d)
+	var v float64
+	switch c.Comparison {
+	case RatioAtMost, RatioAtLeast:
+		v = GrayOverStable(*gray, *stable)
+	default:
+		v = d
+	}
+	if !math.IsInf(v, 0) {
+		row.Value = ptr(v)
+	} else {
+		row.Note = "stable is 0 and gray is not: the ratio is infinite"
+	}
+	switch c.Comparison {
+	case RatioAtMost:
+		breach := v > c.Threshold
+		if breach && c.Floor > 0 && d <= c.Floor {
+			breach = false
+			row.Note = fmt.Sprintf("ratio over the limit but gray-stable %s is within the %s floor", FormatDelta(c.Unit, d), FormatValue(c.Unit, c.Floor))
+		}
+		row.Verdict = verdictOf(!breach)
+	case RatioAtLeast, DeltaAtLeast:
+		row.Verdict = verdictOf(v >= c.Threshold)
+	case DeltaAtMost:
+		row.Verdict = verdictOf(v <= c.Threshold)
+	default:
+		row.Value, row.Delta = nil, nil
+		row.Verdict, row.Note = Error, fmt.Sprintf("unknown comparison %q", c.Comparison)
+	}
+	return row
+}
+
+func verdictOf(ok bool) Verdict {
+	if ok {
+		return Pass
+	}
+	return Fail
+}
+
+func missingNote(stable, gray *float64) string {
+	switch {
+	case stable == nil && gray == nil:
+		return "no series for either track"
+	case stable == nil:
+		return "no series for the stable track"
+	}
+	return "no series for the gray track"
+}
+
+// TrackValues is one SLI's value per track, as read by ReadTracks, and
+// why a track has none.
+type TrackValues struct {
+	Stable, Gray *float64
+	// Why says why a track has no value (no series, NaN, several series).
+	Why []string
+}
+
+// ReadTracks runs the instant query expr at time at and returns one value
+// per track, told apart by the gray_status label. A track with no series,
+// a NaN or infinite value, or more than one series has no value: several
+// series are ambiguous (the selector matches more than one service), and
+// judging their worst or their mix would judge something else than the
+// user asked for.
+func ReadTracks(ctx context.Context, q Querier, expr string, at time.Time) (TrackValues, error) {
+	val, _, _, err := q.Query(ctx, expr, at)
+	if err != nil {
+		return TrackValues{}, fmt.Errorf("querying %s: %w", expr, DescribeQueryError(err))
+	}
+	vec, ok := val.(model.Vector)
+	if !ok {
+		return TrackValues{}, fmt.Errorf("querying %s: got a %s, want a vector", expr, val.Type())
+	}
+	var out TrackValues
+	count := map[string]int{}
+	vals := map[string]float64{}
+	for _, s := range vec {
+		gs := string(s.Metric["gray_status"])
+		count[gs]++
+		vals[gs] = float64(s.Value)
+	}
+	for _, tr := range []struct {
+		name, status string
+		dst          **float64
+	}{{"stable", "false", &out.Stable}, {"gray", "true", &out.Gray}} {
+		f := vals[tr.status]
+		if why := seriesCount(tr.name, count[tr.status]); why != "" {
+			out.Why = append(out.Why, why)
+			continue
+		}
+		switch {
+		case math.IsNaN(f) || math.IsInf(f, 0):
+			out.Why = append(out.Why, fmt.Sprintf("%s track is %v", tr.name, f))
+		default:
+			*tr.dst = ptr(f)
+		}
+	}
+	return out, nil
+}
+
+// seriesCount says why a track with n series has no value: none, or
+// several (ambiguous); "" for exactly one.
+func seriesCount(track string, n int) string {
+	switch {
+	case n == 0:
+		return track + " track has no series"
+	case n > 1:
+		return fmt.Sprintf("%s track has %d series (narrow the selector to one service)", track, n)
+	}
+	return ""
+}
+
+// Guard is the traffic guard: below MinRequestRate (requests per second,
+// over the rule's window) on either track, no SLI counts, neither a pass
+// nor a breach: a p99 over a handful of requests is noise.
+type Guard struct {
+	// RateExpr is a query returning each track's request rate (one series
+	// per gray_status), e.g. job_gray_status:http_requests:rate5m{...}.
+	RateExpr string
+	// MinRequestRate is the rate each track must exceed, like the rules'
+	// rules.minRequestRate. Zero or less disables the guard.
+	MinRequestRate float64
+	// Window, when set, is printed with the request counts (rate times
+	// window) so a count-based limit reads as a count.
+	Window time.Duration
+}
+
+// Check returns "" when both tracks exceed the minimum rate, else why the
+// analysis is too quiet to judge. A track without a rate is too quiet.
+func (g Guard) Check(ctx context.Context, q Querier, at time.Time) (string, error) {
+	if g.MinRequestRate <= 0 {
+		return "", nil
+	}
+	tv, err := ReadTracks(ctx, q, g.RateExpr, at)
+	if err != nil {
+		return "", err
+	}
+	var quiet []string
+	for _, tr := range []struct {
+		name string
+		rate *float64
+	}{{"stable", tv.Stable}, {"gray", tv.Gray}} {
+		rate := 0.0
+		if tr.rate != nil {
+			rate = *tr.rate
+		}
+		if rate > g.MinRequestRate {
+			continue
+		}
+		if g.Window > 0 {
+			quiet = append(quiet, fmt.Sprintf("%s track served %.0f requests in %s (minimum: more than %.0f)",
+				tr.name, rate*g.Window.Seconds(), g.Window, g.MinRequestRate*g.Window.Seconds()))
+		} else {
+			quiet = append(quiet, fmt.Sprintf("%s track serves %.3g req/s (minimum: more than %g)", tr.name, rate, g.MinRequestRate))
+		}
+	}
+	if len(quiet) == 0 {
+		return "", nil
+	}
+	return "too little traffic: " + strings.Join(quiet, "; "), nil
+}
+
+// Decision is the input of Decide: everything one analysis found.
+type Decision struct {
+	// Rows are the judged SLIs.
+	Rows []Row
+	// Alerts are the poolparity alerts pending or firing (the controller
+	// passes none: it judges the rules, not the alerts).
+	Alerts []Alert
+	// Quiet is the traffic guard's reason, "" when both tracks have
+	// enough traffic.
+	Quiet string
+	// Errors are queries that failed.
+	Errors []string
+}
+
+// Decide returns the verdict and its reasons, in this order of precedence:
+//   - ERROR when a query failed: nothing read can be trusted to be whole;
+//   - NO DATA when a track is too quiet: no row counts, pass or breach;
+//   - FAIL when a row fails or an alert of severity critical, warning,
+//     page or error (or without severity) is firing;
+//   - NO DATA when a row has no data (or a row is ERROR);
+//   - PASS otherwise.
+//
+// Pending alerts and firing info alerts are reasons, never a failure. A
+// report with no rows is NO DATA, never PASS.
+func Decide(d Decision) (Verdict, []string) {
+	if len(d.Errors) > 0 {
+		return Error, append([]string{"query failed"}, d.Errors...)
+	}
+	var fails, nodata, infos []string
+	for _, r := range d.Rows {
+		switch r.Verdict {
+		case Fail:
+			fails = append(fails, fmt.Sprintf("%s %s", r.SLI, describe(r)))
+		case NoData, Error:
+			why := r.SLI + " has no data"
+			if r.Note != "" {
+				why += " (" + r.Note + ")"
+			}
+			nodata = append(nodata, why)
+		}
+	}
+	for _, a := range d.Alerts {
+		switch {
+		case a.State == "firing" && (a.Severity == "" || contains(failingSeverities, a.Severity)):
+			fails = append(fails, fmt.Sprintf("alert %s is firing (%s)", a.Name, sevOrNone(a.Severity)))
+		case a.State == "firing":
+			infos = append(infos, fmt.Sprintf("alert %s is firing (%s, informational)", a.Name, a.Severity))
+		default:
+			infos = append(infos, fmt.Sprintf("alert %s is %s (%s)", a.Name, a.State, sevOrNone(a.Severity)))
+		}
+	}
+	switch {
+	case d.Quiet != "":
+		return NoData, append([]string{d.Quiet}, infos...)
+	case len(fails) > 0:
+		return Fail, append(append(fails, nodata...), infos...)
+	case len(nodata) > 0:
+		return NoData, append(nodata, infos...)
+	case len(d.Rows) == 0:
+		return NoData, append([]string{"no SLI was judged"}, infos...)
+	}
+	passed := fmt.Sprintf("%d of %d rows pass", len(d.Rows), len(d.Rows))
+	return Pass, append([]string{passed}, infos...)
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// DescribeQueryError keeps the Prometheus API's error type and detail in
+// the message, and says so when the query ran out of time.
+func DescribeQueryError(err error) error {
+	var perr *v1.Error
+	if errors.As(err, &perr) && perr.Detail != "" {
+		return fmt.Errorf("%w (%s)", err, perr.Detail)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer in time from Prometheus: %w", err)
+	}
+	return err
+}

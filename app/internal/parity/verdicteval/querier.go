@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/storage"
+)
+
+// engineQuerier answers the judge's queries (parity.Querier) from the Prometheus engine and
+// storage of one run, as the HTTP API of a Prometheus running the same rules would. Its
+// Rules lists the recording rules only: the judge's threshold verdict is measured on the rows,
+// and the alerts are measured separately.
+type engineQuerier struct {
+	engine  *promql.Engine
+	storage storage.Queryable
+	records []string // the recording rules loaded
+}
+
+func (q *engineQuerier) Query(ctx context.Context, qs string, ts time.Time, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
+	val, err := execute(ctx, qs)(q.engine.NewInstantQuery(ctx, q.storage, nil, qs, ts))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	switch v := val.(type) {
+	case promql.Vector:
+		out := make(model.Vector, 0, len(v))
+		for _, s := range v {
+			out = append(out, &model.Sample{Metric: metric(s.Metric), Value: model.SampleValue(s.F), Timestamp: model.Time(s.T)})
+		}
+		return out, nil, nil, nil
+	case promql.Scalar:
+		return &model.Scalar{Value: model.SampleValue(v.V), Timestamp: model.Time(v.T)}, nil, nil, nil
+	}
+	return nil, nil, nil, fmt.Errorf("query %s: unexpected result type %s", qs, val.Type())
+}
+
+func (q *engineQuerier) QueryRange(ctx context.Context, qs string, r v1.Range, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
+	val, err := execute(ctx, qs)(q.engine.NewRangeQuery(ctx, q.storage, nil, qs, r.Start, r.End, r.Step))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	m, ok := val.(promql.Matrix)
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("range query %s: unexpected result type %s", qs, val.Type())
+	}
+	out := make(model.Matrix, 0, len(m))
+	for _, s := range m {
+		ss := &model.SampleStream{Metric: metric(s.Metric)}
+		for _, p := range s.Floats {
+			ss.Values = append(ss.Values, model.SamplePair{Timestamp: model.Time(p.T), Value: model.SampleValue(p.F)})
+		}
+		out = append(out, ss)
+	}
+	return out, nil, nil, nil
+}
+
+func (q *engineQuerier) Rules(context.Context, []string) (v1.RulesResult, error) {
+	rg := v1.RuleGroup{Name: "poolparity.records"}
+	for _, name := range q.records {
+		rg.Rules = append(rg.Rules, v1.RecordingRule{Name: name, Health: v1.RuleHealthGood})
+	}
+	return v1.RulesResult{Groups: []v1.RuleGroup{rg}}, nil
+}
+
+// execute returns a function that runs a query just created and closes it.
+func execute(ctx context.Context, qs string) func(promql.Query, error) (parser.Value, error) {
+	return func(qry promql.Query, err error) (parser.Value, error) {
+		if err != nil {
+			return nil, fmt.Errorf("query %s: %w", qs, err)
+		}
+		defer qry.Close()
+		res := qry.Exec(ctx)
+		if res.Err != nil {
+			return nil, fmt.Errorf("query %s: %w", qs, res.Err)
+		}
+		return res.Value, nil
+	}
+}
+
+func metric(ls labels.Labels) model.Metric {
+	m := model.Metric{}
+	ls.Range(func(l labels.Label) { m[model.LabelName(l.Name)] = model.LabelValue(l.Value) })
+	return m
+}
