@@ -107,6 +107,10 @@ func (c Config) Validate() error {
 
 // repoRoot walks up from dir to the directory holding go.mod and kind-config.yaml.
 func repoRoot(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "kind-config.yaml")); err == nil {
 			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {

@@ -63,6 +63,9 @@ func (h *Harness) stepEnv(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := checkDisk("/var/lib", minFreeDisk); err != nil {
+		return "", err
+	}
 	if _, err := exec.LookPath("docker"); err == nil {
 		if ok, rt := dockerAnswers(ctx); ok {
 			if missing && rt != wrapperRuntime {
@@ -123,6 +126,22 @@ func (h *Harness) buildRuncWrapper(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("building the runc wrapper: %w", err)
 	}
 	return out, nil
+}
+
+// minFreeDisk is what an offline run needs under /var/lib/docker: the node image (about 2 GB),
+// the other images, and the cluster's containers.
+const minFreeDisk = 8 << 30
+
+// checkDisk fails with one line when the file system holding dir has less than need bytes free.
+func checkDisk(dir string, need uint64) error {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return fmt.Errorf("statfs %s: %w", dir, err)
+	}
+	if free := st.Bavail * uint64(st.Bsize); free < need {
+		return prereq("only %.1f GiB free under %s; the kind cluster and its images need %d GiB", float64(free)/(1<<30), dir, need>>30)
+	}
+	return nil
 }
 
 // stop stops the engine this run started, by PID: SIGTERM, then SIGKILL after 30 s.

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    func(Config) bool
+		wantErr string
+	}{
+		{"defaults run every step offline", nil, nil, func(c Config) bool {
+			return c.Mode == "offline" && strings.Join(c.Steps, ",") == strings.Join(allSteps, ",") && c.LoadDuration == 150*time.Second
+		}, ""},
+		{"steps come from -steps, separated by commas or spaces", []string{"-steps", "kind-up, helm-install"}, nil, func(c Config) bool {
+			return strings.Join(c.Steps, ",") == "kind-up,helm-install"
+		}, ""},
+		{"a variable sets the default and a flag wins", []string{"-mode", "offline"}, map[string]string{"KIND_MODE": "online", "KIND_LOAD_RPS": "20"}, func(c Config) bool {
+			return c.Mode == "offline" && c.LoadRPS == 20
+		}, ""},
+		{"an unknown step is refused", []string{"-steps", "kind-up,deploy"}, nil, nil, `unknown step "deploy"`},
+		{"an unknown mode is refused", []string{"-mode", "cloud"}, nil, nil, "mode must be offline or online"},
+		{"a load too short to judge is refused", []string{"-load-duration", "5s"}, nil, nil, "load duration must be in"},
+		{"a bad variable is refused", nil, map[string]string{"KIND_LOAD_DURATION": "soon"}, nil, "KIND_LOAD_DURATION"},
+		{"positional arguments are refused", []string{"kind-up"}, nil, nil, "unexpected arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig(tt.args, func(k string) string { return tt.env[k] }, &strings.Builder{})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.want(c) {
+				t.Errorf("config %+v", c)
+			}
+		})
+	}
+}
+
+func TestOfflineKindConfigKeepsTheControlPlaneOnly(t *testing.T) {
+	root, err := repoRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(Config{Mode: "offline", Cluster: "x", Root: root}, &strings.Builder{})
+	b, note, err := h.kindConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Name       string
+		Nodes      []map[string]any
+		Networking map[string]any
+		Patches    []string `json:"kubeadmConfigPatches"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Name != "x" || len(doc.Nodes) != 1 || doc.Nodes[0]["role"] != "control-plane" || doc.Nodes[0]["extraPortMappings"] == nil {
+		t.Errorf("nodes %v (name %q), want the control plane of kind-config.yaml with its port mappings", doc.Nodes, doc.Name)
+	}
+	if doc.Networking["disableDefaultCNI"] != true {
+		t.Errorf("networking %v: the default CNI (kindnetd) cannot run offline", doc.Networking)
+	}
+	all := strings.Join(doc.Patches, "\n")
+	for _, want := range []string{"imageRepository: " + registry, "imageTag: " + etcdTag, "syncFrequency: 10s"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("kubeadm patches lack %q:\n%s", want, all)
+		}
+	}
+	if v1, _ := cgroupV1(); v1 != strings.Contains(all, "failCgroupV1: false") || v1 != strings.Contains(note, "cgroup v1") {
+		t.Errorf("failCgroupV1 must be set exactly on a cgroup v1 host (v1=%v):\n%s", v1, all)
+	}
+	h.cfg.Mode = "online"
+	b, _, err = h.kindConfig()
+	src, _ := os.ReadFile(filepath.Join(root, "kind-config.yaml"))
+	if err != nil || string(b) != string(src) {
+		t.Errorf("online must use kind-config.yaml as it is (err %v)", err)
+	}
+}
+
+func TestOverrideImagesFailsOnAMissingImage(t *testing.T) {
+	m := []byte("image: quay.io/a:v1\nargs: [--reloader=quay.io/b:v1]\n")
+	out, err := overrideImages(m, map[string]string{"quay.io/a:v1": "local/a:v1", "quay.io/b:v1": "local/b:v1"})
+	if err != nil || string(out) != "image: local/a:v1\nargs: [--reloader=local/b:v1]\n" {
+		t.Errorf("overrideImages = %q, %v", out, err)
+	}
+	if _, err := overrideImages(m, map[string]string{"quay.io/c:v1": "local/c:v1"}); err == nil {
+		t.Error("an image the manifest lacks must be an error, not a half-local install")
+	}
+}
+
+func TestCheckDiskSaysWhatIsMissing(t *testing.T) {
+	err := checkDisk(t.TempDir(), 1<<62)
+	var pe *prereqError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "GiB free") {
+		t.Errorf("checkDisk = %v, want a prerequisite error naming the free space", err)
+	}
+	if err := checkDisk(t.TempDir(), 1); err != nil {
+		t.Errorf("checkDisk with room = %v", err)
+	}
+}
