@@ -277,12 +277,12 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
-// moduleDir returns the directory of a module in the module cache, downloading it if needed,
-// as seen from the tool module toolDir (hack/tools/<toolDir>).
-func (h *Harness) moduleDir(ctx context.Context, toolDir, module string) (string, error) {
+// moduleDir returns the directory of module@version in the module cache, downloading it
+// through the module proxy if needed. It runs outside any module, so no go.mod is touched.
+func (h *Harness) moduleDir(ctx context.Context, module string) (string, error) {
 	out, err := h.output(ctx, "images", cmd{
 		name: "go", args: []string{"mod", "download", "-json", module},
-		dir: filepath.Join(h.cfg.Root, "hack", "tools", toolDir), env: []string{"GOWORK=off", "GOFLAGS=-mod=mod"},
+		dir: os.TempDir(), env: []string{"GOWORK=off", "GOFLAGS="},
 	})
 	if err != nil {
 		return "", prereq("the Go module proxy did not give %s: %v", module, err)
@@ -360,7 +360,7 @@ func (h *Harness) controlPlaneImages(ctx context.Context) ([]string, error) {
 
 // buildPause compiles Kubernetes' pause.c from the k8s.io/kubernetes module, statically.
 func (h *Harness) buildPause(ctx context.Context) (string, error) {
-	dir, err := h.moduleDir(ctx, "kubernetes", "k8s.io/kubernetes@"+k8sVersion)
+	dir, err := h.moduleDir(ctx, "k8s.io/kubernetes@"+k8sVersion)
 	if err != nil {
 		return "", err
 	}
@@ -386,7 +386,7 @@ func (h *Harness) buildNodeImage(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	kindDir, err := h.moduleDir(ctx, "kind", "sigs.k8s.io/kind@"+kindVersion)
+	kindDir, err := h.moduleDir(ctx, "sigs.k8s.io/kind@"+kindVersion)
 	if err != nil {
 		return "", err
 	}

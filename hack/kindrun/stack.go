@@ -26,7 +26,7 @@ func (h *Harness) stepDeps(ctx context.Context) (string, error) {
 	if h.cfg.Mode == "online" {
 		return "kube-prometheus-stack, metrics-server", h.depsOnline(ctx)
 	}
-	opDir, err := h.moduleDir(ctx, "prometheus-operator", "github.com/prometheus-operator/prometheus-operator@v0.85.0")
+	opDir, err := h.moduleDir(ctx, "github.com/prometheus-operator/prometheus-operator@v0.85.0")
 	if err != nil {
 		return "", err
 	}
@@ -63,7 +63,7 @@ func (h *Harness) stepDeps(ctx context.Context) (string, error) {
 	}
 	// metrics-server from its own chart, for the HPAs' CPU metric; kind's kubelets serve
 	// self-signed certificates.
-	msDir, err := h.moduleDir(ctx, "metrics-server", "sigs.k8s.io/metrics-server@v0.9.0")
+	msDir, err := h.moduleDir(ctx, "sigs.k8s.io/metrics-server@v0.9.0")
 	if err != nil {
 		return "", err
 	}
