@@ -36,6 +36,13 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		if s.shuttingDown.Load() {
+			// Close the connection after this answer, so that a client
+			// on a keep-alive connection opens a new one (to another pod)
+			// for its next request instead of sending it on a connection
+			// that http.Server.Shutdown may close as idle.
+			w.Header().Set("Connection", "close")
+		}
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		code := sw.code

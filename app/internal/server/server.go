@@ -159,7 +159,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 // StartShutdown makes /readyz answer 503 from now on, so that load
 // balancers stop routing here while in-flight and late requests are still
-// served.
+// served, and answers every request from now on with Connection: close, so
+// that clients on keep-alive connections move to a new connection (and so
+// to another pod) before the listener closes.
 func (s *Server) StartShutdown() { s.shuttingDown.Store(true) }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {

@@ -454,4 +454,7 @@ func TestReadyzTurnsFalseAtShutdown(t *testing.T) {
 	if rec.Code != 200 {
 		t.Fatalf("/healthz after StartShutdown = %d, want 200", rec.Code)
 	}
+	if got := rec.Header().Get("Connection"); got != "close" {
+		t.Errorf("Connection header after StartShutdown = %q, want close", got)
+	}
 }
