@@ -28,6 +28,13 @@ type itemResponse struct {
 	*item.Item
 }
 
+// summary is what the store keeps beside an item for the list: its name
+// and tags, without the payload.
+type summary struct {
+	Name string   `json:"name"`
+	Tags []string `json:"tags"`
+}
+
 // listEntry is an item as the list returns it: no payload.
 type listEntry struct {
 	ID   string   `json:"id"`
@@ -74,7 +81,13 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "encoding item", err)
 		return
 	}
-	if err := s.store.Put(r.Context(), id, trimNewline(enc.Buf.Bytes())); err != nil {
+	n := enc.Buf.Len()
+	if err := enc.Enc.Encode(summary{Name: rs.item.Name, Tags: rs.item.Tags}); err != nil {
+		s.internalError(w, r, "encoding item summary", err)
+		return
+	}
+	b := enc.Buf.Bytes()
+	if err := s.store.Put(r.Context(), id, trimNewline(b[:n]), trimNewline(b[n:])); err != nil {
 		s.unavailable(w, r, err)
 		return
 	}
@@ -146,7 +159,9 @@ func (s *Server) listItems(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.Sort(rs.ids)
 	rs.ids = slices.Compact(rs.ids) // SCAN may return a key more than once
-	rs.keys, err = s.store.GetMany(r.Context(), rs.ids, rs.keys, func(i int, v string, found bool) error {
+	// A summary and a whole item both decode into a listEntry: the store
+	// returns the whole item for one stored before summaries existed.
+	rs.keys, err = s.store.GetSummaries(r.Context(), rs.ids, rs.keys, func(i int, v string, found bool) error {
 		if !found {
 			return nil
 		}

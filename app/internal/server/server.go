@@ -24,7 +24,8 @@ import (
 type Store interface {
 	report.Store
 	Ping(ctx context.Context) error
-	Put(ctx context.Context, id string, value []byte) error
+	Put(ctx context.Context, id string, value, summary []byte) error
+	GetSummaries(ctx context.Context, ids []string, keys []string, fn func(i int, value string, found bool) error) ([]string, error)
 	Get(ctx context.Context, id string) (string, error)
 	Delete(ctx context.Context, id string) error
 }
