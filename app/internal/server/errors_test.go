@@ -93,4 +93,17 @@ func TestEveryErrorIsJSON(t *testing.T) {
 			})
 		}
 	}
+	// Every code answered is one the route table lists for its route and
+	// method: none fell back to a class.
+	mfs, err := e.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			if hasLabels(m, map[string]string{"code": "other"}) || hasLabels(m, map[string]string{"code": "5xx"}) {
+				t.Errorf("%s%v: the route table does not list this code", mf.GetName(), m.GetLabel())
+			}
+		}
+	}
 }

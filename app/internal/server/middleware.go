@@ -84,7 +84,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		if code == 0 {
 			code = http.StatusOK
 		}
-		s.metrics.ObserveRequest(methodLabel(r.Method), routeLabel(r.Pattern), code, time.Since(start))
+		s.metrics.ObserveRequest(r.Method, routeLabel(r.Pattern), code, time.Since(start))
 	})
 }
 
@@ -102,16 +102,6 @@ func routeLabel(pattern string) string {
 		return RouteOther
 	}
 	return pattern
-}
-
-// methodLabel bounds the method label to the standard methods.
-func methodLabel(m string) string {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost,
-		http.MethodDelete, http.MethodPatch, http.MethodOptions:
-		return m
-	}
-	return "other"
 }
 
 // faults injects the configured latency and errors into API requests.
