@@ -19,6 +19,9 @@ type Recorder interface {
 	// implementation that turns them into labels bounds them: PromRecorder
 	// does so with the route table (see routeCodes).
 	ObserveRequest(method, route string, code int, elapsed time.Duration)
+	// ObserveShed records a heavy request on route shed by the cost
+	// budget, for reason ShedInFlight or ShedBytes.
+	ObserveShed(route, reason string)
 }
 
 // NopRecorder records nothing.
@@ -26,6 +29,9 @@ type NopRecorder struct{}
 
 // ObserveRequest does nothing.
 func (NopRecorder) ObserveRequest(string, string, int, time.Duration) {}
+
+// ObserveShed does nothing.
+func (NopRecorder) ObserveShed(string, string) {}
 
 // DurationBuckets are the classic buckets of http_request_duration_seconds,
 // from 1 ms to 10 s.
@@ -45,6 +51,7 @@ var DurationBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 type PromRecorder struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	shed     *prometheus.CounterVec
 	// children caches the labelled children by the raw values, so that a
 	// request costs one map lookup instead of hashing and validating the
 	// label values in two vecs. Keys whose method or route are not in the
@@ -74,8 +81,12 @@ func NewPromRecorder(reg prometheus.Registerer) (*PromRecorder, error) {
 			Help:    "HTTP request latency of the API routes, by method and route template; requests shed by the cost budget are not observed.",
 			Buckets: DurationBuckets,
 		}, []string{"method", "route"}),
+		shed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "http_requests_shed_total",
+			Help: "Heavy requests (reports, lists) answered 429 by the cost budget, by route and reason (in_flight, bytes).",
+		}, []string{"route", "reason"}),
 	}
-	for _, c := range []prometheus.Collector{r.requests, r.duration} {
+	for _, c := range []prometheus.Collector{r.requests, r.duration, r.shed} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering HTTP metrics: %w", err)
 		}
@@ -96,6 +107,17 @@ func (r *PromRecorder) ObserveRequest(method, route string, code int, elapsed ti
 		c, _ = r.children.LoadOrStore(key, ch)
 	}
 	c.(*child).observe(elapsed)
+}
+
+// ObserveShed implements Recorder.
+func (r *PromRecorder) ObserveShed(route, reason string) {
+	if route != RouteItems && route != RouteReport {
+		route = RouteOther
+	}
+	if reason != ShedInFlight {
+		reason = ShedBytes
+	}
+	r.shed.WithLabelValues(route, reason).Inc()
 }
 
 func (r *PromRecorder) newChild(method, route string, code int) *child {

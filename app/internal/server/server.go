@@ -55,6 +55,13 @@ type Options struct {
 	Rand func() float64
 	// ReadyTimeout bounds the Redis ping of /readyz. Zero: 1s.
 	ReadyTimeout time.Duration
+	// HeavyMaxInFlight bounds the heavy requests (reports and lists)
+	// served at once; one more is shed with 429. Zero: no bound.
+	HeavyMaxInFlight int
+	// HeavyBudget bounds the bytes one heavy request reads and holds;
+	// past it the request is shed with 429. MaxHeldBytes applies to the
+	// report. Zero fields: no bound.
+	HeavyBudget report.Budget
 }
 
 // Server serves the API. Create one with New. It is safe for concurrent use.
@@ -72,6 +79,9 @@ type Server struct {
 	readyTimeout   time.Duration
 	shuttingDown   atomic.Bool
 	handler        http.Handler
+	// heavy holds a token per heavy request in flight; nil: no bound.
+	heavy      chan struct{}
+	listBudget int64
 }
 
 // New returns a Server.
@@ -91,6 +101,10 @@ func New(o Options) (*Server, error) {
 		faultErrorRate: o.FaultErrorRate,
 		rand:           o.Rand,
 		readyTimeout:   o.ReadyTimeout,
+		listBudget:     o.HeavyBudget.MaxReadBytes,
+	}
+	if o.HeavyMaxInFlight > 0 {
+		s.heavy = make(chan struct{}, o.HeavyMaxInFlight)
 	}
 	if s.metrics == nil {
 		s.metrics = NopRecorder{}
@@ -105,7 +119,7 @@ func New(o Options) (*Server, error) {
 		s.readyTimeout = time.Second
 	}
 	var err error
-	if s.report, err = report.NewBuilder(o.Store, o.Pooled, o.Pools); err != nil {
+	if s.report, err = report.NewBuilder(o.Store, o.Pooled, o.Pools, o.HeavyBudget); err != nil {
 		return nil, err
 	}
 	if s.enc, err = pools.NewSource(o.Pooled, o.Pools, pools.EncoderConfig(pools.JSONBuffer)); err != nil {
@@ -137,9 +151,9 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("GET "+RouteItem, s.faults(s.getItem))
 	mux.HandleFunc("DELETE "+RouteItem, s.faults(s.deleteItem))
 	mux.HandleFunc(RouteItem, methodNotAllowed("GET, PUT, DELETE"))
-	mux.HandleFunc("GET "+RouteItems, s.faults(s.listItems))
+	mux.HandleFunc("GET "+RouteItems, s.faults(s.bounded(s.listItems)))
 	mux.HandleFunc(RouteItems, methodNotAllowed("GET"))
-	mux.HandleFunc("GET "+RouteReport, s.faults(s.getReport))
+	mux.HandleFunc("GET "+RouteReport, s.faults(s.bounded(s.getReport)))
 	mux.HandleFunc(RouteReport, methodNotAllowed("GET"))
 	mux.HandleFunc("GET "+RouteHealthz, s.healthz)
 	mux.HandleFunc(RouteHealthz, methodNotAllowed("GET"))

@@ -24,6 +24,7 @@ import (
 
 	"github.com/poolparity/poolparity/app/internal/config"
 	"github.com/poolparity/poolparity/app/internal/embedredis"
+	"github.com/poolparity/poolparity/app/internal/report"
 	"github.com/poolparity/poolparity/app/internal/server"
 	"github.com/poolparity/poolparity/app/internal/store"
 	"github.com/poolparity/poolparity/app/internal/telemetry"
@@ -106,15 +107,20 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 		return nil, err
 	}
 	s.server, err = server.New(server.Options{
-		Store:          store.New(s.rdb),
-		Pooled:         cfg.Pooled(),
-		Pools:          pools,
-		Metrics:        rec,
-		MetricsHandler: promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelError)}),
-		Logger:         log,
-		FaultLatency:   cfg.FaultLatency,
-		FaultErrorRate: cfg.FaultErrorRate,
-		ReadyTimeout:   cfg.RedisDialTimeout + cfg.RedisReadTimeout,
+		Store:            store.New(s.rdb),
+		Pooled:           cfg.Pooled(),
+		Pools:            pools,
+		Metrics:          rec,
+		MetricsHandler:   promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelError)}),
+		Logger:           log,
+		FaultLatency:     cfg.FaultLatency,
+		FaultErrorRate:   cfg.FaultErrorRate,
+		ReadyTimeout:     cfg.RedisDialTimeout + cfg.RedisReadTimeout,
+		HeavyMaxInFlight: cfg.HeavyMaxInFlight,
+		HeavyBudget: report.Budget{
+			MaxReadBytes: int64(cfg.HeavyMaxReadBytes),
+			MaxHeldBytes: int64(cfg.HeavyMaxHeldBytes),
+		},
 	})
 	if err != nil {
 		return nil, err

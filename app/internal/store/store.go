@@ -24,6 +24,11 @@ const scanCount = 256
 // mgetBatch bounds the number of keys per MGET.
 const mgetBatch = 128
 
+// ReadChunkBytes bounds the bytes of whole items one MGET reads (by their
+// STRLEN), so that a batch of large items is never one huge reply held in
+// memory at once. An item larger than it is read alone.
+const ReadChunkBytes = 4 << 20
+
 // SummaryKeyPrefix is put before an item's key to name the key of its
 // summary: "summary:item:<id>" by default. It is outside the item keys'
 // SCAN pattern.
@@ -160,22 +165,39 @@ func (s *Store) GetSummaries(ctx context.Context, ids []string, keys []string, f
 				missing = append(missing, j)
 			}
 		}
-		var items []any // whole items, for those without a summary
-		if len(missing) > 0 {
-			keys = keys[:0]
-			for _, j := range missing {
-				keys = append(keys, s.prefix+ids[start+j])
+		if len(missing) == 0 {
+			for j, v := range sums {
+				str, ok := v.(string)
+				if err := fn(start+j, str, ok); err != nil {
+					return keys, err
+				}
 			}
-			if items, err = s.rdb.MGet(ctx, keys...).Result(); err != nil {
-				return keys, fmt.Errorf("reading %d items without a summary: %w", len(keys), err)
-			}
+			continue
 		}
-		for j, v := range sums {
-			if len(missing) > 0 && missing[0] == j {
-				v, items, missing = items[0], items[1:], missing[1:]
+		// Whole items for those without a summary, read in chunks: call
+		// fn in order, for the summaries before each item as it comes.
+		keys = keys[:0]
+		for _, j := range missing {
+			keys = append(keys, s.prefix+ids[start+j])
+		}
+		next := 0 // the next index of sums to hand to fn
+		err = s.mgetChunked(ctx, keys, func(m int, v any) error {
+			for ; next < missing[m]; next++ {
+				str, ok := sums[next].(string)
+				if err := fn(start+next, str, ok); err != nil {
+					return err
+				}
 			}
+			next++
 			str, ok := v.(string)
-			if err := fn(start+j, str, ok); err != nil {
+			return fn(start+missing[m], str, ok)
+		})
+		if err != nil {
+			return keys, err
+		}
+		for ; next < len(sums); next++ {
+			str, ok := sums[next].(string)
+			if err := fn(start+next, str, ok); err != nil {
 				return keys, err
 			}
 		}
@@ -183,8 +205,42 @@ func (s *Store) GetSummaries(ctx context.Context, ids []string, keys []string, f
 	return keys, nil
 }
 
-// GetMany reads the items ids in batches and calls fn for each one in
-// order, with found false for an id deleted since it was listed. keys is
+// mgetChunked reads keys (at most mgetBatch) with as few MGETs as keep
+// each reply under ReadChunkBytes, by the values' STRLEN read first, and
+// calls fn with each value in order (nil for a missing key).
+func (s *Store) mgetChunked(ctx context.Context, keys []string, fn func(i int, v any) error) error {
+	lens := make([]*redis.IntCmd, len(keys))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			lens[i] = p.StrLen(ctx, k)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sizing %d items: %w", len(keys), err)
+	}
+	for start := 0; start < len(keys); {
+		end, size := start+1, lens[start].Val()
+		for end < len(keys) && size+lens[end].Val() <= ReadChunkBytes {
+			size += lens[end].Val()
+			end++
+		}
+		vals, err := s.rdb.MGet(ctx, keys[start:end]...).Result()
+		if err != nil {
+			return fmt.Errorf("reading %d items: %w", end-start, err)
+		}
+		for j, v := range vals {
+			if err := fn(start+j, v); err != nil {
+				return err
+			}
+		}
+		start = end
+	}
+	return nil
+}
+
+// GetMany reads the items ids in batches, each read in chunks of at most
+// ReadChunkBytes, and calls fn for each one in order, with found false for an id deleted since it was listed. keys is
 // scratch space for the batch's keys; GetMany returns it for reuse.
 func (s *Store) GetMany(ctx context.Context, ids []string, keys []string, fn func(i int, value string, found bool) error) ([]string, error) {
 	for start := 0; start < len(ids); start += mgetBatch {
@@ -193,15 +249,12 @@ func (s *Store) GetMany(ctx context.Context, ids []string, keys []string, fn fun
 		for _, id := range ids[start:end] {
 			keys = append(keys, s.prefix+id)
 		}
-		vals, err := s.rdb.MGet(ctx, keys...).Result()
-		if err != nil {
-			return keys, fmt.Errorf("reading %d items: %w", len(keys), err)
-		}
-		for j, v := range vals {
+		err := s.mgetChunked(ctx, keys, func(j int, v any) error {
 			str, ok := v.(string)
-			if err := fn(start+j, str, ok); err != nil {
-				return keys, err
-			}
+			return fn(start+j, str, ok)
+		})
+		if err != nil {
+			return keys, err
 		}
 	}
 	return keys, nil

@@ -22,7 +22,7 @@ var Routes = []string{
 
 // ObserveEverything records one request for every method in Methods,
 // route in Routes and status code from 100 to 999 (all that net/http lets
-// a handler write): more than any run of the server can produce, so the
+// a handler write), and a shed request for every route and reason: more than any run of the server can produce, so the
 // series rec then exports are its worst case.
 func ObserveEverything(rec server.Recorder) {
 	for _, m := range Methods {
@@ -30,6 +30,11 @@ func ObserveEverything(rec server.Recorder) {
 			for code := 100; code <= 999; code++ {
 				rec.ObserveRequest(m, r, code, time.Millisecond)
 			}
+		}
+	}
+	for _, r := range Routes {
+		for _, reason := range []string{server.ShedInFlight, server.ShedBytes, "other"} {
+			rec.ObserveShed(r, reason)
 		}
 	}
 }
