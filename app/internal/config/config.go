@@ -59,6 +59,9 @@ type Config struct {
 	// serves at once; one more is shed with 429 and Retry-After. 0: no
 	// bound.
 	HeavyMaxInFlight int
+	// HeavyQueueWait is how long a heavy request waits for a free slot
+	// before it is shed. 0: shed at once.
+	HeavyQueueWait time.Duration
 	// HeavyMaxReadBytes bounds the bytes of stored items one heavy request
 	// reads; past it the request is shed with 429. 0: no bound.
 	HeavyMaxReadBytes int
@@ -96,6 +99,7 @@ func Default() Config {
 		// most HeavyMaxHeldBytes besides, so two in flight stay well
 		// under 100 MiB of heap (docs/service.md, "Cost budget").
 		HeavyMaxInFlight:  2,
+		HeavyQueueWait:    time.Second,
 		HeavyMaxReadBytes: 256 << 20,
 		HeavyMaxHeldBytes: 32 << 20,
 	}
@@ -127,6 +131,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.Duration(&c.ShutdownDelay, "SHUTDOWN_DELAY", "serve with /readyz false this long after a stop signal")
 	e.Duration(&c.ShutdownTimeout, "SHUTDOWN_TIMEOUT", "bound on draining in-flight requests")
 	e.Int(&c.HeavyMaxInFlight, "HEAVY_MAX_IN_FLIGHT", "heavy requests (reports, lists) served at once; more are shed with 429 (0: no bound)")
+	e.Duration(&c.HeavyQueueWait, "HEAVY_QUEUE_WAIT", "how long a heavy request waits for a free slot before it is shed (0: shed at once)")
 	e.Int(&c.HeavyMaxReadBytes, "HEAVY_MAX_READ_BYTES", "bytes of items one heavy request may read; past it 429 (0: no bound)")
 	e.Int(&c.HeavyMaxHeldBytes, "HEAVY_MAX_HELD_BYTES", "bytes of working state one report may hold; past it 429 (0: no bound)")
 	e.Duration(&c.FaultLatency, "FAULT_LATENCY", "testing knob: latency added to every API request")
@@ -184,6 +189,7 @@ func (c Config) Validate() error {
 		{"REDIS_POOL_TIMEOUT", c.RedisPoolTimeout},
 		{"SHUTDOWN_DELAY", c.ShutdownDelay},
 		{"SHUTDOWN_TIMEOUT", c.ShutdownTimeout},
+		{"HEAVY_QUEUE_WAIT", c.HeavyQueueWait},
 		{"FAULT_LATENCY", c.FaultLatency},
 	} {
 		if d.v < 0 {

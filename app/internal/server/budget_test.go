@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -145,4 +147,53 @@ func TestAReportPastTheHeldBudgetIsShed(t *testing.T) {
 	rec := httptest.NewRecorder()
 	e.h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/report", nil))
 	checkShed(t, rec, "byte budget")
+}
+
+func TestAHeavyRequestWaitsForASlotUpToTheQueueWait(t *testing.T) {
+	st := blockingScanStore{
+		repeatingScanStore: repeatingScanStore{scan: []string{"a"}, items: map[string]string{"a": `{"name":"a","tags":[],"payload":"p"}`}},
+		entered:            make(chan struct{}),
+		release:            make(chan struct{}),
+	}
+	s, err := server.New(server.Options{Store: st, HeavyMaxInFlight: 1, HeavyQueueWait: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, waiting := httptest.NewRecorder(), httptest.NewRecorder()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.ServeHTTP(first, httptest.NewRequest("GET", "/api/v1/report", nil))
+	}()
+	<-st.entered // the report holds the only slot
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.ServeHTTP(waiting, httptest.NewRequest("GET", "/api/v1/items", nil))
+	}()
+	time.Sleep(50 * time.Millisecond) // the list is now waiting for the slot
+	close(st.release)
+	<-st.entered // the list got the slot once the report let it go
+	wg.Wait()
+	if first.Code != 200 || waiting.Code != 200 {
+		t.Errorf("report %d, waiting list %d: want both 200", first.Code, waiting.Code)
+	}
+
+	// A client that leaves while waiting gets 499, not a shed 429.
+	st2 := blockingScanStore{repeatingScanStore: st.repeatingScanStore, entered: make(chan struct{}), release: make(chan struct{})}
+	s2, err := server.New(server.Options{Store: st2, HeavyMaxInFlight: 1, HeavyQueueWait: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s2.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/api/v1/report", nil))
+	<-st2.entered
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	left := httptest.NewRecorder()
+	s2.ServeHTTP(left, httptest.NewRequest("GET", "/api/v1/items", nil).WithContext(ctx))
+	if left.Code != server.StatusClientClosedRequest {
+		t.Errorf("a client that left while waiting = %d, want 499", left.Code)
+	}
+	close(st2.release)
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/poolparity/poolparity/app/internal/item"
 	"github.com/poolparity/poolparity/app/internal/pools"
@@ -281,19 +283,46 @@ const (
 // RetryAfterSeconds is the Retry-After of a shed request.
 const RetryAfterSeconds = 1
 
-// bounded sheds a heavy request when HeavyMaxInFlight are in flight.
+// bounded runs a heavy request when fewer than HeavyMaxInFlight are in
+// flight, after waiting up to HeavyQueueWait for a slot; otherwise it sheds
+// the request.
 func (s *Server) bounded(next http.HandlerFunc) http.HandlerFunc {
 	if s.heavy == nil {
 		return next
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case s.heavy <- struct{}{}:
-			defer func() { <-s.heavy }()
-			next(w, r)
-		default:
+		if !s.acquireHeavy(r.Context()) {
+			if r.Context().Err() != nil {
+				writeError(w, StatusClientClosedRequest, "client closed request")
+				return
+			}
 			s.shed(w, r, ShedInFlight, "too many heavy requests in flight: retry later")
+			return
 		}
+		defer func() { <-s.heavy }()
+		next(w, r)
+	}
+}
+
+// acquireHeavy takes a heavy slot, waiting up to heavyWait for one.
+func (s *Server) acquireHeavy(ctx context.Context) bool {
+	select {
+	case s.heavy <- struct{}{}:
+		return true
+	default:
+	}
+	if s.heavyWait <= 0 {
+		return false
+	}
+	t := time.NewTimer(s.heavyWait)
+	defer t.Stop()
+	select {
+	case s.heavy <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
 	}
 }
 

@@ -58,6 +58,9 @@ type Options struct {
 	// HeavyMaxInFlight bounds the heavy requests (reports and lists)
 	// served at once; one more is shed with 429. Zero: no bound.
 	HeavyMaxInFlight int
+	// HeavyQueueWait is how long a heavy request waits for a free slot
+	// before it is shed. Waiting holds no memory. Zero: shed at once.
+	HeavyQueueWait time.Duration
 	// HeavyBudget bounds the bytes one heavy request reads and holds;
 	// past it the request is shed with 429. MaxHeldBytes applies to the
 	// report. Zero fields: no bound.
@@ -81,6 +84,7 @@ type Server struct {
 	handler        http.Handler
 	// heavy holds a token per heavy request in flight; nil: no bound.
 	heavy      chan struct{}
+	heavyWait  time.Duration
 	listBudget int64
 }
 
@@ -102,6 +106,7 @@ func New(o Options) (*Server, error) {
 		rand:           o.Rand,
 		readyTimeout:   o.ReadyTimeout,
 		listBudget:     o.HeavyBudget.MaxReadBytes,
+		heavyWait:      o.HeavyQueueWait,
 	}
 	if o.HeavyMaxInFlight > 0 {
 		s.heavy = make(chan struct{}, o.HeavyMaxInFlight)

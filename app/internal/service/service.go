@@ -117,6 +117,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 		FaultErrorRate:   cfg.FaultErrorRate,
 		ReadyTimeout:     cfg.RedisDialTimeout + cfg.RedisReadTimeout,
 		HeavyMaxInFlight: cfg.HeavyMaxInFlight,
+		HeavyQueueWait:   cfg.HeavyQueueWait,
 		HeavyBudget: report.Budget{
 			MaxReadBytes: int64(cfg.HeavyMaxReadBytes),
 			MaxHeldBytes: int64(cfg.HeavyMaxHeldBytes),
