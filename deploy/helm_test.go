@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/poolparity/poolparity/deploy/deploytest"
 )
 
@@ -80,6 +82,10 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"an unknown log level", "logLevel=verbose", []string{"logLevel"}},
 		{"a misspelt top-level key", "replicaCount=3", []string{"replicaCount"}},
 		{"a malformed GOMEMLIMIT", "goRuntime.gomemlimit=lots", []string{"goRuntime/gomemlimit"}},
+		{"no Redis that the pods share", "redis.enabled=false", []string{"redis", "embedded"}},
+		{"an in-cluster and an external Redis", "redis.externalAddress=r:6379", []string{"redis"}},
+		{"an in-cluster and an embedded Redis", "redis.embedded=true", []string{"redis"}},
+		{"an external and an embedded Redis", "redis.enabled=false,redis.externalAddress=r:6379,redis.embedded=true", []string{"redis"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,6 +104,60 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 				if !strings.Contains(msg, w) {
 					t.Errorf("error lacks %q:\n%s", w, msg)
 				}
+			}
+		})
+	}
+}
+
+// TestValuesSchemaAcceptsEachRedisChoice renders the chart with each of the three Redis choices
+// and checks what REDIS_ADDR the pods get.
+func TestValuesSchemaAcceptsEachRedisChoice(t *testing.T) {
+	cases := []struct {
+		name, set string
+		addr      string // the REDIS_ADDR every app container gets; empty: none
+		redisObjs bool   // the in-cluster Redis objects are rendered
+	}{
+		{"in-cluster (the default)", "", "poolparity-redis:6379", true},
+		{"external", "redis.enabled=false,redis.externalAddress=r.example:6379", "r.example:6379", false},
+		{"embedded, one pod only", "redis.enabled=false,redis.embedded=true", "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var extra []string
+			if tc.set != "" {
+				extra = []string{"--set", tc.set}
+			}
+			objs, err := deploytest.Decode(deploytest.HelmTemplate(t, deploytest.ValueSet{Name: "default"}, extra...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			apps, redisObjs := 0, 0
+			for _, o := range objs {
+				component := o.GetLabels()["app.kubernetes.io/component"]
+				if component == "redis" {
+					redisObjs++
+				}
+				if o.GetKind() != "Deployment" || component != "app" {
+					continue
+				}
+				apps++
+				containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+				env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+				got := ""
+				for _, e := range env {
+					if m := e.(map[string]any); m["name"] == "REDIS_ADDR" {
+						got, _ = m["value"].(string)
+					}
+				}
+				if got != tc.addr {
+					t.Errorf("%s: REDIS_ADDR = %q, want %q", o.GetName(), got, tc.addr)
+				}
+			}
+			if apps == 0 {
+				t.Fatal("no app Deployment rendered")
+			}
+			if (redisObjs > 0) != tc.redisObjs {
+				t.Errorf("%d in-cluster Redis objects, want present=%v", redisObjs, tc.redisObjs)
 			}
 		})
 	}

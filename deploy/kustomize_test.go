@@ -14,10 +14,13 @@ import (
 const generatedHeader = "# Code generated from deploy/helm/poolparity by `go test ./deploy/ -run TestKustomizeGeneratedFromChart -update`. DO NOT EDIT.\n"
 
 // generatedKustomize renders the chart into the generated kustomize files: the core objects with
-// default values (base), and the monitoring and Redis objects (components).
+// default values but no Redis (base), and the monitoring and Redis objects (components).
 func generatedKustomize(t *testing.T) map[string][]byte {
 	t.Helper()
-	base := deploytest.HelmTemplate(t, deploytest.ValueSet{Name: "kustomize-base"}, "--skip-tests")
+	// The base carries no REDIS_ADDR: each overlay chooses its Redis (the redis component or
+	// an env patch). redis.embedded is the chart's value for "no REDIS_ADDR".
+	base := deploytest.HelmTemplate(t, deploytest.ValueSet{Name: "kustomize-base"}, "--skip-tests",
+		"--set", "redis.enabled=false,redis.embedded=true")
 	full := deploytest.HelmTemplate(t, deploytest.ValueSet{Name: "kustomize-components"}, "--skip-tests",
 		"--set", "serviceMonitor.enabled=true,prometheusRule.enabled=true,dashboards.enabled=true,redis.enabled=true")
 	objs, err := deploytest.Decode(full)

@@ -55,6 +55,20 @@ type Config struct {
 	// ShutdownTimeout bounds the drain of in-flight requests.
 	ShutdownTimeout time.Duration
 
+	// HeavyMaxInFlight bounds the heavy requests (reports and lists) a pod
+	// serves at once; one more is shed with 429 and Retry-After. 0: no
+	// bound.
+	HeavyMaxInFlight int
+	// HeavyQueueWait is how long a heavy request waits for a free slot
+	// before it is shed. 0: shed at once.
+	HeavyQueueWait time.Duration
+	// HeavyMaxReadBytes bounds the bytes of stored items one heavy request
+	// reads; past it the request is shed with 429. 0: no bound.
+	HeavyMaxReadBytes int
+	// HeavyMaxHeldBytes bounds the working state one report holds (term
+	// counts, entries); past it the request is shed with 429. 0: no bound.
+	HeavyMaxHeldBytes int
+
 	// FaultLatency is added to every API request. A testing knob: off (0)
 	// by default.
 	FaultLatency time.Duration
@@ -80,6 +94,14 @@ func Default() Config {
 		RedisPoolTimeout:  2 * time.Second,
 		ShutdownDelay:     5 * time.Second,
 		ShutdownTimeout:   20 * time.Second,
+		// Sized against the chart's 256Mi memory limit (GOMEMLIMIT 230MiB):
+		// a report reads items in chunks of at most 4 MiB and holds at
+		// most HeavyMaxHeldBytes besides, so two in flight stay well
+		// under 100 MiB of heap (docs/service.md, "Cost budget").
+		HeavyMaxInFlight:  2,
+		HeavyQueueWait:    time.Second,
+		HeavyMaxReadBytes: 256 << 20,
+		HeavyMaxHeldBytes: 32 << 20,
 	}
 }
 
@@ -108,6 +130,10 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.Duration(&c.RedisPoolTimeout, "REDIS_POOL_TIMEOUT", "wait for a free Redis connection")
 	e.Duration(&c.ShutdownDelay, "SHUTDOWN_DELAY", "serve with /readyz false this long after a stop signal")
 	e.Duration(&c.ShutdownTimeout, "SHUTDOWN_TIMEOUT", "bound on draining in-flight requests")
+	e.Int(&c.HeavyMaxInFlight, "HEAVY_MAX_IN_FLIGHT", "heavy requests (reports, lists) served at once; more are shed with 429 (0: no bound)")
+	e.Duration(&c.HeavyQueueWait, "HEAVY_QUEUE_WAIT", "how long a heavy request waits for a free slot before it is shed (0: shed at once)")
+	e.Int(&c.HeavyMaxReadBytes, "HEAVY_MAX_READ_BYTES", "bytes of items one heavy request may read; past it 429 (0: no bound)")
+	e.Int(&c.HeavyMaxHeldBytes, "HEAVY_MAX_HELD_BYTES", "bytes of working state one report may hold; past it 429 (0: no bound)")
 	e.Duration(&c.FaultLatency, "FAULT_LATENCY", "testing knob: latency added to every API request")
 	e.Float64(&c.FaultErrorRate, "FAULT_ERROR_RATE", "testing knob: fraction (0..1) of API requests answered 500")
 	e.String(&c.OTLPEndpoint, "OTEL_EXPORTER_OTLP_ENDPOINT", "OTLP/HTTP endpoint for traces; empty: no export")
@@ -141,6 +167,18 @@ func (c Config) Validate() error {
 	if c.RedisPoolSize < 0 {
 		errs = append(errs, fmt.Errorf("REDIS_POOL_SIZE=%d: must be >= 0", c.RedisPoolSize))
 	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{
+		{"HEAVY_MAX_IN_FLIGHT", c.HeavyMaxInFlight},
+		{"HEAVY_MAX_READ_BYTES", c.HeavyMaxReadBytes},
+		{"HEAVY_MAX_HELD_BYTES", c.HeavyMaxHeldBytes},
+	} {
+		if n.v < 0 {
+			errs = append(errs, fmt.Errorf("%s=%d: must be >= 0 (0: no bound)", n.name, n.v))
+		}
+	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
@@ -151,6 +189,7 @@ func (c Config) Validate() error {
 		{"REDIS_POOL_TIMEOUT", c.RedisPoolTimeout},
 		{"SHUTDOWN_DELAY", c.ShutdownDelay},
 		{"SHUTDOWN_TIMEOUT", c.ShutdownTimeout},
+		{"HEAVY_QUEUE_WAIT", c.HeavyQueueWait},
 		{"FAULT_LATENCY", c.FaultLatency},
 	} {
 		if d.v < 0 {

@@ -41,6 +41,10 @@ func TestParseRejectsBadSettings(t *testing.T) {
 		{"a bad duration is rejected", map[string]string{"REDIS_READ_TIMEOUT": "soon"}, nil, "REDIS_READ_TIMEOUT"},
 		{"an unknown log level is rejected", map[string]string{"LOG_LEVEL": "loud"}, nil, "LOG_LEVEL"},
 		{"stray arguments are rejected", nil, []string{"extra"}, "unexpected arguments"},
+		{"a negative heavy in-flight bound is rejected", map[string]string{"HEAVY_MAX_IN_FLIGHT": "-1"}, nil, "HEAVY_MAX_IN_FLIGHT"},
+		{"a negative read budget is rejected", nil, []string{"-heavy-max-read-bytes=-5"}, "HEAVY_MAX_READ_BYTES"},
+		{"a non-numeric held budget is rejected", map[string]string{"HEAVY_MAX_HELD_BYTES": "32MiB"}, nil, "HEAVY_MAX_HELD_BYTES"},
+		{"a negative queue wait is rejected", map[string]string{"HEAVY_QUEUE_WAIT": "-1s"}, nil, "HEAVY_QUEUE_WAIT"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := config.Parse("t", tt.args, env(tt.env), io.Discard)

@@ -3,11 +3,8 @@
 package item
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"unicode/utf8"
 )
 
@@ -47,44 +44,23 @@ func (it *Item) Reset() {
 }
 
 // Decode decodes exactly one JSON object from data into it, which must be
-// freshly reset. Unknown fields, trailing data, a JSON null and values of
-// the wrong type are errors wrapping ErrInvalid; so is an item that fails
-// Validate.
+// freshly reset. It is stricter than encoding/json: field names must match
+// exactly (name, tags, payload; "Name" is an unknown field), a field may
+// appear once, and strings must be valid UTF-8 with no lone UTF-16
+// surrogate escapes (encoding/json would silently store U+FFFD instead).
+// Unknown or duplicate fields, trailing data, a JSON null, values of the
+// wrong type and an item that fails Validate are errors wrapping
+// ErrInvalid; their messages quote at most a few dozen bytes of the input.
 func Decode(data []byte, it *Item) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(it); err != nil {
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("%w: empty body", ErrInvalid)
-		}
-		return fmt.Errorf("%w: %s", ErrInvalid, jsonErrorText(err))
+	d := decoder{data: data}
+	if err := d.object(it); err != nil {
+		return err
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if d.peek() != 0 {
 		return fmt.Errorf("%w: trailing data after the JSON object", ErrInvalid)
-	}
-	if bytes.TrimSpace(data)[0] != '{' {
-		return fmt.Errorf("%w: body must be a JSON object", ErrInvalid)
 	}
 	it.Normalize()
 	return it.Validate()
-}
-
-// jsonErrorText describes a decode error without echoing large inputs.
-func jsonErrorText(err error) string {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return fmt.Sprintf("malformed JSON at byte %d", syn.Offset)
-	case errors.As(err, &typ):
-		if typ.Field != "" {
-			return fmt.Sprintf("field %q must be %s", typ.Field, typ.Type)
-		}
-		return fmt.Sprintf("body must be a JSON object, not %s", typ.Value)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "truncated JSON"
-	}
-	return err.Error()
 }
 
 // Normalize makes absent or null tags an empty list, so that an item

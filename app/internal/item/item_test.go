@@ -1,8 +1,10 @@
 package item_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,12 +37,65 @@ func TestResetClearsEveryField(t *testing.T) {
 	}
 }
 
+func TestDecodeIsStrict(t *testing.T) {
+	long := strings.Repeat("k", 900_000)
+	tests := []struct {
+		name, body  string
+		errContains string // empty: accepted
+	}{
+		{"a field name in another case is unknown", `{"name":"a","NAME":"b"}`, "unknown field"},
+		{"a capitalised field is unknown", `{"Name":"a"}`, "unknown field"},
+		{"case variants of tags are unknown", `{"name":"a","Tags":["z"]}`, "unknown field"},
+		{"a duplicate field is rejected", `{"name":"a","name":"b"}`, "duplicate field"},
+		{"a duplicate tags field is rejected", `{"name":"a","tags":[],"tags":["x"]}`, "duplicate field"},
+		{"invalid UTF-8 in the name is rejected", "{\"name\":\"a\xff\xfeb\"}", "valid UTF-8"},
+		{"invalid UTF-8 in the payload is rejected", "{\"name\":\"a\",\"payload\":\"\xc3\"}", "valid UTF-8"},
+		{"invalid UTF-8 in a tag is rejected", "{\"name\":\"a\",\"tags\":[\"\xed\xa0\x80\"]}", "valid UTF-8"},
+		{"invalid UTF-8 in a field name is rejected", "{\"na\xffme\":\"a\"}", "valid UTF-8"},
+		{"a lone high surrogate is rejected", `{"name":"a\ud83d"}`, "surrogate"},
+		{"a lone low surrogate is rejected", `{"name":"\ude00a"}`, "surrogate"},
+		{"a high surrogate before a non-surrogate is rejected", `{"name":"\ud83d\u0041"}`, "surrogate"},
+		{"a raw control character is rejected", "{\"name\":\"a\tb\"}", "control character"},
+		{"a huge unknown field name is cut in the message", `{"` + long + `":1}`, "cut"},
+		{"a number for the name is rejected", `{"name":5}`, `"name" must be a string`},
+		{"a null tag is rejected", `{"name":"a","tags":[null]}`, `"tags" must be an array of strings`},
+		{"too many tags stop the decoder", `{"name":"a","tags":[` + strings.Repeat(`"t",`, item.MaxTags) + `"t"]}`, "more than"},
+		{"a surrogate pair is accepted", `{"name":"\ud83d\ude00"}`, ""},
+		{"an escaped exact field name is accepted", `{"n\u0061me":"a"}`, ""},
+		{"null tags and payload are accepted", `{"name":"a","tags":null,"payload":null}`, ""},
+		{"an empty object gets the name rule", `{}`, "name is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var it item.Item
+			err := item.Decode([]byte(tt.body), &it)
+			if tt.errContains == "" {
+				if err != nil {
+					t.Fatalf("Decode = %v, want accepted", err)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, item.ErrInvalid) {
+				t.Fatalf("Decode = %v (item %+v), want an ErrInvalid mentioning %q", err, it, tt.errContains)
+			}
+			if !strings.Contains(err.Error(), tt.errContains) {
+				t.Errorf("error %q does not mention %q", err, tt.errContains)
+			}
+			if len(err.Error()) > 200 {
+				t.Errorf("error is %d bytes long, want <= 200: it echoes the input", len(err.Error()))
+			}
+		})
+	}
+}
+
 // FuzzDecodeItem checks that Decode never panics, that whatever it accepts
 // is a valid item that survives an encode/decode round trip unchanged, and
 // that everything it rejects wraps ErrInvalid.
 func FuzzDecodeItem(f *testing.F) {
 	for _, s := range []string{
 		`{"name":"a","tags":["x","y"],"payload":"hello"}`,
+		`{"name":"a","NAME":"b","Tags":["z"]}`, `{"name":"a","name":"b"}`, `{"tags":[],"name":"a","tags":[]}`,
+		"{\"name\":\"a\xff\xfeb\"}", `{"name":"\ud800"}`, `{"name":"\udc00\ud800"}`, `{"n\u0061me":"a"}`,
 		`{"name":"a"}`, `{"name":"a","tags":null}`, `{"name":"\u00e9\n","payload":"\ud83d\ude00"}`,
 		`{"name":"a"} x`, `{"name":`, `[]`, `null`, `{"name":"a","x":1}`, `{"name":1}`, ``, " \n{\"name\":\"b\"}\n",
 	} {
@@ -57,6 +112,18 @@ func FuzzDecodeItem(f *testing.F) {
 		}
 		if err := it.Validate(); err != nil {
 			t.Fatalf("Decode accepted an invalid item %+v: %v", it, err)
+		}
+		// What the strict decoder accepts, encoding/json accepts too and
+		// reads the same way: strictness only removes inputs.
+		var std item.Item
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&std); err != nil {
+			t.Fatalf("Decode accepted %q, encoding/json rejects it: %v", data, err)
+		}
+		std.Normalize()
+		if std.Name != it.Name || std.Payload != it.Payload || !slices.Equal(std.Tags, it.Tags) {
+			t.Fatalf("Decode(%q) = %+v, encoding/json = %+v", data, it, std)
 		}
 		b, err := json.Marshal(&it)
 		if err != nil {

@@ -36,6 +36,20 @@ const (
 // ErrCorrupt is wrapped when a stored item cannot be decoded.
 var ErrCorrupt = errors.New("stored item is corrupt")
 
+// ErrOverBudget is wrapped when a heavy request (a report, a list) would
+// read or hold more bytes than its Budget allows.
+var ErrOverBudget = errors.New("over the byte budget of a heavy request")
+
+// Budget bounds what one report may cost. Zero fields mean no bound.
+type Budget struct {
+	// MaxReadBytes bounds the bytes of stored items one report reads.
+	MaxReadBytes int64
+	// MaxHeldBytes bounds the working state one report keeps across
+	// items (its term counts and entries), which grows with the number of
+	// distinct terms.
+	MaxHeldBytes int64
+}
+
 // Store is what the report reads. *store.Store implements it.
 type Store interface {
 	ScanIDs(ctx context.Context, dst []string, limit int) ([]string, error)
@@ -147,8 +161,11 @@ func (s *scratch) reset() {
 	s.top = s.top[:0]
 }
 
-func (s *scratch) small() bool {
-	return s.corpus.size()+cap(s.entries)*160+cap(s.tagArena)*16 <= maxScratchBytes
+func (s *scratch) small() bool { return s.held() <= maxScratchBytes }
+
+// held estimates the bytes the report's working state holds.
+func (s *scratch) held() int64 {
+	return int64(s.corpus.size() + cap(s.entries)*160 + cap(s.tagArena)*16)
 }
 
 // maxScratchBytes caps the retained size of pooled scratch.
@@ -157,15 +174,17 @@ const maxScratchBytes = 4 << 20
 // Builder builds reports. It is safe for concurrent use.
 type Builder struct {
 	store   Store
+	budget  Budget
 	scratch pools.Source[*scratch]
 	items   pools.Source[*itemScratch]
 	out     pools.Source[*pools.Encoder]
 }
 
-// NewBuilder returns a Builder reading from st. When pooled, its pools are
-// registered in reg (report_buffer, report_scratch, term_scratch).
-func NewBuilder(st Store, pooled bool, reg *instrument.Registry) (*Builder, error) {
-	b := &Builder{store: st}
+// NewBuilder returns a Builder reading from st within budget. When pooled,
+// its pools are registered in reg (report_buffer, report_scratch,
+// term_scratch).
+func NewBuilder(st Store, pooled bool, reg *instrument.Registry, budget Budget) (*Builder, error) {
+	b := &Builder{store: st, budget: budget}
 	var err error
 	if b.scratch, err = pools.NewSource(pooled, reg, pools.Config[*scratch]{
 		Name: pools.ReportScratch, New: newScratch, Reset: (*scratch).reset, Keep: (*scratch).small,
@@ -196,11 +215,21 @@ func (b *Builder) Build(ctx context.Context, n int, write func(body []byte) erro
 	}
 	slices.Sort(s.ids)
 	s.ids = slices.Compact(s.ids) // SCAN may return a key more than once
+	var read int64
 	s.keys, err = b.store.GetMany(ctx, s.ids, s.keys, func(i int, value string, found bool) error {
 		if !found {
 			return nil // deleted since the scan
 		}
-		return b.addItem(s, s.ids[i], value)
+		if read += int64(len(value)); b.budget.MaxReadBytes > 0 && read > b.budget.MaxReadBytes {
+			return fmt.Errorf("%w: more than %d bytes of items to read", ErrOverBudget, b.budget.MaxReadBytes)
+		}
+		if err := b.addItem(s, s.ids[i], value); err != nil {
+			return err
+		}
+		if held := s.held(); b.budget.MaxHeldBytes > 0 && held > b.budget.MaxHeldBytes {
+			return fmt.Errorf("%w: more than %d bytes of terms and entries to hold", ErrOverBudget, b.budget.MaxHeldBytes)
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("reading items for the report: %w", err)

@@ -49,7 +49,7 @@ func TestBuildCountsAnItemOnceWhenScanRepeatsIt(t *testing.T) {
 		pooled bool
 	}{{"pooled", true}, {"unpooled", false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := NewBuilder(st, tc.pooled, instrument.NewRegistry())
+			b, err := NewBuilder(st, tc.pooled, instrument.NewRegistry(), Budget{})
 			if err != nil {
 				t.Fatal(err)
 			}

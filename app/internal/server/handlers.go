@@ -1,12 +1,15 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/poolparity/poolparity/app/internal/item"
 	"github.com/poolparity/poolparity/app/internal/pools"
@@ -26,6 +29,13 @@ const (
 type itemResponse struct {
 	ID string `json:"id"`
 	*item.Item
+}
+
+// summary is what the store keeps beside an item for the list: its name
+// and tags, without the payload.
+type summary struct {
+	Name string   `json:"name"`
+	Tags []string `json:"tags"`
 }
 
 // listEntry is an item as the list returns it: no payload.
@@ -74,7 +84,13 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "encoding item", err)
 		return
 	}
-	if err := s.store.Put(r.Context(), id, trimNewline(enc.Buf.Bytes())); err != nil {
+	n := enc.Buf.Len()
+	if err := enc.Enc.Encode(summary{Name: rs.item.Name, Tags: rs.item.Tags}); err != nil {
+		s.internalError(w, r, "encoding item summary", err)
+		return
+	}
+	b := enc.Buf.Bytes()
+	if err := s.store.Put(r.Context(), id, trimNewline(b[:n]), trimNewline(b[n:])); err != nil {
 		s.unavailable(w, r, err)
 		return
 	}
@@ -146,9 +162,15 @@ func (s *Server) listItems(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.Sort(rs.ids)
 	rs.ids = slices.Compact(rs.ids) // SCAN may return a key more than once
-	rs.keys, err = s.store.GetMany(r.Context(), rs.ids, rs.keys, func(i int, v string, found bool) error {
+	// A summary and a whole item both decode into a listEntry: the store
+	// returns the whole item for one stored before summaries existed.
+	var read int64
+	rs.keys, err = s.store.GetSummaries(r.Context(), rs.ids, rs.keys, func(i int, v string, found bool) error {
 		if !found {
 			return nil
+		}
+		if read += int64(len(v)); s.listBudget > 0 && read > s.listBudget {
+			return fmt.Errorf("%w: more than %d bytes of items to read", report.ErrOverBudget, s.listBudget)
 		}
 		rs.body = append(rs.body[:0], v...)
 		rs.entries = append(rs.entries, listEntry{ID: rs.ids[i]})
@@ -164,11 +186,14 @@ func (s *Server) listItems(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var syn *json.SyntaxError
 		var typ *json.UnmarshalTypeError
-		if errors.As(err, &syn) || errors.As(err, &typ) {
+		switch {
+		case errors.As(err, &syn) || errors.As(err, &typ):
 			s.internalError(w, r, "decoding stored item", err)
-			return
+		case errors.Is(err, report.ErrOverBudget):
+			s.shed(w, r, ShedBytes, "the list would read more than the byte budget of a heavy request: ask for fewer items (limit)")
+		default:
+			s.unavailable(w, r, err)
 		}
-		s.unavailable(w, r, err)
 		return
 	}
 	entries := rs.entries
@@ -196,6 +221,10 @@ func (s *Server) getReport(w http.ResponseWriter, r *http.Request) {
 	})
 	if errors.Is(err, report.ErrCorrupt) {
 		s.internalError(w, r, "building report", err)
+		return
+	}
+	if errors.Is(err, report.ErrOverBudget) {
+		s.shed(w, r, ShedBytes, "the report would read or hold more than the byte budget of a heavy request: ask for fewer items (n)")
 		return
 	}
 	if err != nil {
@@ -241,6 +270,69 @@ func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, err error) 
 	}
 	s.log.WarnContext(r.Context(), "storage unavailable", "route", r.Pattern, "err", err)
 	writeError(w, http.StatusServiceUnavailable, "storage unavailable")
+}
+
+// Shed reasons: the reason label of http_requests_shed_total.
+const (
+	// ShedInFlight: HeavyMaxInFlight heavy requests were already in flight.
+	ShedInFlight = "in_flight"
+	// ShedBytes: the request would read or hold more than HeavyBudget.
+	ShedBytes = "bytes"
+)
+
+// RetryAfterSeconds is the Retry-After of a shed request.
+const RetryAfterSeconds = 1
+
+// bounded runs a heavy request when fewer than HeavyMaxInFlight are in
+// flight, after waiting up to HeavyQueueWait for a slot; otherwise it sheds
+// the request.
+func (s *Server) bounded(next http.HandlerFunc) http.HandlerFunc {
+	if s.heavy == nil {
+		return next
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.acquireHeavy(r.Context()) {
+			if r.Context().Err() != nil {
+				writeError(w, StatusClientClosedRequest, "client closed request")
+				return
+			}
+			s.shed(w, r, ShedInFlight, "too many heavy requests in flight: retry later")
+			return
+		}
+		defer func() { <-s.heavy }()
+		next(w, r)
+	}
+}
+
+// acquireHeavy takes a heavy slot, waiting up to heavyWait for one.
+func (s *Server) acquireHeavy(ctx context.Context) bool {
+	select {
+	case s.heavy <- struct{}{}:
+		return true
+	default:
+	}
+	if s.heavyWait <= 0 {
+		return false
+	}
+	t := time.NewTimer(s.heavyWait)
+	defer t.Stop()
+	select {
+	case s.heavy <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// shed answers 429 with Retry-After for a request past the cost budget,
+// and counts it. A shed request is not a server error: it is not in the
+// 5xx ratio nor in the latency histogram (see docs/service.md).
+func (s *Server) shed(w http.ResponseWriter, r *http.Request, reason, msg string) {
+	s.metrics.ObserveShed(routeLabel(r.Pattern), reason)
+	w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
+	writeError(w, http.StatusTooManyRequests, msg)
 }
 
 func (s *Server) internalError(w http.ResponseWriter, r *http.Request, what string, err error) {

@@ -2,6 +2,8 @@ package server
 
 import (
 	"fmt"
+	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -12,10 +14,14 @@ import (
 // Recorder records finished HTTP requests. Implementations must be safe for
 // concurrent use. NopRecorder is the default.
 type Recorder interface {
-	// ObserveRequest records one request. route is a route template or
-	// RouteOther, method one of a fixed set, so the label values are
-	// bounded.
+	// ObserveRequest records one request. method is the request's method,
+	// route a route template or RouteOther, code the status written. An
+	// implementation that turns them into labels bounds them: PromRecorder
+	// does so with the route table (see routeCodes).
 	ObserveRequest(method, route string, code int, elapsed time.Duration)
+	// ObserveShed records a heavy request on route shed by the cost
+	// budget, for reason ShedInFlight or ShedBytes.
+	ObserveShed(route, reason string)
 }
 
 // NopRecorder records nothing.
@@ -24,19 +30,32 @@ type NopRecorder struct{}
 // ObserveRequest does nothing.
 func (NopRecorder) ObserveRequest(string, string, int, time.Duration) {}
 
+// ObserveShed does nothing.
+func (NopRecorder) ObserveShed(string, string) {}
+
 // DurationBuckets are the classic buckets of http_request_duration_seconds,
 // from 1 ms to 10 s.
 var DurationBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10}
 
 // PromRecorder records requests as http_requests_total and
-// http_request_duration_seconds.
+// http_request_duration_seconds. Its labels are bounded in the worst case,
+// whatever requests arrive:
+//   - method is the request's method only on a route that accepts it (HEAD
+//     counts as GET, which serves it), "other" everywhere else;
+//   - code is the exact status only when the route table lists it for the
+//     route and method, otherwise "5xx" for a server error and "other" for
+//     the rest, so that code=~"5.." still finds every server error;
+//   - the histogram observes only the API routes, with an accepted method,
+//     and not requests shed by the cost budget (429), which would flatter
+//     the latency of the track that sheds.
 type PromRecorder struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
-	codes    [600]string // status code label values, made once
-	// children caches the labelled children by label values, so that a
+	shed     *prometheus.CounterVec
+	// children caches the labelled children by the raw values, so that a
 	// request costs one map lookup instead of hashing and validating the
-	// label values in two vecs. The key set is bounded like the labels.
+	// label values in two vecs. Keys whose method or route are not in the
+	// route table are not cached, so the cache stays bounded too.
 	children sync.Map // childKey -> *child
 }
 
@@ -47,7 +66,7 @@ type childKey struct {
 
 type child struct {
 	requests prometheus.Counter
-	duration prometheus.Observer
+	duration prometheus.Observer // nil: not observed
 }
 
 // NewPromRecorder creates the request metrics and registers them with reg.
@@ -55,18 +74,19 @@ func NewPromRecorder(reg prometheus.Registerer) (*PromRecorder, error) {
 	r := &PromRecorder{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "http_requests_total",
-			Help: "HTTP requests served, by method, route template and status code.",
+			Help: "HTTP requests served, by method (other: a method the route does not accept), route template and status code (5xx, other: a code the route table does not list).",
 		}, []string{"method", "route", "code"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "http_request_duration_seconds",
-			Help:    "HTTP request latency, by method and route template.",
+			Help:    "HTTP request latency of the API routes, by method and route template; requests shed by the cost budget are not observed.",
 			Buckets: DurationBuckets,
 		}, []string{"method", "route"}),
+		shed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "http_requests_shed_total",
+			Help: "Heavy requests (reports, lists) answered 429 by the cost budget, by route and reason (in_flight, bytes).",
+		}, []string{"route", "reason"}),
 	}
-	for i := range r.codes {
-		r.codes[i] = strconv.Itoa(i)
-	}
-	for _, c := range []prometheus.Collector{r.requests, r.duration} {
+	for _, c := range []prometheus.Collector{r.requests, r.duration, r.shed} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering HTTP metrics: %w", err)
 		}
@@ -79,16 +99,90 @@ func (r *PromRecorder) ObserveRequest(method, route string, code int, elapsed ti
 	key := childKey{method, route, code}
 	c, ok := r.children.Load(key)
 	if !ok {
-		codeText := "other"
-		if code >= 0 && code < len(r.codes) {
-			codeText = r.codes[code]
+		ch := r.newChild(method, route, code)
+		if _, known := routeCodes[route][method]; !known {
+			ch.observe(elapsed) // arbitrary method strings are not cached
+			return
 		}
-		c, _ = r.children.LoadOrStore(key, &child{
-			requests: r.requests.WithLabelValues(method, route, codeText),
-			duration: r.duration.WithLabelValues(method, route),
-		})
+		c, _ = r.children.LoadOrStore(key, ch)
 	}
-	ch := c.(*child)
-	ch.requests.Inc()
-	ch.duration.Observe(elapsed.Seconds())
+	c.(*child).observe(elapsed)
 }
+
+// ObserveShed implements Recorder.
+func (r *PromRecorder) ObserveShed(route, reason string) {
+	if route != RouteItems && route != RouteReport {
+		route = RouteOther
+	}
+	if reason != ShedInFlight {
+		reason = ShedBytes
+	}
+	r.shed.WithLabelValues(route, reason).Inc()
+}
+
+func (r *PromRecorder) newChild(method, route string, code int) *child {
+	route, methodLabel, codeLabel := requestLabels(method, route, code)
+	ch := &child{requests: r.requests.WithLabelValues(methodLabel, route, codeLabel)}
+	if apiRoutes[route] && methodLabel != MethodOther && code != http.StatusTooManyRequests {
+		ch.duration = r.duration.WithLabelValues(methodLabel, route)
+	}
+	return ch
+}
+
+func (c *child) observe(elapsed time.Duration) {
+	c.requests.Inc()
+	if c.duration != nil {
+		c.duration.Observe(elapsed.Seconds())
+	}
+}
+
+// MethodOther is the method label of a method the route does not accept.
+const MethodOther = "other"
+
+// requestLabels maps a request to its bounded labels.
+func requestLabels(method, route string, code int) (routeLabel, methodLabel, codeLabel string) {
+	methods, ok := routeCodes[route]
+	if !ok {
+		route, methods = RouteOther, routeCodes[RouteOther]
+	}
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	codes, ok := methods[method]
+	if !ok {
+		method, codes = MethodOther, methods[MethodOther]
+	}
+	switch {
+	case slices.Contains(codes, code):
+		return route, method, strconv.Itoa(code)
+	case code >= 500 && code <= 599:
+		return route, method, "5xx"
+	}
+	return route, method, "other"
+}
+
+// Status codes answered by the API handlers, by method.
+var (
+	readCodes   = []int{http.StatusOK, http.StatusBadRequest, http.StatusNotFound, StatusClientClosedRequest, http.StatusInternalServerError, http.StatusServiceUnavailable}
+	writeCodes  = []int{http.StatusOK, http.StatusBadRequest, http.StatusRequestEntityTooLarge, StatusClientClosedRequest, http.StatusInternalServerError, http.StatusServiceUnavailable}
+	deleteCodes = []int{http.StatusNoContent, http.StatusBadRequest, http.StatusNotFound, StatusClientClosedRequest, http.StatusInternalServerError, http.StatusServiceUnavailable}
+	heavyCodes  = []int{http.StatusOK, http.StatusBadRequest, http.StatusTooManyRequests, StatusClientClosedRequest, http.StatusInternalServerError, http.StatusServiceUnavailable}
+	wrongMethod = []int{http.StatusMethodNotAllowed}
+)
+
+// routeCodes is the route table of the labels: for each route label, the
+// methods it accepts (MethodOther: every other method) and the status
+// codes each answers. It must list what the handlers answer; a code it
+// does not list is still counted, as 5xx or other.
+var routeCodes = map[string]map[string][]int{
+	RouteItem:    {http.MethodGet: readCodes, http.MethodPut: writeCodes, http.MethodDelete: deleteCodes, MethodOther: wrongMethod},
+	RouteItems:   {http.MethodGet: heavyCodes, MethodOther: wrongMethod},
+	RouteReport:  {http.MethodGet: heavyCodes, MethodOther: wrongMethod},
+	RouteHealthz: {http.MethodGet: {http.StatusOK}, MethodOther: wrongMethod},
+	RouteReadyz:  {http.MethodGet: {http.StatusOK, http.StatusServiceUnavailable}, MethodOther: wrongMethod},
+	RouteMetrics: {http.MethodGet: {http.StatusOK, http.StatusInternalServerError, http.StatusServiceUnavailable}, MethodOther: wrongMethod},
+	RouteOther:   {MethodOther: {http.StatusBadRequest, http.StatusNotFound}},
+}
+
+// apiRoutes are the routes whose latency is observed.
+var apiRoutes = map[string]bool{RouteItem: true, RouteItems: true, RouteReport: true}

@@ -7,24 +7,59 @@ import (
 	"time"
 )
 
-// statusWriter remembers the status code written through it.
+// statusWriter remembers the status code written through it, and turns
+// the router's own plain-text errors into JSON ones.
 type statusWriter struct {
 	http.ResponseWriter
+	r    *http.Request
 	code int
+	// muted drops the body of a router error replaced by a JSON one.
+	muted bool
 }
 
 func (w *statusWriter) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
+	if w.code != 0 {
+		w.ResponseWriter.WriteHeader(code) // net/http logs the superfluous call
+		return
+	}
+	w.code = code
+	if code >= 400 && w.r.Pattern == "" {
+		// Every route, and the "/" catch-all, has a handler that sets
+		// r.Pattern and writes JSON. An error without a pattern comes from
+		// http.ServeMux itself: a CONNECT to an authority ("CONNECT
+		// host:port") matches no pattern and gets its plain-text 404, and
+		// "OPTIONS *" its bare 400. Answer those in JSON as well.
+		w.muted = true
+		w.ResponseWriter.Header().Del("X-Content-Type-Options")
+		writeError(w.ResponseWriter, code, routerErrorText(code))
+		return
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
-		w.code = http.StatusOK
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.muted {
+		return len(b), nil
 	}
 	return w.ResponseWriter.Write(b)
+}
+
+// routerErrorText is the JSON error message for a status code written by
+// http.ServeMux.
+func routerErrorText(code int) string {
+	switch code {
+	case http.StatusNotFound:
+		return "no such route"
+	case http.StatusMethodNotAllowed:
+		return "method not allowed"
+	}
+	if t := http.StatusText(code); t != "" {
+		return strings.ToLower(t)
+	}
+	return "request rejected"
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.
@@ -36,13 +71,20 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
+		if s.shuttingDown.Load() {
+			// Close the connection after this answer, so that a client
+			// on a keep-alive connection opens a new one (to another pod)
+			// for its next request instead of sending it on a connection
+			// that http.Server.Shutdown may close as idle.
+			w.Header().Set("Connection", "close")
+		}
+		sw := &statusWriter{ResponseWriter: w, r: r}
 		next.ServeHTTP(sw, r)
 		code := sw.code
 		if code == 0 {
 			code = http.StatusOK
 		}
-		s.metrics.ObserveRequest(methodLabel(r.Method), routeLabel(r.Pattern), code, time.Since(start))
+		s.metrics.ObserveRequest(r.Method, routeLabel(r.Pattern), code, time.Since(start))
 	})
 }
 
@@ -60,16 +102,6 @@ func routeLabel(pattern string) string {
 		return RouteOther
 	}
 	return pattern
-}
-
-// methodLabel bounds the method label to the standard methods.
-func methodLabel(m string) string {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost,
-		http.MethodDelete, http.MethodPatch, http.MethodOptions:
-		return m
-	}
-	return "other"
 }
 
 // faults injects the configured latency and errors into API requests.

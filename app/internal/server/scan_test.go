@@ -17,9 +17,9 @@ type repeatingScanStore struct {
 	items map[string]string
 }
 
-func (s repeatingScanStore) Ping(context.Context) error                { return nil }
-func (s repeatingScanStore) Put(context.Context, string, []byte) error { return nil }
-func (s repeatingScanStore) Delete(context.Context, string) error      { return nil }
+func (s repeatingScanStore) Ping(context.Context) error                        { return nil }
+func (s repeatingScanStore) Put(context.Context, string, []byte, []byte) error { return nil }
+func (s repeatingScanStore) Delete(context.Context, string) error              { return nil }
 func (s repeatingScanStore) Get(_ context.Context, id string) (string, error) {
 	if v, ok := s.items[id]; ok {
 		return v, nil
@@ -35,6 +35,10 @@ func (s repeatingScanStore) ScanIDs(_ context.Context, dst []string, limit int) 
 		dst = append(dst, id)
 	}
 	return dst, nil
+}
+
+func (s repeatingScanStore) GetSummaries(ctx context.Context, ids []string, keys []string, fn func(int, string, bool) error) ([]string, error) {
+	return s.GetMany(ctx, ids, keys, fn)
 }
 
 func (s repeatingScanStore) GetMany(_ context.Context, ids []string, keys []string, fn func(int, string, bool) error) ([]string, error) {

@@ -24,7 +24,8 @@ import (
 type Store interface {
 	report.Store
 	Ping(ctx context.Context) error
-	Put(ctx context.Context, id string, value []byte) error
+	Put(ctx context.Context, id string, value, summary []byte) error
+	GetSummaries(ctx context.Context, ids []string, keys []string, fn func(i int, value string, found bool) error) ([]string, error)
 	Get(ctx context.Context, id string) (string, error)
 	Delete(ctx context.Context, id string) error
 }
@@ -54,6 +55,16 @@ type Options struct {
 	Rand func() float64
 	// ReadyTimeout bounds the Redis ping of /readyz. Zero: 1s.
 	ReadyTimeout time.Duration
+	// HeavyMaxInFlight bounds the heavy requests (reports and lists)
+	// served at once; one more is shed with 429. Zero: no bound.
+	HeavyMaxInFlight int
+	// HeavyQueueWait is how long a heavy request waits for a free slot
+	// before it is shed. Waiting holds no memory. Zero: shed at once.
+	HeavyQueueWait time.Duration
+	// HeavyBudget bounds the bytes one heavy request reads and holds;
+	// past it the request is shed with 429. MaxHeldBytes applies to the
+	// report. Zero fields: no bound.
+	HeavyBudget report.Budget
 }
 
 // Server serves the API. Create one with New. It is safe for concurrent use.
@@ -71,6 +82,10 @@ type Server struct {
 	readyTimeout   time.Duration
 	shuttingDown   atomic.Bool
 	handler        http.Handler
+	// heavy holds a token per heavy request in flight; nil: no bound.
+	heavy      chan struct{}
+	heavyWait  time.Duration
+	listBudget int64
 }
 
 // New returns a Server.
@@ -90,6 +105,11 @@ func New(o Options) (*Server, error) {
 		faultErrorRate: o.FaultErrorRate,
 		rand:           o.Rand,
 		readyTimeout:   o.ReadyTimeout,
+		listBudget:     o.HeavyBudget.MaxReadBytes,
+		heavyWait:      o.HeavyQueueWait,
+	}
+	if o.HeavyMaxInFlight > 0 {
+		s.heavy = make(chan struct{}, o.HeavyMaxInFlight)
 	}
 	if s.metrics == nil {
 		s.metrics = NopRecorder{}
@@ -104,7 +124,7 @@ func New(o Options) (*Server, error) {
 		s.readyTimeout = time.Second
 	}
 	var err error
-	if s.report, err = report.NewBuilder(o.Store, o.Pooled, o.Pools); err != nil {
+	if s.report, err = report.NewBuilder(o.Store, o.Pooled, o.Pools, o.HeavyBudget); err != nil {
 		return nil, err
 	}
 	if s.enc, err = pools.NewSource(o.Pooled, o.Pools, pools.EncoderConfig(pools.JSONBuffer)); err != nil {
@@ -136,9 +156,9 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("GET "+RouteItem, s.faults(s.getItem))
 	mux.HandleFunc("DELETE "+RouteItem, s.faults(s.deleteItem))
 	mux.HandleFunc(RouteItem, methodNotAllowed("GET, PUT, DELETE"))
-	mux.HandleFunc("GET "+RouteItems, s.faults(s.listItems))
+	mux.HandleFunc("GET "+RouteItems, s.faults(s.bounded(s.listItems)))
 	mux.HandleFunc(RouteItems, methodNotAllowed("GET"))
-	mux.HandleFunc("GET "+RouteReport, s.faults(s.getReport))
+	mux.HandleFunc("GET "+RouteReport, s.faults(s.bounded(s.getReport)))
 	mux.HandleFunc(RouteReport, methodNotAllowed("GET"))
 	mux.HandleFunc("GET "+RouteHealthz, s.healthz)
 	mux.HandleFunc(RouteHealthz, methodNotAllowed("GET"))
@@ -159,7 +179,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 // StartShutdown makes /readyz answer 503 from now on, so that load
 // balancers stop routing here while in-flight and late requests are still
-// served.
+// served, and answers every request from now on with Connection: close, so
+// that clients on keep-alive connections move to a new connection (and so
+// to another pod) before the listener closes.
 func (s *Server) StartShutdown() { s.shuttingDown.Store(true) }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {

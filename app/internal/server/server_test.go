@@ -196,6 +196,9 @@ func TestPooledAndUnpooledResponsesAreByteIdentical(t *testing.T) {
 	}
 }
 
+// maxErrorBody bounds an error response's size, whatever the input.
+const maxErrorBody = 512
+
 func TestBadInputs(t *testing.T) {
 	e := newEnv(t, true)
 	big := `{"name":"n","payload":"` + strings.Repeat("a", item.MaxBodyBytes) + `"}`
@@ -229,6 +232,11 @@ func TestBadInputs(t *testing.T) {
 		{"a wrong method on the report gets 405", "PUT", "/api/v1/report", "", 405, "method not allowed"},
 		{"an unknown route gets 404", "GET", "/api/v2/nothing", "", 404, "no such route"},
 		{"an empty id is an unknown route", "GET", "/api/v1/items/", "", 404, "no such route"},
+		{"a 900 KB unknown field name is not echoed", "PUT", "/api/v1/items/x", `{"` + strings.Repeat("f", 900_000) + `":1}`, 400, "unknown field"},
+		{"invalid UTF-8 is rejected, not rewritten", "PUT", "/api/v1/items/x", "{\"name\":\"a\xff\xfeb\"}", 400, "UTF-8"},
+		{"a lone surrogate is rejected, not rewritten", "PUT", "/api/v1/items/x", `{"name":"a\udc00"}`, 400, "surrogate"},
+		{"a case variant of a field is rejected", "PUT", "/api/v1/items/x", `{"name":"a","NAME":"b","Tags":["z"]}`, 400, "unknown field"},
+		{"a duplicate field is rejected", "PUT", "/api/v1/items/x", `{"name":"a","name":"b"}`, 400, "duplicate field"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -247,12 +255,15 @@ func TestBadInputs(t *testing.T) {
 			if !strings.Contains(resp.Error, tt.errContains) {
 				t.Errorf("error %q does not mention %q", resp.Error, tt.errContains)
 			}
+			if len(body) > maxErrorBody {
+				t.Errorf("error body is %d bytes, want <= %d", len(body), maxErrorBody)
+			}
 		})
 	}
 	if got := counterValue(t, e.reg, "http_requests_total", map[string]string{"route": "other", "code": "404"}); got != 2 {
 		t.Errorf(`http_requests_total{route="other",code="404"} = %v, want 2`, got)
 	}
-	if got := counterValue(t, e.reg, "http_requests_total", map[string]string{"route": "/api/v1/items/{id}", "code": "405", "method": "POST"}); got != 1 {
+	if got := counterValue(t, e.reg, "http_requests_total", map[string]string{"route": "/api/v1/items/{id}", "code": "405", "method": "other"}); got != 1 {
 		t.Errorf(`http_requests_total{route="/api/v1/items/{id}",code="405"} = %v, want 1`, got)
 	}
 	if code, _ := e.do(t, "GET", "/api/v1/items/x", nil); code != 404 {
@@ -453,5 +464,8 @@ func TestReadyzTurnsFalseAtShutdown(t *testing.T) {
 	s.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
 	if rec.Code != 200 {
 		t.Fatalf("/healthz after StartShutdown = %d, want 200", rec.Code)
+	}
+	if got := rec.Header().Get("Connection"); got != "close" {
+		t.Errorf("Connection header after StartShutdown = %q, want close", got)
 	}
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/poolparity/poolparity/app/internal/config"
 	"github.com/poolparity/poolparity/app/internal/embedredis"
+	"github.com/poolparity/poolparity/app/internal/report"
 	"github.com/poolparity/poolparity/app/internal/server"
 	"github.com/poolparity/poolparity/app/internal/store"
 	"github.com/poolparity/poolparity/app/internal/telemetry"
@@ -106,15 +107,21 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 		return nil, err
 	}
 	s.server, err = server.New(server.Options{
-		Store:          store.New(s.rdb),
-		Pooled:         cfg.Pooled(),
-		Pools:          pools,
-		Metrics:        rec,
-		MetricsHandler: promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelError)}),
-		Logger:         log,
-		FaultLatency:   cfg.FaultLatency,
-		FaultErrorRate: cfg.FaultErrorRate,
-		ReadyTimeout:   cfg.RedisDialTimeout + cfg.RedisReadTimeout,
+		Store:            store.New(s.rdb),
+		Pooled:           cfg.Pooled(),
+		Pools:            pools,
+		Metrics:          rec,
+		MetricsHandler:   promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelError)}),
+		Logger:           log,
+		FaultLatency:     cfg.FaultLatency,
+		FaultErrorRate:   cfg.FaultErrorRate,
+		ReadyTimeout:     cfg.RedisDialTimeout + cfg.RedisReadTimeout,
+		HeavyMaxInFlight: cfg.HeavyMaxInFlight,
+		HeavyQueueWait:   cfg.HeavyQueueWait,
+		HeavyBudget: report.Budget{
+			MaxReadBytes: int64(cfg.HeavyMaxReadBytes),
+			MaxHeldBytes: int64(cfg.HeavyMaxHeldBytes),
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -134,9 +141,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 func (s *Service) Handler() http.Handler { return s.handler }
 
 // Serve serves on ln until ctx is cancelled, then shuts down: /readyz turns
-// false at once, the listener stays open for cfg.ShutdownDelay so that load
-// balancers notice, and in-flight requests get cfg.ShutdownTimeout to
-// finish. It closes ln.
+// false at once and every answer from then on carries Connection: close,
+// the listener stays open for cfg.ShutdownDelay so that load balancers
+// notice and keep-alive clients move to new connections, and in-flight
+// requests get cfg.ShutdownTimeout to finish. It closes ln.
 func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.handler,
@@ -158,7 +166,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	}
 
 	s.server.StartShutdown()
-	s.log.Info("shutting down: readiness is false", "delay", s.cfg.ShutdownDelay.String(), "timeout", s.cfg.ShutdownTimeout.String())
+	s.log.Info("shutting down: readiness is false, connections close after their next answer", "delay", s.cfg.ShutdownDelay.String(), "timeout", s.cfg.ShutdownTimeout.String())
 	time.Sleep(s.cfg.ShutdownDelay)
 
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)

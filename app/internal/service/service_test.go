@@ -23,6 +23,7 @@ import (
 
 	"github.com/poolparity/poolparity/app/internal/config"
 	"github.com/poolparity/poolparity/app/internal/redistest"
+	"github.com/poolparity/poolparity/app/internal/server/servertest"
 	"github.com/poolparity/poolparity/app/internal/service"
 )
 
@@ -118,15 +119,8 @@ func TestMetricsEndpoint(t *testing.T) {
 					if labels["gray_status"] != "true" || labels["pool_mode"] != mode {
 						t.Errorf("%s%v lacks gray_status=\"true\", pool_mode=%q", name, labels, mode)
 					}
-					switch {
-					case m.GetHistogram() != nil:
-						series += len(m.GetHistogram().GetBucket()) + 3 // +Inf, _sum, _count
-					case m.GetSummary() != nil:
-						series += len(m.GetSummary().GetQuantile()) + 2
-					default:
-						series++
-					}
 				}
+				series += servertest.Series(mf)
 			}
 			t.Logf("%d series in %d families", series, len(families))
 			if series > 300 {
@@ -147,6 +141,50 @@ func TestMetricsEndpoint(t *testing.T) {
 			_, hasPools := families["syncpool_gets_total"]
 			if hasPools != (mode == config.ModePooled) {
 				t.Errorf("syncpool_gets_total present = %v in %s mode", hasPools, mode)
+			}
+		})
+	}
+}
+
+// TestWorstCaseSeriesPerPodIsAtMost300 sends every method to every target
+// through the real handler and counts the pod's series, then adds the
+// request metrics' worst case: every method x route x status code that
+// net/http lets a handler write, recorded by the same recorder type.
+func TestWorstCaseSeriesPerPodIsAtMost300(t *testing.T) {
+	for _, mode := range []string{config.ModePooled, config.ModeUnpooled} {
+		t.Run(mode, func(t *testing.T) {
+			s := newService(t, func(c *config.Config) { c.PoolMode = mode })
+			h := s.Handler()
+			exerciseAllRoutes(t, h)
+			for _, m := range servertest.Methods[:10] {
+				for _, target := range []string{"/api/v1/items/x", "/api/v1/items", "/api/v1/report", "/healthz", "/readyz", "/metrics", "/nothing"} {
+					do(t, h, m, target, "")
+				}
+			}
+			parser := expfmt.NewTextParser(model.UTF8Validation)
+			families, err := parser.TextToMetricFamilies(bytes.NewReader(scrape(t, h)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, driven := 0, 0
+			for name, mf := range families {
+				if strings.HasPrefix(name, "http_request") {
+					driven += servertest.Series(mf)
+					continue
+				}
+				other += servertest.Series(mf)
+			}
+
+			_, worst, err := servertest.WorstCase()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %d other series, request series %d driven, %d worst case: %d per pod at most", mode, other, driven, worst, other+worst)
+			if driven > worst {
+				t.Errorf("driving the server gave %d request series, more than the %d of the worst case", driven, worst)
+			}
+			if other+worst > 300 {
+				t.Errorf("%d series per pod in the worst case, want <= 300", other+worst)
 			}
 		})
 	}

@@ -24,12 +24,30 @@ const scanCount = 256
 // mgetBatch bounds the number of keys per MGET.
 const mgetBatch = 128
 
-// Store reads and writes items as JSON values under "item:<id>" keys (by default). It is
-// safe for concurrent use, as the go-redis client is.
+// ReadChunkBytes bounds the bytes of whole items one MGET reads (by their
+// STRLEN), so that a batch of large items is never one huge reply held in
+// memory at once. An item larger than it is read alone.
+const ReadChunkBytes = 4 << 20
+
+// SummaryKeyPrefix is put before an item's key to name the key of its
+// summary: "summary:item:<id>" by default. It is outside the item keys'
+// SCAN pattern.
+const SummaryKeyPrefix = "summary:"
+
+// Store reads and writes items as JSON values under "item:<id>" keys (by
+// default), each with a summary (its name and tags, as JSON) under
+// "summary:item:<id>", so that a list can read names without payloads. It
+// is safe for concurrent use, as the go-redis client is.
 type Store struct {
 	rdb    redis.UniversalClient
 	prefix string
 }
+
+// ItemKey returns the Redis key of the item id.
+func (s *Store) ItemKey(id string) string { return s.prefix + id }
+
+// SummaryKey returns the Redis key of the summary of the item id.
+func (s *Store) SummaryKey(id string) string { return SummaryKeyPrefix + s.prefix + id }
 
 // Option configures a Store.
 type Option func(*Store)
@@ -55,9 +73,15 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Put stores value under id, replacing any previous value.
-func (s *Store) Put(ctx context.Context, id string, value []byte) error {
-	if err := s.rdb.Set(ctx, s.prefix+id, value, 0).Err(); err != nil {
+// Put stores value under id and summary beside it, replacing any previous
+// ones, in one MULTI/EXEC transaction: a reader sees both or neither.
+func (s *Store) Put(ctx context.Context, id string, value, summary []byte) error {
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, s.prefix+id, value, 0)
+		p.Set(ctx, s.SummaryKey(id), summary, 0)
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("storing item %q: %w", id, err)
 	}
 	return nil
@@ -78,7 +102,7 @@ func (s *Store) Get(ctx context.Context, id string) (string, error) {
 // Delete removes id, returning an error wrapping ErrNotFound when it did
 // not exist.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	n, err := s.rdb.Del(ctx, s.prefix+id).Result()
+	n, err := s.rdb.Del(ctx, s.prefix+id, s.SummaryKey(id)).Result()
 	if err != nil {
 		return fmt.Errorf("deleting item %q: %w", id, err)
 	}
@@ -118,8 +142,105 @@ func (s *Store) ScanIDs(ctx context.Context, dst []string, limit int) ([]string,
 	return dst, nil
 }
 
-// GetMany reads the items ids in batches and calls fn for each one in
-// order, with found false for an id deleted since it was listed. keys is
+// GetSummaries reads the summaries of the items ids in batches and calls
+// fn for each one in order, with found false for an id deleted since it
+// was listed. An item stored before summaries existed has none: for it,
+// fn gets the whole stored item instead, which holds the same name and
+// tags. keys is scratch space; GetSummaries returns it for reuse.
+func (s *Store) GetSummaries(ctx context.Context, ids []string, keys []string, fn func(i int, value string, found bool) error) ([]string, error) {
+	var missing []int
+	for start := 0; start < len(ids); start += mgetBatch {
+		end := min(start+mgetBatch, len(ids))
+		keys = keys[:0]
+		for _, id := range ids[start:end] {
+			keys = append(keys, s.SummaryKey(id))
+		}
+		sums, err := s.rdb.MGet(ctx, keys...).Result()
+		if err != nil {
+			return keys, fmt.Errorf("reading %d item summaries: %w", len(keys), err)
+		}
+		missing = missing[:0]
+		for j, v := range sums {
+			if _, ok := v.(string); !ok {
+				missing = append(missing, j)
+			}
+		}
+		if len(missing) == 0 {
+			for j, v := range sums {
+				str, ok := v.(string)
+				if err := fn(start+j, str, ok); err != nil {
+					return keys, err
+				}
+			}
+			continue
+		}
+		// Whole items for those without a summary, read in chunks: call
+		// fn in order, for the summaries before each item as it comes.
+		keys = keys[:0]
+		for _, j := range missing {
+			keys = append(keys, s.prefix+ids[start+j])
+		}
+		next := 0 // the next index of sums to hand to fn
+		err = s.mgetChunked(ctx, keys, func(m int, v any) error {
+			for ; next < missing[m]; next++ {
+				str, ok := sums[next].(string)
+				if err := fn(start+next, str, ok); err != nil {
+					return err
+				}
+			}
+			next++
+			str, ok := v.(string)
+			return fn(start+missing[m], str, ok)
+		})
+		if err != nil {
+			return keys, err
+		}
+		for ; next < len(sums); next++ {
+			str, ok := sums[next].(string)
+			if err := fn(start+next, str, ok); err != nil {
+				return keys, err
+			}
+		}
+	}
+	return keys, nil
+}
+
+// mgetChunked reads keys (at most mgetBatch) with as few MGETs as keep
+// each reply under ReadChunkBytes, by the values' STRLEN read first, and
+// calls fn with each value in order (nil for a missing key).
+func (s *Store) mgetChunked(ctx context.Context, keys []string, fn func(i int, v any) error) error {
+	lens := make([]*redis.IntCmd, len(keys))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			lens[i] = p.StrLen(ctx, k)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sizing %d items: %w", len(keys), err)
+	}
+	for start := 0; start < len(keys); {
+		end, size := start+1, lens[start].Val()
+		for end < len(keys) && size+lens[end].Val() <= ReadChunkBytes {
+			size += lens[end].Val()
+			end++
+		}
+		vals, err := s.rdb.MGet(ctx, keys[start:end]...).Result()
+		if err != nil {
+			return fmt.Errorf("reading %d items: %w", end-start, err)
+		}
+		for j, v := range vals {
+			if err := fn(start+j, v); err != nil {
+				return err
+			}
+		}
+		start = end
+	}
+	return nil
+}
+
+// GetMany reads the items ids in batches, each read in chunks of at most
+// ReadChunkBytes, and calls fn for each one in order, with found false for an id deleted since it was listed. keys is
 // scratch space for the batch's keys; GetMany returns it for reuse.
 func (s *Store) GetMany(ctx context.Context, ids []string, keys []string, fn func(i int, value string, found bool) error) ([]string, error) {
 	for start := 0; start < len(ids); start += mgetBatch {
@@ -128,15 +249,12 @@ func (s *Store) GetMany(ctx context.Context, ids []string, keys []string, fn fun
 		for _, id := range ids[start:end] {
 			keys = append(keys, s.prefix+id)
 		}
-		vals, err := s.rdb.MGet(ctx, keys...).Result()
-		if err != nil {
-			return keys, fmt.Errorf("reading %d items: %w", len(keys), err)
-		}
-		for j, v := range vals {
+		err := s.mgetChunked(ctx, keys, func(j int, v any) error {
 			str, ok := v.(string)
-			if err := fn(start+j, str, ok); err != nil {
-				return keys, err
-			}
+			return fn(start+j, str, ok)
+		})
+		if err != nil {
+			return keys, err
 		}
 	}
 	return keys, nil

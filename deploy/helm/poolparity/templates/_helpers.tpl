@@ -113,7 +113,7 @@ track's own keys merged over them. Use with fromYaml. Argument: dict "root" $ "t
 {{- printf "%s-redis" (include "poolparity.fullname" .) }}
 {{- end }}
 
-{{/* REDIS_ADDR: the in-cluster Redis Service, the external address, or empty (embedded Redis). */}}
+{{/* REDIS_ADDR: the in-cluster Redis Service, the external address, or empty (redis.embedded: each pod's own Redis). */}}
 {{- define "poolparity.redisAddr" -}}
 {{- if .Values.redis.enabled }}
 {{- printf "%s:6379" (include "poolparity.redisName" .) }}
