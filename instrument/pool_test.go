@@ -402,7 +402,7 @@ func TestBufferPoolDropsNil(t *testing.T) {
 // per-P slot or the sync.Pool) but becomes collectable after a few GC
 // cycles, while the pool itself stays alive and usable.
 func TestPutOnceIsCollectable(t *testing.T) {
-	type payload struct{ data [4096]byte }
+	type payload struct{ _ [4096]byte }
 	tests := []struct {
 		name string
 		put  func() (weak.Pointer[payload], func() instrument.Stats)
