@@ -435,11 +435,11 @@ func TestPutOnceIsCollectable(t *testing.T) {
 			// Cleanups run on their own goroutine after a GC, so give each
 			// cycle a moment; a pool that keeps the object for ever fails
 			// after all the rounds.
-			const rounds = 20
+			const rounds = 50
 			gcs := 0
 			for ; gcs < rounds && w.Value() != nil; gcs++ {
 				runtime.GC()
-				time.Sleep(5 * time.Millisecond)
+				time.Sleep(10 * time.Millisecond)
 			}
 			if w.Value() != nil {
 				t.Fatalf("object still reachable after %d GC cycles", rounds)
