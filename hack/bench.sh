@@ -34,6 +34,43 @@ if [[ ! -x $benchstat ]]; then
 	GOBIN=$PWD/bin go install golang.org/x/perf/cmd/benchstat@v0.0.0-20250909190841-7e13e04d9366
 fi
 
+# ratios prints, for each pool benchmark and -cpu, the median cpu-ns/op of
+# every variant divided by the median of impl=raw, with the median ns/op
+# ratio (wall clock, noisier on a shared machine) beside it.
+ratios() {
+	python3 - "$1" <<'PY'
+import re, statistics, sys
+from collections import defaultdict
+line = re.compile(r"^Benchmark(GetPut|GetPutStruct|Overhead|OverheadGeneric)/impl=(\w+)(?:-(\d+))?\s+\d+\s+([\d.]+) ns/op\s+([\d.]+) cpu-ns/op")
+samples = defaultdict(lambda: ([], []))
+order = []
+for text in open(sys.argv[1]):
+    m = line.match(text)
+    if not m:
+        continue
+    bench, impl, cpu = m.group(1), m.group(2), int(m.group(3) or 1)
+    key = (bench, cpu, impl)
+    if key not in samples:
+        order.append(key)
+    samples[key][0].append(float(m.group(5)))
+    samples[key][1].append(float(m.group(4)))
+print(f"{'benchmark':<22} {'cpu':>3} {'variant':<16} {'cpu-ns/op':>10} {'x raw':>7} {'ns/op x raw':>12} {'n':>3}")
+first = {}
+for bench, cpu, impl in order:
+    first.setdefault(bench, len(first))
+    first.setdefault((bench, impl), len(first))
+order.sort(key=lambda k: (first[k[0]], k[1], first[(k[0], k[2])]))
+for bench, cpu, impl in order:
+    base = samples.get((bench, cpu, "raw"))
+    cpu_s, wall_s = samples[(bench, cpu, impl)]
+    c, w = statistics.median(cpu_s), statistics.median(wall_s)
+    if base:
+        rc = c / statistics.median(base[0])
+        rw = w / statistics.median(base[1])
+        print(f"{bench:<22} {cpu:>3} {impl:<16} {c:>10.2f} {rc:>6.2f}x {rw:>11.2f}x {len(cpu_s):>3}")
+PY
+}
+
 out=${BENCH_OUT:-}
 if [[ -z $out ]]; then
 	out=$(mktemp)
@@ -51,6 +88,9 @@ if ! "${cmd[@]}" >"$out" 2>&1; then
 fi
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
 
+echo
+echo "## Ratios: median cpu-ns/op of each variant / median of raw sync.Pool (target: instrument <= 1.05)"
+ratios "$out"
 echo
 echo "## Get + Reset + Put of a *bytes.Buffer (base: raw sync.Pool)"
 echo "# $benchstat -col /impl -filter '.name:GetPut' <output>"
