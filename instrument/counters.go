@@ -3,7 +3,7 @@ package instrument
 import (
 	"runtime"
 	"sync/atomic"
-	_ "unsafe" // for go:linkname
+	"unsafe"
 )
 
 // Counter indexes within a stripe.
@@ -19,11 +19,16 @@ const (
 // padding to 128 bytes keeps two Ps from sharing a prefetch unit.
 const stripeSize = 128
 
-// stripe holds one P's counters, written only by the goroutine running on
-// that P while it is pinned there.
+// stripe holds one P's counters and its private slot, written only by the
+// goroutine running on that P while it is pinned there (and, for the slot,
+// cleared by the pool's GC sentinel: see Pool.armSentinel).
 type stripe struct {
 	n [numCounters]uint64
-	_ [stripeSize - numCounters*8]byte
+	// slot holds one pooled object (a pointer-shaped T) in front of
+	// sync.Pool, or nil. It is read and written only through loadSlot and
+	// storeSlot.
+	slot unsafe.Pointer
+	_    [stripeSize - numCounters*8 - unsafe.Sizeof(unsafe.Pointer(nil))]byte
 }
 
 // counters is a set of counters striped by P. A goroutine pins itself to its
@@ -54,6 +59,15 @@ func (c *counters) add(i int) {
 		c.overflow[i].Add(1)
 	}
 	runtimeProcUnpin()
+}
+
+// clearSlots empties every stripe's slot, dropping the objects in them.
+// It runs on the cleanup goroutine after a GC, concurrently with the owners
+// of the stripes; see Pool.armSentinel for why that is safe.
+func (c *counters) clearSlots() {
+	for k := range c.stripes {
+		atomic.StorePointer(&c.stripes[k].slot, nil)
+	}
 }
 
 // load sums the stripes. It reads drops, puts, misses, then gets, the

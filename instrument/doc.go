@@ -8,6 +8,18 @@
 // the current P writes, and makes no allocation and no call into any
 // metrics library. Exporters read the counts at scrape or collection time.
 //
+// The counting rides on the one pin (runtime.procPin, as sync.Pool uses)
+// that the fast path needs anyway: each stripe also holds a private slot
+// with one pooled object, so a Get that finds the slot full, and a Put that
+// finds it empty, never reach the sync.Pool. Measured, that makes an
+// instrumented pool a little cheaper than a raw sync.Pool. The slots are
+// emptied after every garbage collection, so, as with sync.Pool, an object
+// put once and never taken again becomes collectable after about two GC
+// cycles.
+//
+// This package is a Go module of its own; it depends on nothing but the
+// standard library, and its exporters on client_golang and OpenTelemetry.
+//
 // The counts are Gets (every Get), Misses (a Get that had to call New, or
 // found the pool empty when there is no New), Puts (objects returned to the
 // pool) and Drops (objects the keep policy refused, for example a buffer

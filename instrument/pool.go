@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
+	"runtime"
 	"sync"
+	"unsafe"
+	"weak"
 )
 
 // ErrInvalidName is returned (wrapped) by New and Registry.Register when a
@@ -63,8 +67,18 @@ func WithKeep[T any](fn func(T) bool) Option[T] {
 // Pool is a typed sync.Pool that counts its operations. Create one with New;
 // the zero value is not usable. A Pool must not be copied after first use.
 //
+// Each P (each processor running Go code) has a stripe with the P's
+// counters and, when T is a pointer type, a private slot holding one pooled
+// object in front of the sync.Pool. Get and Put pin the goroutine to its P
+// once, bump the P's counter and take from or fill the slot in the same
+// pin; only an empty slot on Get, or a full one on Put, goes on to the
+// sync.Pool. The slots are emptied after every garbage collection, so an
+// object put once and never taken again is collectable after about two GC
+// cycles, as with sync.Pool itself.
+//
 // T should be a pointer type (or another pointer-shaped type): like
-// sync.Pool, storing a non-pointer value in the pool allocates on every Put.
+// sync.Pool, storing a non-pointer value in the pool allocates on every Put,
+// and only pointer types use the per-P slots.
 type Pool[T any] struct {
 	name  string
 	pool  sync.Pool
@@ -76,6 +90,9 @@ type Pool[T any] struct {
 	// nil or over maxCap, else reset) inline. Measured, the two indirect
 	// calls through keep and reset cost about as much as the counting.
 	builtin builtinPolicy
+	// slotted is true when T is a pointer type, whose value fits a stripe's
+	// slot (an unsafe.Pointer) as it is.
+	slotted bool
 	maxCap  int
 	ctr     counters
 }
@@ -101,6 +118,10 @@ func New[T any](name string, opts ...Option[T]) (*Pool[T], error) {
 	}
 	p := &Pool[T]{name: name, newFn: o.newFn, reset: o.reset, keep: o.keep}
 	p.ctr.init()
+	if k := reflect.TypeFor[T]().Kind(); k == reflect.Pointer || k == reflect.UnsafePointer {
+		p.slotted = true
+		armSentinel(weak.Make(&p.ctr))
+	}
 	if p.newFn != nil {
 		// The miss is counted inside New, so only the slow path pays for it.
 		p.pool.New = func() any {
@@ -132,19 +153,59 @@ func ValidateName(name string) error {
 // Name returns the pool's name.
 func (p *Pool[T]) Name() string { return p.name }
 
+// gcSentinel is allocated and dropped at once, with a cleanup attached: the
+// cleanup runs after the next garbage collection, which is how a pool
+// learns that a GC happened. It holds a pointer so that it is never
+// batched into a tiny-allocator block, whose cleanups may not run.
+type gcSentinel struct{ _ *byte }
+
+// armSentinel attaches a cleanup to a fresh, unreachable sentinel. After the
+// next GC the cleanup empties the pool's slots and arms the next sentinel.
+// It holds the pool's counters only through a weak pointer, so a pool that
+// is no longer used is collected, and its chain of sentinels ends.
+//
+// The cleanup writes nil into slots that their owners read and write
+// concurrently, without the pin: loadSlot explains why that is safe. It
+// never takes an object out of a slot for use, so no object is ever handed
+// out twice.
+func armSentinel(w weak.Pointer[counters]) {
+	runtime.AddCleanup(&gcSentinel{}, func(w weak.Pointer[counters]) {
+		c := w.Value()
+		if c == nil {
+			return
+		}
+		c.clearSlots()
+		armSentinel(w)
+	}, w)
+}
+
 // Get returns an object from the pool, or a new one from New when the pool
 // has none (a miss). With no New, a miss returns the zero value of T.
 func (p *Pool[T]) Get() T {
-	// The counter bump is written out here rather than by calling
-	// p.ctr.add: add cannot be inlined (it makes two calls), and the extra
-	// call level costs a measurable share of a pool operation.
+	// One pin for the count and the slot. The stripe access is written out
+	// here rather than in a helper: a helper with the pin in it cannot be
+	// inlined, and the extra call level costs a measurable share of a pool
+	// operation. A sampled check of the object (an opt-in WithCheck) would
+	// go after the unpin, behind one branch on a nil field.
 	c := &p.ctr
 	if pid := runtimeProcPin(); pid < len(c.stripes) {
-		bump(&c.stripes[pid].n[idxGets])
+		s := &c.stripes[pid]
+		bump(&s.n[idxGets])
+		if x := loadSlot(&s.slot); x != nil {
+			storeSlot(&s.slot, nil)
+			runtimeProcUnpin()
+			return *(*T)(unsafe.Pointer(&x))
+		}
 	} else {
 		c.overflow[idxGets].Add(1)
 	}
 	runtimeProcUnpin()
+	return p.getShared()
+}
+
+// getShared is Get's path through the sync.Pool, taken when the P's slot is
+// empty (or T is not a pointer type).
+func (p *Pool[T]) getShared() T {
 	v := p.pool.Get()
 	if v == nil {
 		p.ctr.add(idxMisses)
@@ -182,9 +243,15 @@ func (p *Pool[T]) Put(x T) {
 			p.reset(x)
 		}
 	}
-	c := &p.ctr // inlined p.ctr.add(idxPuts); see Get
+	c := &p.ctr // one pin for the count and the slot; see Get
 	if pid := runtimeProcPin(); pid < len(c.stripes) {
-		bump(&c.stripes[pid].n[idxPuts])
+		s := &c.stripes[pid]
+		bump(&s.n[idxPuts])
+		if p.slotted && loadSlot(&s.slot) == nil {
+			storeSlot(&s.slot, *(*unsafe.Pointer)(unsafe.Pointer(&x)))
+			runtimeProcUnpin()
+			return
+		}
 	} else {
 		c.overflow[idxPuts].Add(1)
 	}

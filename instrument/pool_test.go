@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+	"weak"
 
 	"github.com/poolparity/poolparity/instrument"
 )
@@ -392,5 +394,115 @@ func TestBufferPoolDropsNil(t *testing.T) {
 	p.Put(nil)
 	if got, want := p.Stats(), (instrument.Stats{Drops: 1}); got != want {
 		t.Fatalf("Stats() after Put(nil) = %+v, want %+v", got, want)
+	}
+}
+
+// TestPutOnceIsCollectable checks sync.Pool's memory contract: an object
+// put once and never taken again does not stay pinned by the pool (in a
+// per-P slot or the sync.Pool) but becomes collectable after a few GC
+// cycles, while the pool itself stays alive and usable.
+func TestPutOnceIsCollectable(t *testing.T) {
+	type payload struct{ _ [4096]byte }
+	tests := []struct {
+		name string
+		put  func() (weak.Pointer[payload], func() instrument.Stats)
+	}{
+		{"generic pool", func() (weak.Pointer[payload], func() instrument.Stats) {
+			p, err := instrument.New("retention", instrument.WithNew(func() *payload { return new(payload) }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := new(payload)
+			w := weak.Make(x)
+			p.Put(x)
+			return w, p.Stats
+		}},
+		{"object in the slot and one in the sync.Pool", func() (weak.Pointer[payload], func() instrument.Stats) {
+			p, err := instrument.New[*payload]("retention")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Put(new(payload)) // fills this P's slot (or goes to the sync.Pool)
+			x := new(payload)
+			w := weak.Make(x)
+			p.Put(x)
+			return w, p.Stats
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, stats := tt.put()
+			// Cleanups run on their own goroutine after a GC, so give each
+			// cycle a moment; a pool that keeps the object for ever fails
+			// after all the rounds.
+			const rounds = 50
+			gcs := 0
+			for ; gcs < rounds && w.Value() != nil; gcs++ {
+				runtime.GC()
+				time.Sleep(10 * time.Millisecond)
+			}
+			if w.Value() != nil {
+				t.Fatalf("object still reachable after %d GC cycles", rounds)
+			}
+			t.Logf("collected after %d GC cycles", gcs)
+			if s := stats(); s.Puts < 1 {
+				t.Errorf("Stats() = %+v, want the Puts counted", s)
+			}
+		})
+	}
+}
+
+// TestNoObjectIsHandedOutTwice has goroutines stamp each object they Get
+// with their own id and check it is still theirs before the Put, while
+// GCs (which clear the per-P slots from another goroutine) run throughout.
+// An object served to two holders at once would be overwritten.
+func TestNoObjectIsHandedOutTwice(t *testing.T) {
+	type owned struct{ owner atomic.Int64 }
+	p, err := instrument.New("exclusive",
+		instrument.WithNew(func() *owned { return new(owned) }),
+		instrument.WithReset(func(o *owned) { o.owner.Store(0) }),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const goroutines, ops = 8, 20000
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	gcDone := make(chan struct{})
+	go func() {
+		defer close(gcDone)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	for g := 1; g <= goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < ops; i++ {
+				o := p.Get()
+				if prev := o.owner.Swap(int64(g)); prev != 0 {
+					t.Errorf("Get returned an object held by goroutine %d", prev)
+					return
+				}
+				runtime.Gosched()
+				if now := o.owner.Load(); now != int64(g) {
+					t.Errorf("object taken over by goroutine %d while goroutine %d held it", now, g)
+					return
+				}
+				p.Put(o)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-gcDone
+	if s := p.Stats(); s.Gets != goroutines*ops || s.Puts != goroutines*ops {
+		t.Fatalf("Stats() = %+v, want Gets = Puts = %d", s, goroutines*ops)
 	}
 }
