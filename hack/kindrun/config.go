@@ -31,9 +31,6 @@ type Config struct {
 // Steps in the order `all` runs them.
 var allSteps = []string{"env", "kind-images", "kind-up", "kind-load", "kind-deps", "helm-install", "scenarios", "canary", "kind-down"}
 
-// knownSteps are the steps a user may name, the Makefile's cluster targets among them.
-var knownSteps = append(slices.Clone(allSteps), "load", "parity")
-
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
 	c := Config{
 		Mode: "offline", Cluster: "poolparity", Namespace: "poolparity", Release: "poolparity",
@@ -52,7 +49,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	e.str(&c.CacheDir, "POOLPARITY_CACHE", "tool and image cache (default ~/.cache/poolparity)")
 	e.str(&c.OutDir, "KIND_OUT", "directory for the run's report and logs (default out/kind)")
 	steps := "all"
-	e.str(&steps, "KIND_STEPS", "steps to run, separated by commas or spaces: all, or of "+strings.Join(knownSteps, " "))
+	e.str(&steps, "KIND_STEPS", "steps to run, separated by commas or spaces: all, or of "+strings.Join(stepNames(), " "))
 	if err := e.parse(args); err != nil {
 		return c, err
 	}
@@ -89,8 +86,8 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("mode must be offline or online, got %q", c.Mode))
 	}
 	for _, s := range c.Steps {
-		if !slices.Contains(knownSteps, s) {
-			errs = append(errs, fmt.Errorf("unknown step %q (steps: all %s)", s, strings.Join(knownSteps, " ")))
+		if _, ok := stepFuncs[s]; !ok {
+			errs = append(errs, fmt.Errorf("unknown step %q (steps: all %s)", s, strings.Join(stepNames(), " ")))
 		}
 	}
 	if c.LoadDuration < 30*time.Second || c.LoadDuration > 30*time.Minute {
@@ -103,6 +100,18 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("cluster, namespace and release must not be empty"))
 	}
 	return errors.Join(errs...)
+}
+
+// stepNames lists the steps a user may name: allSteps' order, then the others.
+func stepNames() []string {
+	names := slices.Clone(allSteps)
+	for n := range stepFuncs {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names[len(allSteps):])
+	return names
 }
 
 // repoRoot walks up from dir to the directory holding go.mod and kind-config.yaml.

@@ -109,6 +109,26 @@ func noteSuffix(n string) string {
 	return " (" + n + ")"
 }
 
+// stepFuncs are the steps by name; the Makefile's cluster targets have the same names.
+var stepFuncs = map[string]func(*Harness, context.Context) (string, error){
+	"env":          (*Harness).stepEnv,
+	"kind-images":  (*Harness).stepImages,
+	"kind-up":      (*Harness).stepUp,
+	"kind-load":    (*Harness).stepLoad,
+	"kind-deps":    (*Harness).stepDeps,
+	"helm-install": (*Harness).stepInstall,
+	"load":         (*Harness).stepLoadJob,
+	"parity":       (*Harness).stepParity,
+	"scenarios":    (*Harness).stepScenarios,
+	"canary":       (*Harness).stepCanary,
+	"kind-down":    (*Harness).stepDown,
+}
+
+func (h *Harness) stepDown(ctx context.Context) (string, error) {
+	h.deleteCluster(ctx)
+	return "", nil
+}
+
 func (h *Harness) step(ctx context.Context, s string) (string, error) {
 	// Every step but env needs the engine; find (or start) it first.
 	if s != "env" && h.engine == nil && s != "kind-down" {
@@ -116,30 +136,8 @@ func (h *Harness) step(ctx context.Context, s string) (string, error) {
 			return "", err
 		}
 	}
-	switch s {
-	case "env":
-		return h.stepEnv(ctx)
-	case "kind-images":
-		return h.stepImages(ctx)
-	case "kind-up":
-		return h.stepUp(ctx)
-	case "kind-load":
-		return h.stepLoad(ctx)
-	case "kind-deps":
-		return h.stepDeps(ctx)
-	case "helm-install":
-		return h.stepInstall(ctx)
-	case "load":
-		return h.stepLoadJob(ctx)
-	case "parity":
-		return h.stepParity(ctx)
-	case "scenarios":
-		return h.stepScenarios(ctx)
-	case "canary":
-		return h.stepCanary(ctx)
-	case "kind-down":
-		h.deleteCluster(ctx)
-		return "", nil
+	if f, ok := stepFuncs[s]; ok {
+		return f(h, ctx)
 	}
 	return "", fmt.Errorf("unknown step %q", s)
 }

@@ -116,3 +116,11 @@ func TestCheckDiskSaysWhatIsMissing(t *testing.T) {
 		t.Errorf("checkDisk with room = %v", err)
 	}
 }
+
+func TestEveryStepOfAllHasAFunction(t *testing.T) {
+	for _, s := range allSteps {
+		if stepFuncs[s] == nil {
+			t.Errorf("step %q of all has no function", s)
+		}
+	}
+}
