@@ -124,3 +124,22 @@ func TestEveryStepOfAllHasAFunction(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckSplit(t *testing.T) {
+	tests := []struct {
+		name string
+		pts  []SplitPoint
+		ok   bool
+	}{
+		{"steady samples close to the ready share pass", []SplitPoint{{ReqShare: 0.34, ReadyShare: 1.0 / 3, Steady: true}, {ReqShare: 0.9, ReadyShare: 0.5}}, true},
+		{"a steady sample far from the ready share fails", []SplitPoint{{ReqShare: 0.5, ReadyShare: 0.25, Steady: true}}, false},
+		{"no steady sample fails", []SplitPoint{{ReqShare: 0.5, ReadyShare: 0.5}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := checkSplit(tt.pts); (err == nil) != tt.ok {
+				t.Errorf("checkSplit = %v, want ok=%v", err, tt.ok)
+			}
+		})
+	}
+}

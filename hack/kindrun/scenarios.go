@@ -94,6 +94,9 @@ func (h *Harness) stepScenarios(ctx context.Context) (string, error) {
 	if len(h.res.Scaled) == 0 {
 		failed = append(failed, "no HPA scaled a track above its minimum on CPU during the load")
 	}
+	if err := checkSplit(h.res.Split); err != nil {
+		failed = append(failed, err.Error())
+	}
 	if len(failed) > 0 {
 		return "", errors.New(strings.Join(failed, "; "))
 	}
@@ -550,4 +553,26 @@ func (h *Harness) sampleSplit(ctx context.Context, prom, scenario string, at tim
 	}
 	sp.ReadyShare, sp.ReadyGray, sp.ReadyTotal = sum/float64(n), last.gray, last.total
 	return sp, nil
+}
+
+// maxSplitGap is how far the gray share of requests may stray from its share of ready replicas
+// over a minute with steady replicas (kube-proxy picks an endpoint at random per connection).
+const maxSplitGap = 0.10
+
+// checkSplit requires at least one steady sample, and every steady one within maxSplitGap.
+func checkSplit(pts []SplitPoint) error {
+	steady := 0
+	for _, p := range pts {
+		if !p.Steady {
+			continue
+		}
+		steady++
+		if d := p.ReqShare - p.ReadyShare; d > maxSplitGap || d < -maxSplitGap {
+			return fmt.Errorf("split at %s of %s: gray got %.1f%% of requests with %.1f%% of the ready replicas", p.At, p.Scenario, 100*p.ReqShare, 100*p.ReadyShare)
+		}
+	}
+	if steady == 0 {
+		return errors.New("no split sample with steady replicas: the split was not measured")
+	}
+	return nil
 }
