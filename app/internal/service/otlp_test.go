@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/poolparity/poolparity/app/internal/config"
 	"github.com/poolparity/poolparity/app/internal/service"
+	"github.com/poolparity/poolparity/instrument/otelexport"
 )
 
 // receiver is a minimal OTLP/HTTP receiver: it decodes what arrives on
@@ -27,10 +29,11 @@ type receiver struct {
 	mu      sync.Mutex
 	spans   []string
 	metrics map[string]map[string]string // name -> attributes of a point
+	scopes  map[string][]string          // name -> instrumentation scopes it came from
 }
 
 func newReceiver(t *testing.T) (*receiver, string) {
-	r := &receiver{metrics: map[string]map[string]string{}}
+	r := &receiver{metrics: map[string]map[string]string{}, scopes: map[string][]string{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, err := io.ReadAll(req.Body)
 		if err != nil {
@@ -63,6 +66,9 @@ func newReceiver(t *testing.T) (*receiver, string) {
 				for _, sm := range rm.ScopeMetrics {
 					for _, mt := range sm.Metrics {
 						r.metrics[mt.Name] = firstPointAttrs(mt)
+						if !slices.Contains(r.scopes[mt.Name], sm.Scope.GetName()) {
+							r.scopes[mt.Name] = append(r.scopes[mt.Name], sm.Scope.GetName())
+						}
 					}
 				}
 			}
@@ -124,7 +130,7 @@ func TestOTLPFlagOnlyEndpointReceivesSpansAndMetrics(t *testing.T) {
 	for _, name := range []string{
 		"http_requests_total", "http_request_duration_seconds", "redis_pool_hit_total",
 		"go_goroutines", "process_cpu_seconds_total", "otlp_export_failures_total",
-		"syncpool.gets", "syncpool.misses", "syncpool.puts", "syncpool.drops",
+		"syncpool_gets_total", "syncpool_misses_total", "syncpool_puts_total", "syncpool_drops_total",
 	} {
 		attrs, ok := rcv.metrics[name]
 		if !ok {
@@ -135,9 +141,9 @@ func TestOTLPFlagOnlyEndpointReceivesSpansAndMetrics(t *testing.T) {
 			t.Errorf("metric %s attributes = %v, want gray_status=true pool_mode=pooled", name, attrs)
 		}
 	}
-	for name := range rcv.metrics {
-		if strings.HasPrefix(name, "syncpool_") {
-			t.Errorf("%s was pushed through the bridge as well as through otelexport", name)
+	for name, scopes := range rcv.scopes {
+		if strings.HasPrefix(name, "syncpool") && !slices.Equal(scopes, []string{otelexport.DefaultMeterName}) {
+			t.Errorf("%s came from scopes %v, want only instrument/otelexport (not the bridge too)", name, scopes)
 		}
 	}
 }

@@ -232,6 +232,7 @@ func NewMetricsPush(ctx context.Context, o OTLP, res *resource.Resource, g prome
 	}
 	mp := sdkmetric.NewMeterProvider(
 		sdkmetric.WithResource(res),
+		sdkmetric.WithView(poolViews()...),
 		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExporter{Exporter: exp, errs: errs}, ropts...)),
 	)
 	kv := make([]attribute.KeyValue, 0, len(attrs))
@@ -242,6 +243,30 @@ func NewMetricsPush(ctx context.Context, o OTLP, res *resource.Resource, g prome
 		return nil, errors.Join(fmt.Errorf("registering pool counters for OTLP: %w", err), mp.Shutdown(ctx))
 	}
 	return &MetricsPush{Provider: mp, Shutdown: mp.Shutdown}, nil
+}
+
+// poolViews renames the otelexport instruments (syncpool.gets, ...) to
+// the names /metrics shows (syncpool_gets_total, ...). With the names
+// final on the wire, the collector's Prometheus exporter runs without
+// suffix translation (translation_strategy
+// UnderscoreEscapingWithoutSuffixes), which leaves every bridged name as it
+// is; its suffixing would rewrite go_gc_cycles_total_gc_cycles_total, for
+// one, to go_gc_cycles_gc_cycles_total.
+func poolViews() []sdkmetric.View {
+	var vs []sdkmetric.View
+	for _, n := range []string{otelexport.GetsName, otelexport.MissesName, otelexport.PutsName, otelexport.DropsName} {
+		vs = append(vs, sdkmetric.NewView(
+			sdkmetric.Instrument{Name: n},
+			sdkmetric.Stream{Name: PrometheusName(n)},
+		))
+	}
+	return vs
+}
+
+// PrometheusName is the /metrics name of an otelexport counter: dots to
+// underscores, plus _total.
+func PrometheusName(instrument string) string {
+	return strings.ReplaceAll(instrument, ".", "_") + "_total"
 }
 
 // PoolsPrefix begins the names of the families that instrument/promexport
