@@ -201,18 +201,11 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// Close releases Redis, the embedded server, the tracer provider and the
-// metrics push (flushing both).
+// Close flushes and stops the tracer provider and the metrics push (whose
+// last push still reads the Redis pool), then releases Redis and the
+// embedded server. The flushes share one 5s bound.
 func (s *Service) Close() error {
 	var errs []error
-	if s.rdb != nil {
-		if err := s.rdb.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("closing redis client: %w", err))
-		}
-	}
-	if s.embedded != nil {
-		s.embedded.Close()
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if s.tracing != nil {
@@ -224,6 +217,14 @@ func (s *Service) Close() error {
 		if err := s.push.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("flushing OTLP metrics: %w", err))
 		}
+	}
+	if s.rdb != nil {
+		if err := s.rdb.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing redis client: %w", err))
+		}
+	}
+	if s.embedded != nil {
+		s.embedded.Close()
 	}
 	return errors.Join(errs...)
 }
