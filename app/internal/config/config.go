@@ -68,15 +68,15 @@ type Config struct {
 	// wins over its variable, and the resolved values are handed to the
 	// exporters explicitly, so either route behaves the same.
 	//
-	// OTLPEndpoint is the base URL of an OTLP/HTTP receiver: when set, the
+	// OTLPEndpoint is the base URL of an OTLP receiver: when set, the
 	// service exports traces to OTLPEndpoint/v1/traces and pushes metrics
-	// to OTLPEndpoint/v1/metrics.
+	// to OTLPEndpoint/v1/metrics (over grpc, both to OTLPEndpoint).
 	OTLPEndpoint string
 	// OTLPTracesEndpoint and OTLPMetricsEndpoint are full URLs that replace
 	// the derived one for their signal (and switch that signal on alone).
 	OTLPTracesEndpoint  string
 	OTLPMetricsEndpoint string
-	// OTLPProtocol must be http/protobuf, the only protocol spoken.
+	// OTLPProtocol is http/protobuf or grpc.
 	OTLPProtocol string
 	// OTLPHeaders are comma-separated key=value pairs (values URL-encoded)
 	// sent with every export.
@@ -135,10 +135,10 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.Duration(&c.ShutdownTimeout, "SHUTDOWN_TIMEOUT", "bound on draining in-flight requests")
 	e.Duration(&c.FaultLatency, "FAULT_LATENCY", "testing knob: latency added to every API request")
 	e.Float64(&c.FaultErrorRate, "FAULT_ERROR_RATE", "testing knob: fraction (0..1) of API requests answered 500")
-	e.String(&c.OTLPEndpoint, "OTEL_EXPORTER_OTLP_ENDPOINT", "OTLP/HTTP base URL: traces to <url>/v1/traces, metrics to <url>/v1/metrics; empty: no export")
-	e.String(&c.OTLPTracesEndpoint, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTLP/HTTP URL for traces, replacing <endpoint>/v1/traces")
-	e.String(&c.OTLPMetricsEndpoint, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTLP/HTTP URL for metrics, replacing <endpoint>/v1/metrics")
-	e.String(&c.OTLPProtocol, "OTEL_EXPORTER_OTLP_PROTOCOL", "OTLP protocol: http/protobuf (the only one supported)")
+	e.String(&c.OTLPEndpoint, "OTEL_EXPORTER_OTLP_ENDPOINT", "OTLP base URL: traces to <url>/v1/traces, metrics to <url>/v1/metrics (grpc: both to <url>); empty: no export")
+	e.String(&c.OTLPTracesEndpoint, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTLP URL for traces, replacing the one derived from the endpoint")
+	e.String(&c.OTLPMetricsEndpoint, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTLP URL for metrics, replacing the one derived from the endpoint")
+	e.String(&c.OTLPProtocol, "OTEL_EXPORTER_OTLP_PROTOCOL", "OTLP protocol: http/protobuf or grpc")
 	e.String(&c.OTLPHeaders, "OTEL_EXPORTER_OTLP_HEADERS", "headers for every OTLP export: key=value,... (values URL-encoded)")
 	e.Int(&c.OTLPTimeoutMillis, "OTEL_EXPORTER_OTLP_TIMEOUT", "bound on one OTLP export, in milliseconds")
 	e.Int(&c.MetricExportIntervalMillis, "OTEL_METRIC_EXPORT_INTERVAL", "time between OTLP metric pushes, in milliseconds")
@@ -212,8 +212,8 @@ func (c Config) validateOTLP() []error {
 			errs = append(errs, fmt.Errorf("%s: %w", u.name, err))
 		}
 	}
-	if c.OTLPProtocol != telemetry.ProtocolHTTPProtobuf {
-		errs = append(errs, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: only %s is supported", c.OTLPProtocol, telemetry.ProtocolHTTPProtobuf))
+	if c.OTLPProtocol != telemetry.ProtocolHTTPProtobuf && c.OTLPProtocol != telemetry.ProtocolGRPC {
+		errs = append(errs, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: want %s or %s", c.OTLPProtocol, telemetry.ProtocolHTTPProtobuf, telemetry.ProtocolGRPC))
 	}
 	if _, err := telemetry.ParseHeaders(c.OTLPHeaders); err != nil {
 		errs = append(errs, fmt.Errorf("OTEL_EXPORTER_OTLP_HEADERS: %w", err))
@@ -232,6 +232,7 @@ func (c Config) validateOTLP() []error {
 func (c Config) OTLP() telemetry.OTLP {
 	h, _ := telemetry.ParseHeaders(c.OTLPHeaders)
 	return telemetry.OTLP{
+		Protocol:        c.OTLPProtocol,
 		Endpoint:        c.OTLPEndpoint,
 		TracesEndpoint:  c.OTLPTracesEndpoint,
 		MetricsEndpoint: c.OTLPMetricsEndpoint,

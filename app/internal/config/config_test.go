@@ -75,7 +75,7 @@ var everySetting = map[string]string{
 	"OTEL_EXPORTER_OTLP_ENDPOINT":         "http://127.0.0.1:4318",
 	"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT":  "http://127.0.0.1:4319/t",
 	"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "https://collector.example:4318/m",
-	"OTEL_EXPORTER_OTLP_PROTOCOL":         "http/protobuf",
+	"OTEL_EXPORTER_OTLP_PROTOCOL":         "grpc",
 	"OTEL_EXPORTER_OTLP_HEADERS":          "authorization=Bearer%20x,tenant=a",
 	"OTEL_EXPORTER_OTLP_TIMEOUT":          "2500",
 	"OTEL_METRIC_EXPORT_INTERVAL":         "5000",
@@ -108,7 +108,7 @@ func TestFlagAndEnvAgree(t *testing.T) {
 			if !reflect.DeepEqual(fromEnv, fromFlag) {
 				t.Fatalf("env and flag differ:\nenv:  %+v\nflag: %+v", fromEnv, fromFlag)
 			}
-			if name != "OTEL_EXPORTER_OTLP_PROTOCOL" && reflect.DeepEqual(fromEnv, config.Default()) {
+			if reflect.DeepEqual(fromEnv, config.Default()) {
 				t.Fatalf("%s=%s left the default configuration unchanged", name, value)
 			}
 			if !reflect.DeepEqual(fromEnv.OTLP(), fromFlag.OTLP()) {
@@ -136,7 +136,7 @@ func TestParseRejectsBadOTELSettings(t *testing.T) {
 		{"OTEL_EXPORTER_OTLP_ENDPOINT", "ftp://host:21"},
 		{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://"},
 		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "::"},
-		{"OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"},
+		{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"},
 		{"OTEL_EXPORTER_OTLP_HEADERS", "novalue"},
 		{"OTEL_EXPORTER_OTLP_HEADERS", "k=%zz"},
 		{"OTEL_EXPORTER_OTLP_TIMEOUT", "-1"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/poolparity/poolparity/app/internal/config"
@@ -49,29 +51,14 @@ func newReceiver(t *testing.T) (*receiver, string) {
 				http.Error(w, err.Error(), 400)
 				return
 			}
-			for _, rs := range m.ResourceSpans {
-				for _, ss := range rs.ScopeSpans {
-					for _, s := range ss.Spans {
-						r.spans = append(r.spans, s.Name)
-					}
-				}
-			}
+			r.addSpans(&m)
 		case "/v1/metrics":
 			var m colmetrics.ExportMetricsServiceRequest
 			if err := proto.Unmarshal(body, &m); err != nil {
 				http.Error(w, err.Error(), 400)
 				return
 			}
-			for _, rm := range m.ResourceMetrics {
-				for _, sm := range rm.ScopeMetrics {
-					for _, mt := range sm.Metrics {
-						r.metrics[mt.Name] = firstPointAttrs(mt)
-						if !slices.Contains(r.scopes[mt.Name], sm.Scope.GetName()) {
-							r.scopes[mt.Name] = append(r.scopes[mt.Name], sm.Scope.GetName())
-						}
-					}
-				}
-			}
+			r.addMetrics(&m)
 		default:
 			http.NotFound(w, req)
 			return
@@ -80,6 +67,71 @@ func newReceiver(t *testing.T) (*receiver, string) {
 	}))
 	t.Cleanup(srv.Close)
 	return r, srv.URL
+}
+
+// addSpans and addMetrics record a request; the caller holds r.mu.
+func (r *receiver) addSpans(m *coltrace.ExportTraceServiceRequest) {
+	for _, rs := range m.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			for _, s := range ss.Spans {
+				r.spans = append(r.spans, s.Name)
+			}
+		}
+	}
+}
+
+func (r *receiver) addMetrics(m *colmetrics.ExportMetricsServiceRequest) {
+	for _, rm := range m.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			for _, mt := range sm.Metrics {
+				r.metrics[mt.Name] = firstPointAttrs(mt)
+				if !slices.Contains(r.scopes[mt.Name], sm.Scope.GetName()) {
+					r.scopes[mt.Name] = append(r.scopes[mt.Name], sm.Scope.GetName())
+				}
+			}
+		}
+	}
+}
+
+// grpcReceiver serves the OTLP gRPC trace and metrics services into r.
+type grpcReceiver struct {
+	coltrace.UnimplementedTraceServiceServer
+	colmetrics.UnimplementedMetricsServiceServer
+	r *receiver
+}
+
+func (g grpcReceiver) Export(_ context.Context, m *coltrace.ExportTraceServiceRequest) (*coltrace.ExportTraceServiceResponse, error) {
+	g.r.mu.Lock()
+	defer g.r.mu.Unlock()
+	g.r.addSpans(m)
+	return &coltrace.ExportTraceServiceResponse{}, nil
+}
+
+type grpcMetrics struct {
+	colmetrics.UnimplementedMetricsServiceServer
+	r *receiver
+}
+
+func (g grpcMetrics) Export(_ context.Context, m *colmetrics.ExportMetricsServiceRequest) (*colmetrics.ExportMetricsServiceResponse, error) {
+	g.r.mu.Lock()
+	defer g.r.mu.Unlock()
+	g.r.addMetrics(m)
+	return &colmetrics.ExportMetricsServiceResponse{}, nil
+}
+
+// newGRPCReceiver is newReceiver over OTLP/gRPC, on loopback.
+func newGRPCReceiver(t *testing.T) (*receiver, string) {
+	r := &receiver{metrics: map[string]map[string]string{}, scopes: map[string][]string{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	coltrace.RegisterTraceServiceServer(srv, grpcReceiver{r: r})
+	colmetrics.RegisterMetricsServiceServer(srv, grpcMetrics{r: r})
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(srv.Stop)
+	return r, "http://" + ln.Addr().String()
 }
 
 func firstPointAttrs(m *metricspb.Metric) map[string]string {
@@ -101,27 +153,42 @@ func firstPointAttrs(m *metricspb.Metric) map[string]string {
 	return out
 }
 
-// TestOTLPFlagOnlyEndpointReceivesSpansAndMetrics sets the endpoint with
-// the flag alone (no OTEL_* variable anywhere) and checks that the
-// receiver behind it gets the spans and every kind of metric, with the
+// TestOTLPFlagOnlyEndpointReceivesSpansAndMetrics sets the endpoint (and
+// protocol) with flags alone, no OTEL_* variable anywhere, and checks that
+// the receiver behind it gets the spans and every kind of metric, with the
 // track labels as attributes.
 func TestOTLPFlagOnlyEndpointReceivesSpansAndMetrics(t *testing.T) {
-	rcv, url := newReceiver(t)
-	cfg, err := config.Parse("t", []string{
-		"-otel-exporter-otlp-endpoint=" + url, "-pool-mode=pooled", "-gray-status=true",
-	}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range []struct {
+		protocol string
+		receiver func(*testing.T) (*receiver, string)
+	}{
+		{"http/protobuf", newReceiver},
+		{"grpc", newGRPCReceiver},
+	} {
+		t.Run(tt.protocol, func(t *testing.T) {
+			rcv, url := tt.receiver(t)
+			cfg, err := config.Parse("t", []string{
+				"-otel-exporter-otlp-endpoint=" + url, "-otel-exporter-otlp-protocol=" + tt.protocol,
+				"-pool-mode=pooled", "-gray-status=true",
+			}, func(string) string { return "" }, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := service.New(context.Background(), cfg, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			exerciseAllRoutes(t, s.Handler())
+			if err := s.Close(); err != nil { // flushes spans and pushes metrics once more
+				t.Fatal(err)
+			}
+			checkReceived(t, rcv)
+		})
 	}
-	s, err := service.New(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	exerciseAllRoutes(t, s.Handler())
-	if err := s.Close(); err != nil { // flushes spans and pushes metrics once more
-		t.Fatal(err)
-	}
+}
 
+func checkReceived(t *testing.T, rcv *receiver) {
+	t.Helper()
 	rcv.mu.Lock()
 	defer rcv.mu.Unlock()
 	if len(rcv.spans) == 0 {

@@ -14,7 +14,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	promb "go.opentelemetry.io/contrib/bridges/prometheus"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -25,8 +28,11 @@ import (
 	"github.com/poolparity/poolparity/instrument/otelexport"
 )
 
-// ProtocolHTTPProtobuf is the only OTLP protocol the service speaks.
-const ProtocolHTTPProtobuf = "http/protobuf"
+// OTLP protocols (OTEL_EXPORTER_OTLP_PROTOCOL).
+const (
+	ProtocolHTTPProtobuf = "http/protobuf"
+	ProtocolGRPC         = "grpc"
+)
 
 // OTLP is the service's OTLP export configuration, already resolved from
 // flags and environment by the caller. Every field is passed to the
@@ -34,8 +40,12 @@ const ProtocolHTTPProtobuf = "http/protobuf"
 // exactly like its OTEL_* variable (the exporters' own reading of the
 // process environment is overridden by these options).
 type OTLP struct {
-	// Endpoint is the base URL (OTEL_EXPORTER_OTLP_ENDPOINT): traces go to
-	// Endpoint/v1/traces and metrics to Endpoint/v1/metrics.
+	// Protocol is ProtocolHTTPProtobuf (the default when empty) or
+	// ProtocolGRPC.
+	Protocol string
+	// Endpoint is the base URL (OTEL_EXPORTER_OTLP_ENDPOINT). Over
+	// http/protobuf traces go to Endpoint/v1/traces and metrics to
+	// Endpoint/v1/metrics; over grpc both go to Endpoint as it is.
 	Endpoint string
 	// TracesEndpoint and MetricsEndpoint are full URLs
 	// (OTEL_EXPORTER_OTLP_{TRACES,METRICS}_ENDPOINT) that replace the one
@@ -53,20 +63,56 @@ type OTLP struct {
 
 // TracesURL is the URL spans are posted to, or "" when traces are not
 // exported.
-func (o OTLP) TracesURL() string { return signalURL(o.TracesEndpoint, o.Endpoint, "v1/traces") }
+func (o OTLP) TracesURL() string { return o.signalURL(o.TracesEndpoint, "v1/traces") }
 
 // MetricsURL is the URL metrics are posted to, or "" when metrics are not
 // pushed.
-func (o OTLP) MetricsURL() string { return signalURL(o.MetricsEndpoint, o.Endpoint, "v1/metrics") }
+func (o OTLP) MetricsURL() string { return o.signalURL(o.MetricsEndpoint, "v1/metrics") }
 
-func signalURL(specific, base, path string) string {
-	if specific != "" {
+func (o OTLP) signalURL(specific, path string) string {
+	switch {
+	case specific != "":
 		return specific
+	case o.Endpoint == "" || o.Protocol == ProtocolGRPC:
+		return o.Endpoint
 	}
-	if base == "" {
-		return ""
+	return strings.TrimSuffix(o.Endpoint, "/") + "/" + path
+}
+
+// exporterOptions builds one exporter package's options from o: the
+// endpoint URL always, headers and timeout when set. Every OTLP exporter
+// package has the same three option constructors, each of its own type.
+func exporterOptions[Opt any](o OTLP, url string, endpoint func(string) Opt, headers func(map[string]string) Opt, timeout func(time.Duration) Opt) []Opt {
+	opts := []Opt{endpoint(url)}
+	if len(o.Headers) > 0 {
+		opts = append(opts, headers(o.Headers))
 	}
-	return strings.TrimSuffix(base, "/") + "/" + path
+	if o.Timeout > 0 {
+		opts = append(opts, timeout(o.Timeout))
+	}
+	return opts
+}
+
+// newMetricExporter returns the OTLP metric exporter for o's protocol,
+// with every setting passed explicitly.
+func newMetricExporter(ctx context.Context, o OTLP) (sdkmetric.Exporter, error) {
+	if o.Protocol == ProtocolGRPC {
+		return otlpmetricgrpc.New(ctx, exporterOptions(o, o.MetricsURL(),
+			otlpmetricgrpc.WithEndpointURL, otlpmetricgrpc.WithHeaders, otlpmetricgrpc.WithTimeout)...)
+	}
+	return otlpmetrichttp.New(ctx, exporterOptions(o, o.MetricsURL(),
+		otlpmetrichttp.WithEndpointURL, otlpmetrichttp.WithHeaders, otlpmetrichttp.WithTimeout)...)
+}
+
+// newSpanExporter returns the OTLP span exporter for o's protocol, with
+// every setting passed explicitly.
+func newSpanExporter(ctx context.Context, o OTLP) (sdktrace.SpanExporter, error) {
+	if o.Protocol == ProtocolGRPC {
+		return otlptracegrpc.New(ctx, exporterOptions(o, o.TracesURL(),
+			otlptracegrpc.WithEndpointURL, otlptracegrpc.WithHeaders, otlptracegrpc.WithTimeout)...)
+	}
+	return otlptracehttp.New(ctx, exporterOptions(o, o.TracesURL(),
+		otlptracehttp.WithEndpointURL, otlptracehttp.WithHeaders, otlptracehttp.WithTimeout)...)
 }
 
 // ValidateEndpoint reports whether u is an absolute http or https URL with
@@ -210,14 +256,7 @@ type MetricsPush struct {
 //
 // Failed pushes are counted and logged through errs.
 func NewMetricsPush(ctx context.Context, o OTLP, res *resource.Resource, g prometheus.Gatherer, pools *instrument.Registry, attrs map[string]string, errs *ExportErrors) (*MetricsPush, error) {
-	opts := []otlpmetrichttp.Option{otlpmetrichttp.WithEndpointURL(o.MetricsURL())}
-	if len(o.Headers) > 0 {
-		opts = append(opts, otlpmetrichttp.WithHeaders(o.Headers))
-	}
-	if o.Timeout > 0 {
-		opts = append(opts, otlpmetrichttp.WithTimeout(o.Timeout))
-	}
-	exp, err := otlpmetrichttp.New(ctx, opts...)
+	exp, err := newMetricExporter(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("creating OTLP metric exporter: %w", err)
 	}

@@ -26,6 +26,7 @@ func TestSignalURLs(t *testing.T) {
 		{"a trailing slash is not doubled", telemetry.OTLP{Endpoint: "http://c:4318/"}, "http://c:4318/v1/traces", "http://c:4318/v1/metrics"},
 		{"a signal URL replaces the derived one", telemetry.OTLP{Endpoint: "http://c:4318", MetricsEndpoint: "http://m/x"}, "http://c:4318/v1/traces", "http://m/x"},
 		{"a signal URL alone switches only its signal on", telemetry.OTLP{TracesEndpoint: "http://t/y"}, "http://t/y", ""},
+		{"over grpc the base URL is used as it is", telemetry.OTLP{Protocol: telemetry.ProtocolGRPC, Endpoint: "http://c:4317"}, "http://c:4317", "http://c:4317"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := tt.o.TracesURL(); got != tt.wantTraces {

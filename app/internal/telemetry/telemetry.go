@@ -16,7 +16,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/extra/redisprometheus/v9"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -116,7 +115,7 @@ func NewResource(service, version string, attrs map[string]string) (*resource.Re
 }
 
 // NewTracing returns an OpenTelemetry SDK tracer provider exporting over
-// OTLP/HTTP to o.TracesURL() (with o's headers and timeout) when that is
+// OTLP (o.Protocol) to o.TracesURL() (with o's headers and timeout) when that is
 // not empty, and a no-op provider otherwise, so that an unconfigured
 // service pays nothing for tracing. Spans are batched and exported on
 // their own goroutine; failed exports are counted and logged through errs.
@@ -125,14 +124,7 @@ func NewTracing(ctx context.Context, o OTLP, res *resource.Resource, errs *Expor
 	if u == "" {
 		return &Tracing{Provider: noop.NewTracerProvider(), Shutdown: func(context.Context) error { return nil }}, nil
 	}
-	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(u)}
-	if len(o.Headers) > 0 {
-		opts = append(opts, otlptracehttp.WithHeaders(o.Headers))
-	}
-	if o.Timeout > 0 {
-		opts = append(opts, otlptracehttp.WithTimeout(o.Timeout))
-	}
-	exp, err := otlptracehttp.New(ctx, opts...)
+	exp, err := newSpanExporter(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("creating OTLP trace exporter: %w", err)
 	}
