@@ -17,6 +17,8 @@ GO ?= go
 SCENARIO ?= good
 DURATION ?= 3m
 GRAY_WEIGHT ?= 50
+# TELEMETRY: metrics (Prometheus scrapes the tracks) or otlp (a collector beside each track; docs/otlp.md).
+TELEMETRY ?= metrics
 # Benchmark repetitions for benchstat (the instrument pool benchmarks want >= 10).
 BENCH_COUNT ?= 6
 INSTRUMENT_BENCH_COUNT ?= 10
@@ -38,7 +40,7 @@ help: ## Show this help.
 
 .PHONY: demo
 demo: ## Run both tracks, a weighted split, load and Prometheus locally; print the parity verdict.
-	SCENARIO=$(SCENARIO) DURATION=$(DURATION) GRAY_WEIGHT=$(GRAY_WEIGHT) hack/demo.sh
+	SCENARIO=$(SCENARIO) DURATION=$(DURATION) GRAY_WEIGHT=$(GRAY_WEIGHT) TELEMETRY=$(TELEMETRY) hack/demo.sh
 
 .PHONY: demo-screenshot
 demo-screenshot: ## Render out/report.html (from the last demo) to docs/demo.png with headless Chromium.

@@ -92,7 +92,10 @@ func TestHelmInstallOnKwok(t *testing.T) {
 
 	begin = time.Now()
 	run(6*time.Minute, helm, "install", deploytest.Release, deploytest.ChartDir(t), "--kubeconfig", kubeconfig,
-		"--namespace", ns, "--set", "redis.enabled=true", "--wait", "--timeout", "5m")
+		"--namespace", ns, "--set", "redis.enabled=true",
+		// The OpenTelemetry Collector sidecar too: the pods must roll out with it.
+		"--set", "otelCollector.enabled=true", "--set", "otelCollector.tracesEndpoint=http://tempo.observability:4318",
+		"--wait", "--timeout", "5m")
 	t.Logf("helm install --wait finished in %s", time.Since(begin).Round(time.Millisecond))
 
 	var deps appsv1.DeploymentList
@@ -121,6 +124,16 @@ func TestHelmInstallOnKwok(t *testing.T) {
 	trackOf := map[string]string{}
 	for _, p := range pods.Items {
 		trackOf[p.Name] = p.Labels[deploytest.LabelTrack]
+		if p.Labels[deploytest.LabelTrack] == "" {
+			continue
+		}
+		sidecar := false
+		for _, c := range p.Spec.InitContainers {
+			sidecar = sidecar || c.Name == "otel-collector" && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		}
+		if !sidecar {
+			t.Errorf("pod %s has no otel-collector native sidecar", p.Name)
+		}
 	}
 	var slices discoveryv1.EndpointSliceList
 	mustJSON(t, kubectl("-n", ns, "get", "endpointslices", "-l", "kubernetes.io/service-name="+deploytest.Release, "-o", "json"), &slices)

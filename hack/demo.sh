@@ -66,5 +66,10 @@ if [[ -z ${DEMO_PROMETHEUS_BIN:-} ]]; then
 	fi
 fi
 
+if [[ ${TELEMETRY:-metrics} == otlp && -z ${DEMO_OTELCOL_BIN:-} ]] && ! bin/otelcol --version >/dev/null 2>&1; then
+	log "bin/otelcol missing: building the pinned collector (first time only; cached afterwards)"
+	hack/install-tools.sh otelcol
+fi
+
 # exec: Ctrl-C reaches the demo directly, which stops everything it started.
 exec bin/poolparity-demo

@@ -8,7 +8,7 @@
 # A cache entry is reused when its binaries run. Prints one line per tool. Idempotent.
 #
 # Groups (default = no arguments):
-#   default     staticcheck benchstat helm kustomize prometheus envtest controller-gen apt
+#   default     staticcheck benchstat helm kustomize prometheus envtest controller-gen otelcol apt
 #   envtest     kube-apiserver kubectl etcd        (alias: k8s)
 #   kwok        kwok (kwok+kwokctl) kube-controller-manager kube-scheduler, plus envtest
 #   apt         Debian packages redis-server wrk
@@ -49,6 +49,7 @@ KIND_VERSION=v0.32.0
 COREDNS_VERSION=v1.14.6               # must match hack/tools/coredns/go.mod (kubeadm v1.37.0's default)
 PROMETHEUS_OPERATOR_VERSION=v0.85.0   # must match hack/tools/prometheus-operator/go.mod
 METRICS_SERVER_VERSION=v0.9.0         # must match hack/tools/metrics-server/go.mod
+OTELCOL_VERSION=v0.155.0 # collector builder and every component; must match hack/tools/otelcol/builder-config.yaml
 
 export GOWORK=off
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
@@ -145,6 +146,17 @@ build_kwok() {
 	go_install "$1" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION" "$ldf"
 }
 
+build_otelcol() {
+	# The OpenTelemetry Collector Builder generates a distribution from the manifest and compiles it.
+	local work
+	work=$(mktemp -d)
+	GOBIN=$work go install -trimpath "go.opentelemetry.io/collector/cmd/builder@$OTELCOL_VERSION"
+	sed "s#^\(  output_path:\).*#\1 $work/dist#" "$TOOLS/otelcol/builder-config.yaml" >"$work/builder-config.yaml"
+	(cd "$work" && ./builder --config builder-config.yaml --ldflags="-s -w")
+	mv "$work/dist/otelcol-poolparity" "$1/otelcol"
+	rm -rf "$work"
+}
+
 # ---------------------------------------------------------------------------------------
 # Tool table: spec NAME sets VER, BINS (binaries), DEST (subdir of ./bin), CHECK (arguments
 # that make ${BINS[0]} print its version) and EXPECT (text that output must contain).
@@ -169,6 +181,7 @@ spec() {
 	metrics-server) VER=$METRICS_SERVER_VERSION BINS=(metrics-server) DEST=cluster CHECK=(--version) EXPECT=$VER ;;
 	etcd) VER=$ETCD_VERSION BINS=(etcd) DEST=k8s CHECK=(--version) EXPECT=${ETCD_VERSION#v} ;;
 	kwok) VER=$KWOK_VERSION BINS=(kwokctl kwok) CHECK=(--version) EXPECT=${KWOK_VERSION#v} ;;
+	otelcol) VER=$OTELCOL_VERSION BINS=(otelcol) CHECK=(--version) EXPECT=${OTELCOL_VERSION#v} ;;
 	*) return 1 ;;
 	esac
 }
@@ -253,7 +266,7 @@ apt_ensure() { # PKG...: install the Debian packages that are missing (apt-get u
 
 expand() { # NAME: print the tools of a group (or the tool itself)
 	case $1 in
-	default) echo staticcheck benchstat helm kustomize prometheus kube-apiserver kubectl etcd controller-gen redis-server wrk ;;
+	default) echo staticcheck benchstat helm kustomize prometheus kube-apiserver kubectl etcd controller-gen otelcol redis-server wrk ;;
 	all) echo "$(expand default) $(expand kwok) $(expand kind)" ;;
 	kind) echo "$(expand kwok) kubelet kubeadm kube-proxy coredns prometheus-operator metrics-server kind docker.io debootstrap" ;;
 	envtest | k8s) echo kube-apiserver kubectl etcd ;;

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/poolparity/poolparity/app/internal/envflag"
+	"github.com/poolparity/poolparity/app/internal/telemetry"
 )
 
 // Pool modes. The mode decides where the service takes its hot-path
@@ -76,9 +77,29 @@ type Config struct {
 	// A testing knob: off (0) by default.
 	FaultErrorRate float64
 
-	// OTLPEndpoint enables trace export over OTLP/HTTP when not empty. The
-	// exporter reads the other OTEL_EXPORTER_OTLP_* variables itself.
+	// OTLP export (docs/otlp.md). Each is the standard OTEL_* variable of
+	// the same meaning and also a flag; a flag given on the command line
+	// wins over its variable, and the resolved values are handed to the
+	// exporters explicitly, so either route behaves the same.
+	//
+	// OTLPEndpoint is the base URL of an OTLP receiver: when set, the
+	// service exports traces to OTLPEndpoint/v1/traces and pushes metrics
+	// to OTLPEndpoint/v1/metrics (over grpc, both to OTLPEndpoint).
 	OTLPEndpoint string
+	// OTLPTracesEndpoint and OTLPMetricsEndpoint are full URLs that replace
+	// the derived one for their signal (and switch that signal on alone).
+	OTLPTracesEndpoint  string
+	OTLPMetricsEndpoint string
+	// OTLPProtocol is http/protobuf or grpc.
+	OTLPProtocol string
+	// OTLPHeaders are comma-separated key=value pairs (values URL-encoded)
+	// sent with every export.
+	OTLPHeaders string
+	// OTLPTimeoutMillis bounds one export request, in milliseconds.
+	OTLPTimeoutMillis int
+	// MetricExportIntervalMillis is the time between metric pushes, in
+	// milliseconds.
+	MetricExportIntervalMillis int
 }
 
 // Default returns the configuration with every default filled in.
@@ -102,6 +123,10 @@ func Default() Config {
 		HeavyQueueWait:    time.Second,
 		HeavyMaxReadBytes: 256 << 20,
 		HeavyMaxHeldBytes: 32 << 20,
+
+		OTLPProtocol:               telemetry.ProtocolHTTPProtobuf,
+		OTLPTimeoutMillis:          10000, // the OpenTelemetry default
+		MetricExportIntervalMillis: 60000, // the OpenTelemetry default
 	}
 }
 
@@ -136,7 +161,13 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.Int(&c.HeavyMaxHeldBytes, "HEAVY_MAX_HELD_BYTES", "bytes of working state one report may hold; past it 429 (0: no bound)")
 	e.Duration(&c.FaultLatency, "FAULT_LATENCY", "testing knob: latency added to every API request")
 	e.Float64(&c.FaultErrorRate, "FAULT_ERROR_RATE", "testing knob: fraction (0..1) of API requests answered 500")
-	e.String(&c.OTLPEndpoint, "OTEL_EXPORTER_OTLP_ENDPOINT", "OTLP/HTTP endpoint for traces; empty: no export")
+	e.String(&c.OTLPEndpoint, "OTEL_EXPORTER_OTLP_ENDPOINT", "OTLP base URL: traces to <url>/v1/traces, metrics to <url>/v1/metrics (grpc: both to <url>); empty: no export")
+	e.String(&c.OTLPTracesEndpoint, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTLP URL for traces, replacing the one derived from the endpoint")
+	e.String(&c.OTLPMetricsEndpoint, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTLP URL for metrics, replacing the one derived from the endpoint")
+	e.String(&c.OTLPProtocol, "OTEL_EXPORTER_OTLP_PROTOCOL", "OTLP protocol: http/protobuf or grpc")
+	e.String(&c.OTLPHeaders, "OTEL_EXPORTER_OTLP_HEADERS", "headers for every OTLP export: key=value,... (values URL-encoded)")
+	e.Int(&c.OTLPTimeoutMillis, "OTEL_EXPORTER_OTLP_TIMEOUT", "bound on one OTLP export, in milliseconds")
+	e.Int(&c.MetricExportIntervalMillis, "OTEL_METRIC_EXPORT_INTERVAL", "time between OTLP metric pushes, in milliseconds")
 
 	if err := e.Parse(args); err != nil {
 		return Config{}, err
@@ -202,7 +233,52 @@ func (c Config) Validate() error {
 	if c.FaultErrorRate < 0 || c.FaultErrorRate > 1 || c.FaultErrorRate != c.FaultErrorRate {
 		errs = append(errs, fmt.Errorf("FAULT_ERROR_RATE=%v: want a fraction in [0, 1]", c.FaultErrorRate))
 	}
+	errs = append(errs, c.validateOTLP()...)
 	return errors.Join(errs...)
+}
+
+func (c Config) validateOTLP() []error {
+	var errs []error
+	for _, u := range []struct{ name, v string }{
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", c.OTLPEndpoint},
+		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", c.OTLPTracesEndpoint},
+		{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", c.OTLPMetricsEndpoint},
+	} {
+		if u.v == "" {
+			continue
+		}
+		if err := telemetry.ValidateEndpoint(u.v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", u.name, err))
+		}
+	}
+	if c.OTLPProtocol != telemetry.ProtocolHTTPProtobuf && c.OTLPProtocol != telemetry.ProtocolGRPC {
+		errs = append(errs, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: want %s or %s", c.OTLPProtocol, telemetry.ProtocolHTTPProtobuf, telemetry.ProtocolGRPC))
+	}
+	if _, err := telemetry.ParseHeaders(c.OTLPHeaders); err != nil {
+		errs = append(errs, fmt.Errorf("OTEL_EXPORTER_OTLP_HEADERS: %w", err))
+	}
+	if c.OTLPTimeoutMillis <= 0 {
+		errs = append(errs, fmt.Errorf("OTEL_EXPORTER_OTLP_TIMEOUT=%d: must be > 0 (milliseconds)", c.OTLPTimeoutMillis))
+	}
+	if c.MetricExportIntervalMillis <= 0 {
+		errs = append(errs, fmt.Errorf("OTEL_METRIC_EXPORT_INTERVAL=%d: must be > 0 (milliseconds)", c.MetricExportIntervalMillis))
+	}
+	return errs
+}
+
+// OTLP returns the resolved OTLP export settings. Call it on a validated
+// Config: headers that do not parse are left out.
+func (c Config) OTLP() telemetry.OTLP {
+	h, _ := telemetry.ParseHeaders(c.OTLPHeaders)
+	return telemetry.OTLP{
+		Protocol:        c.OTLPProtocol,
+		Endpoint:        c.OTLPEndpoint,
+		TracesEndpoint:  c.OTLPTracesEndpoint,
+		MetricsEndpoint: c.OTLPMetricsEndpoint,
+		Headers:         h,
+		Timeout:         time.Duration(c.OTLPTimeoutMillis) * time.Millisecond,
+		MetricInterval:  time.Duration(c.MetricExportIntervalMillis) * time.Millisecond,
+	}
 }
 
 // Pooled reports whether the pool mode is ModePooled.

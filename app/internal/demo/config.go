@@ -39,6 +39,16 @@ const (
 	RedisServer = "server"
 )
 
+// Telemetry paths: how Prometheus gets the tracks' series.
+const (
+	// TelemetryMetrics scrapes each track's /metrics.
+	TelemetryMetrics = "metrics"
+	// TelemetryOTLP runs one OpenTelemetry Collector beside each track (the
+	// sidecar pattern): the track pushes OTLP to it, Prometheus scrapes the
+	// collectors and never the tracks.
+	TelemetryOTLP = "otlp"
+)
+
 // Config is the demo's configuration. Ports of 0 mean a free ephemeral port
 // on 127.0.0.1; every other port is checked free before use.
 //
@@ -74,6 +84,9 @@ type Config struct {
 	OutDir        string // reports and logs
 
 	Redis          string        // auto, embedded or server
+	Telemetry      string        // metrics or otlp
+	CollectorBin   string        // the collector binary (otlp)
+	CollectorConf  string        // the sidecar's collector configuration (otlp)
 	ScrapeInterval time.Duration // Prometheus scrape and rule evaluation interval
 
 	FaultLatency   time.Duration // regression: added to every gray API request
@@ -106,6 +119,9 @@ func Default() Config {
 		Window:         "1m",
 		OutDir:         "out",
 		Redis:          RedisAuto,
+		Telemetry:      TelemetryMetrics,
+		CollectorBin:   "bin/otelcol",
+		CollectorConf:  "deploy/helm/poolparity/files/otel-collector.yaml",
 		ScrapeInterval: 2 * time.Second,
 		FaultLatency:   40 * time.Millisecond,
 		Progress:       10 * time.Second,
@@ -169,6 +185,12 @@ func (c Config) Validate() error {
 	if !slices.Contains([]string{RedisAuto, RedisEmbedded, RedisServer}, c.Redis) {
 		bad("REDIS must be auto, embedded or server, got %q", c.Redis)
 	}
+	if c.Telemetry != TelemetryMetrics && c.Telemetry != TelemetryOTLP {
+		bad("TELEMETRY must be %s or %s, got %q", TelemetryMetrics, TelemetryOTLP, c.Telemetry)
+	}
+	if c.Telemetry == TelemetryOTLP && (c.CollectorBin == "" || c.CollectorConf == "") {
+		bad("OTELCOL_BIN and OTELCOL_CONFIG must not be empty with TELEMETRY=otlp")
+	}
 	if c.ScrapeInterval < time.Second || c.ScrapeInterval > 15*time.Second {
 		bad("SCRAPE_INTERVAL must be between 1s and 15s, got %s", c.ScrapeInterval)
 	}
@@ -197,7 +219,7 @@ func checkPrometheusURL(s string) error {
 }
 
 // Parse fills a Config from args and the environment read by getenv, then
-// validates it. SCENARIO, DURATION and GRAY_WEIGHT are read as they are
+// validates it. SCENARIO, DURATION, GRAY_WEIGHT and TELEMETRY are read as they are
 // (the Makefile passes them); every other variable has the prefix DEMO_
 // (DEMO_RPS, DEMO_STABLE_PORT, ...) so that the demo never picks up a
 // variable meant for the service, such as REDIS_ADDR. Each setting is also
@@ -232,6 +254,9 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.String(&c.Window, "DEMO_WINDOW", "recording-rule window the report reads (default 5m with -report-only)")
 	e.String(&c.OutDir, "DEMO_OUT", "directory for report.{txt,json,html} and logs/")
 	e.String(&c.Redis, "DEMO_REDIS", "auto (redis-server if installed, else embedded), embedded or server")
+	e.String(&c.Telemetry, "TELEMETRY", "metrics (Prometheus scrapes each track's /metrics) or otlp (each track pushes OTLP to its own collector, which Prometheus scrapes)")
+	e.String(&c.CollectorBin, "DEMO_OTELCOL_BIN", "path of the OpenTelemetry Collector binary (TELEMETRY=otlp; hack/install-tools.sh otelcol)")
+	e.String(&c.CollectorConf, "DEMO_OTELCOL_CONFIG", "the collector configuration run beside each track (TELEMETRY=otlp)")
 	e.Duration(&c.ScrapeInterval, "DEMO_SCRAPE_INTERVAL", "Prometheus scrape and rule evaluation interval")
 	e.Duration(&c.FaultLatency, "DEMO_FAULT_LATENCY", "latency added to the gray track in the regression scenario")
 	e.Float64(&c.FaultErrorRate, "DEMO_FAULT_ERROR_RATE", "fraction of gray requests answered 500 in the regression scenario")

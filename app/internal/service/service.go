@@ -15,10 +15,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 
@@ -42,6 +44,8 @@ type Service struct {
 	rdb      *redis.Client
 	embedded *embedredis.Server
 	tracing  *telemetry.Tracing
+	push     *telemetry.MetricsPush
+	otelErrs *telemetry.ExportErrors
 	server   *server.Server
 	handler  http.Handler
 }
@@ -82,17 +86,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 		MaxRetries: 1,
 	})
 
-	version := buildVersion()
-	if s.tracing, err = telemetry.NewTracing(ctx, cfg.OTLPEndpoint, Name, version, map[string]string{
-		telemetry.LabelGrayStatus: strconv.FormatBool(cfg.GrayStatus),
-		telemetry.LabelPoolMode:   cfg.PoolMode,
-	}); err != nil {
-		return nil, err
-	}
-	if err := redisotel.InstrumentTracing(s.rdb, redisotel.WithTracerProvider(s.tracing.Provider)); err != nil {
-		return nil, fmt.Errorf("instrumenting redis tracing: %w", err)
-	}
-
 	gatherer, reg := telemetry.NewRegistry(cfg.GrayStatus, cfg.PoolMode)
 	pools := instrument.NewRegistry()
 	if err := errors.Join(
@@ -101,6 +94,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 		telemetry.RegisterPools(reg, pools),
 	); err != nil {
 		return nil, err
+	}
+	if err := s.startOTLP(ctx, gatherer, reg, pools); err != nil {
+		return nil, err
+	}
+	if err := redisotel.InstrumentTracing(s.rdb, redisotel.WithTracerProvider(s.tracing.Provider)); err != nil {
+		return nil, fmt.Errorf("instrumenting redis tracing: %w", err)
 	}
 	rec, err := server.NewPromRecorder(reg)
 	if err != nil {
@@ -135,6 +134,38 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 		otelhttp.WithPropagators(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})),
 	)
 	return s, nil
+}
+
+// startOTLP sets up trace export and the metrics push when the
+// configuration names an OTLP endpoint (docs/otlp.md). Both run on their
+// own goroutines; failures are counted in otlp_export_failures_total on
+// reg and logged at most once a minute per signal.
+func (s *Service) startOTLP(ctx context.Context, g prometheus.Gatherer, reg prometheus.Registerer, pools *instrument.Registry) error {
+	o := s.cfg.OTLP()
+	attrs := map[string]string{
+		telemetry.LabelGrayStatus: strconv.FormatBool(s.cfg.GrayStatus),
+		telemetry.LabelPoolMode:   s.cfg.PoolMode,
+	}
+	res, err := telemetry.NewResource(Name, buildVersion(), attrs)
+	if err != nil {
+		return err
+	}
+	errs, err := telemetry.NewExportErrors(reg, s.log, time.Minute)
+	if err != nil {
+		return err
+	}
+	s.otelErrs = errs
+	if s.tracing, err = telemetry.NewTracing(ctx, o, res, errs); err != nil {
+		return err
+	}
+	if o.MetricsURL() == "" {
+		return nil
+	}
+	if s.push, err = telemetry.NewMetricsPush(ctx, o, res, g, pools, attrs, errs); err != nil {
+		return err
+	}
+	s.log.Info("pushing metrics over OTLP; /metrics is still served", "url", o.MetricsURL(), "interval", o.MetricInterval.String())
+	return nil
 }
 
 // Handler returns the service's HTTP handler.
@@ -178,9 +209,23 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// Close releases Redis, the embedded server and the tracer provider.
+// Close flushes and stops the tracer provider and the metrics push (whose
+// last push still reads the Redis pool), then releases Redis and the
+// embedded server. The flushes share one 5s bound.
 func (s *Service) Close() error {
 	var errs []error
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if s.tracing != nil {
+		if err := s.tracing.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("flushing traces: %w", err))
+		}
+	}
+	if s.push != nil {
+		if err := s.push.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("flushing OTLP metrics: %w", err))
+		}
+	}
 	if s.rdb != nil {
 		if err := s.rdb.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing redis client: %w", err))
@@ -188,13 +233,6 @@ func (s *Service) Close() error {
 	}
 	if s.embedded != nil {
 		s.embedded.Close()
-	}
-	if s.tracing != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := s.tracing.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("flushing traces: %w", err))
-		}
 	}
 	return errors.Join(errs...)
 }
@@ -207,6 +245,10 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
+	// The SDK reports its own errors (failed collections, dropped spans)
+	// to a process-wide handler; Run is the process's entry point, so it
+	// routes them to the same bounded-rate log as failed exports.
+	otel.SetErrorHandler(s.otelErrs)
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.HTTPAddr, err)

@@ -6,7 +6,6 @@ package telemetry
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,7 +16,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/extra/redisprometheus/v9"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -102,27 +100,35 @@ type Tracing struct {
 	Shutdown func(context.Context) error
 }
 
-// NewTracing returns an OpenTelemetry SDK tracer provider exporting over
-// OTLP/HTTP when endpoint is not empty (the exporter reads the standard
-// OTEL_EXPORTER_OTLP_* variables), and a no-op provider otherwise, so that
-// an unconfigured service pays nothing for tracing.
-func NewTracing(ctx context.Context, endpoint, service, version string, attrs map[string]string) (*Tracing, error) {
-	if endpoint == "" {
-		return &Tracing{Provider: noop.NewTracerProvider(), Shutdown: func(context.Context) error { return nil }}, nil
-	}
-	exp, err := otlptracehttp.New(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("creating OTLP trace exporter: %w", err)
-	}
+// NewResource returns the OpenTelemetry resource of the service: the SDK
+// defaults, service.name, service.version and attrs.
+func NewResource(service, version string, attrs map[string]string) (*resource.Resource, error) {
 	kv := []attribute.KeyValue{attribute.String("service.name", service), attribute.String("service.version", version)}
 	for k, v := range attrs {
 		kv = append(kv, attribute.String(k, v))
 	}
 	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(kv...))
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("building trace resource: %w", err), exp.Shutdown(ctx))
+		return nil, fmt.Errorf("building OpenTelemetry resource: %w", err)
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	return res, nil
+}
+
+// NewTracing returns an OpenTelemetry SDK tracer provider exporting over
+// OTLP (o.Protocol) to o.TracesURL() (with o's headers and timeout) when that is
+// not empty, and a no-op provider otherwise, so that an unconfigured
+// service pays nothing for tracing. Spans are batched and exported on
+// their own goroutine; failed exports are counted and logged through errs.
+func NewTracing(ctx context.Context, o OTLP, res *resource.Resource, errs *ExportErrors) (*Tracing, error) {
+	u := o.TracesURL()
+	if u == "" {
+		return &Tracing{Provider: noop.NewTracerProvider(), Shutdown: func(context.Context) error { return nil }}, nil
+	}
+	exp, err := newSpanExporter(ctx, o)
+	if err != nil {
+		return nil, fmt.Errorf("creating OTLP trace exporter: %w", err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(spanExporter{SpanExporter: exp, errs: errs}), sdktrace.WithResource(res))
 	return &Tracing{Provider: tp, Shutdown: tp.Shutdown}, nil
 }
 

@@ -1,0 +1,79 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// sidecars runs one OpenTelemetry Collector per track for TELEMETRY=otlp,
+// with the chart's sidecar configuration, and a loopback sink that accepts
+// the traces the collectors forward.
+type sidecars struct {
+	r       *runner
+	bin     string
+	conf    string
+	traces  string // OTLP/HTTP base URL of the trace sink
+	logDir  string
+	pushInt time.Duration
+}
+
+// newSidecars returns nil for TELEMETRY=metrics.
+func (r *runner) newSidecars(ctx context.Context, logDir string) (*sidecars, error) {
+	if r.cfg.Telemetry != TelemetryOTLP {
+		return nil, nil
+	}
+	bin, err := executable(r.cfg.CollectorBin, "the collector binary (install it: hack/install-tools.sh otelcol, or set DEMO_OTELCOL_BIN)")
+	if err != nil {
+		return nil, err
+	}
+	conf, err := filepath.Abs(r.cfg.CollectorConf)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("trace sink: %w", err)
+	}
+	sink := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	})}
+	go func() { _ = sink.Serve(ln) }()
+	r.onTeardown(func() { _ = sink.Close() })
+	return &sidecars{r: r, bin: bin, conf: conf, traces: "http://" + ln.Addr().String(), logDir: logDir, pushInt: r.cfg.ScrapeInterval}, nil
+}
+
+// start runs the collector of track name and waits for its Prometheus
+// port. It returns the address Prometheus scrapes and env plus the
+// variables that make the track push to the collector, once per scrape
+// interval.
+func (s *sidecars) start(ctx context.Context, name string, env []string) (string, []string, error) {
+	otlpPort, err := reservePort(0)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s collector OTLP port: %w", name, err)
+	}
+	promPort, err := reservePort(0)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s collector Prometheus port: %w", name, err)
+	}
+	otlp := "127.0.0.1:" + strconv.Itoa(otlpPort)
+	prom := "127.0.0.1:" + strconv.Itoa(promPort)
+	p, err := startProc(name+"-otelcol", s.bin, []string{"--config=" + s.conf}, childEnv(
+		"OTELCOL_OTLP_HTTP="+otlp, "OTELCOL_PROMETHEUS="+prom, "OTELCOL_TRACES_ENDPOINT="+s.traces,
+	), s.logDir)
+	if err != nil {
+		return "", nil, err
+	}
+	s.r.track(p)
+	if err := waitUntil(ctx, p, 30*time.Second, 200*time.Millisecond, name+" collector", httpOK(s.r.client, "http://"+prom+"/metrics")); err != nil {
+		return "", nil, err
+	}
+	return prom, append(env,
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+otlp,
+		"OTEL_METRIC_EXPORT_INTERVAL="+strconv.FormatInt(s.pushInt.Milliseconds(), 10),
+	), nil
+}
