@@ -28,15 +28,9 @@ import (
 	"github.com/poolparity/poolparity/app/internal/loadgen"
 )
 
-// Config is the command's settings.
+// Config is the command's settings: the generator's, and how the command judges and connects.
 type Config struct {
-	Target        string
-	Duration      time.Duration
-	MaxRequests   int
-	RPS           float64
-	Concurrency   int
-	Keys          int
-	Seed          uint64
+	Load          loadgen.Config // BaseURL is -target
 	MaxErrorRatio float64
 	KeepAlive     bool
 	InCluster     bool // set from KUBERNETES_SERVICE_HOST, not a flag
@@ -50,17 +44,20 @@ func main() {
 }
 
 func parse(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
-	c := Config{Duration: time.Minute, MaxRequests: 1_000_000, RPS: 50, Concurrency: 8, Keys: 200, Seed: 1, MaxErrorRatio: 0.01, KeepAlive: true}
+	c := Config{
+		Load:          loadgen.Config{Duration: time.Minute, MaxRequests: 1_000_000, RPS: 50, Concurrency: 8, Keys: 200, Seed: 1},
+		MaxErrorRatio: 0.01, KeepAlive: true,
+	}
 	fs := flag.NewFlagSet("poolparity-load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	e := envflag.New(fs, getenv, envflag.TrimPrefix("LOAD_"))
-	e.String(&c.Target, "LOAD_TARGET", "base URL of the service, e.g. http://poolparity:80")
-	e.Duration(&c.Duration, "LOAD_DURATION", "how long to send load")
-	e.Int(&c.MaxRequests, "LOAD_MAX_REQUESTS", "most requests to send")
-	e.Float64(&c.RPS, "LOAD_RPS", "requests per second, over all workers")
-	e.Int(&c.Concurrency, "LOAD_CONCURRENCY", "workers (requests in flight at most)")
-	e.Int(&c.Keys, "LOAD_KEYS", "size of the item id space")
-	e.Uint64(&c.Seed, "LOAD_SEED", "seed of the call sequence")
+	e.String(&c.Load.BaseURL, "LOAD_TARGET", "base URL of the service, e.g. http://poolparity:80")
+	e.Duration(&c.Load.Duration, "LOAD_DURATION", "how long to send load")
+	e.Int(&c.Load.MaxRequests, "LOAD_MAX_REQUESTS", "most requests to send")
+	e.Float64(&c.Load.RPS, "LOAD_RPS", "requests per second, over all workers")
+	e.Int(&c.Load.Concurrency, "LOAD_CONCURRENCY", "workers (requests in flight at most)")
+	e.Int(&c.Load.Keys, "LOAD_KEYS", "size of the item id space")
+	e.Uint64(&c.Load.Seed, "LOAD_SEED", "seed of the call sequence")
 	e.Float64(&c.MaxErrorRatio, "LOAD_MAX_ERROR_RATIO", "exit 1 when more than this share of requests failed")
 	e.Bool(&c.KeepAlive, "LOAD_KEEP_ALIVE", "reuse connections; false opens one per request, so a Kubernetes Service spreads requests (not connections) over its pods")
 	if err := e.Parse(args); err != nil {
@@ -75,12 +72,9 @@ func (c Config) loadConfig() (loadgen.Config, error) {
 	if c.MaxErrorRatio < 0 || c.MaxErrorRatio > 1 {
 		return loadgen.Config{}, fmt.Errorf("max error ratio must be in [0, 1], got %g", c.MaxErrorRatio)
 	}
-	lc := loadgen.Config{
-		BaseURL: c.Target, Duration: c.Duration, MaxRequests: c.MaxRequests, RPS: c.RPS,
-		Concurrency: c.Concurrency, Keys: c.Keys, Seed: c.Seed,
-	}
+	lc := c.Load
 	if c.InCluster {
-		if u, err := url.Parse(c.Target); err == nil {
+		if u, err := url.Parse(lc.BaseURL); err == nil {
 			lc.AllowHosts = []string{u.Hostname()}
 		}
 	}

@@ -130,16 +130,7 @@ func Test(x, y []float64, alt Alternative) (Result, error) {
 		res.Exact = true
 		dist := uDistribution(n1, n2)
 		ui := int(math.Round(u))
-		upper := tail(dist, ui, true)  // P(U >= u)
-		lower := tail(dist, ui, false) // P(U <= u)
-		switch alt {
-		case Greater:
-			res.P = upper
-		case Less:
-			res.P = lower
-		case TwoSided:
-			res.P = math.Min(1, 2*math.Min(upper, lower))
-		}
+		res.P = pValue(alt, tail(dist, ui, true), tail(dist, ui, false)) // P(U >= u), P(U <= u)
 		return res, nil
 	}
 
@@ -151,17 +142,20 @@ func Test(x, y []float64, alt Alternative) (Result, error) {
 		res.P = 1
 		return res, nil
 	}
-	upper := normalUpper((u - mu - 0.5) / sigma)
-	lower := 1 - normalUpper((u-mu+0.5)/sigma)
+	res.P = pValue(alt, normalUpper((u-mu-0.5)/sigma), 1-normalUpper((u-mu+0.5)/sigma))
+	return res, nil
+}
+
+// pValue picks the p-value of alt from the upper tail P(U >= u) and the lower tail P(U <= u).
+func pValue(alt Alternative, upper, lower float64) float64 {
 	switch alt {
 	case Greater:
-		res.P = upper
+		return upper
 	case Less:
-		res.P = lower
-	case TwoSided:
-		res.P = math.Min(1, 2*math.Min(upper, lower))
+		return lower
+	default:
+		return math.Min(1, 2*math.Min(upper, lower))
 	}
-	return res, nil
 }
 
 // normalUpper is P(Z >= z) for a standard normal Z.
