@@ -132,14 +132,9 @@ func (h *Harness) stepUp(ctx context.Context) (string, error) {
 	return note, nil
 }
 
-// waitPods waits until every pod in ns matching selector is Ready (Jobs' pods excepted).
+// waitPods waits until every pod in ns matching selector is Ready.
 func (h *Harness) waitPods(ctx context.Context, ns, selector string, timeout time.Duration) error {
-	args := []string{"-n", ns, "wait", "--for=condition=Ready", "pod", "--timeout", fmt.Sprintf("%ds", int(timeout.Seconds()))}
-	if selector != "" {
-		args = append(args, "-l", selector)
-	} else {
-		args = append(args, "--all", "--field-selector=status.phase!=Succeeded")
-	}
+	args := []string{"-n", ns, "wait", "--for=condition=Ready", "pod", "-l", selector, "--timeout", fmt.Sprintf("%ds", int(timeout.Seconds()))}
 	_, err := h.kubectl(ctx, "kubectl", args...)
 	return err
 }

@@ -144,12 +144,22 @@ func (h *Harness) ensureBase(ctx context.Context) error {
 }
 
 func (h *Harness) imageExists(ctx context.Context, tag string) bool {
-	return h.run(ctx, "images", cmd{name: "docker", args: []string{"image", "inspect", "--format", "{{.Id}}", tag}}) == nil
+	return h.imageID(ctx, tag) != ""
 }
 
 // imageLabel returns the recipe label of a local image, or "".
 func (h *Harness) imageLabel(ctx context.Context, tag string) string {
-	out, err := h.output(ctx, "images", cmd{name: "docker", args: []string{"image", "inspect", "--format", "{{index .Config.Labels \"" + recipeLabel + "\"}}", tag}})
+	return h.inspect(ctx, tag, "{{index .Config.Labels \""+recipeLabel+"\"}}")
+}
+
+// imageID returns the ID of a local image, or "" when there is none.
+func (h *Harness) imageID(ctx context.Context, tag string) string {
+	return h.inspect(ctx, tag, "{{.Id}}")
+}
+
+// inspect returns one field of a local image (a docker inspect template), or "".
+func (h *Harness) inspect(ctx context.Context, tag, format string) string {
+	out, err := h.output(ctx, "images", cmd{name: "docker", args: []string{"image", "inspect", "--format", format, tag}})
 	if err != nil {
 		return ""
 	}
@@ -468,11 +478,6 @@ func pauseTag(tags []string) string {
 		}
 	}
 	return "3.10.2"
-}
-
-func (h *Harness) imageID(ctx context.Context, tag string) string {
-	out, _ := h.output(ctx, "images", cmd{name: "docker", args: []string{"image", "inspect", "--format", "{{.Id}}", tag}})
-	return strings.TrimSpace(out)
 }
 
 // preloadImages starts a container of stage1, runs containerd in it, imports the images into

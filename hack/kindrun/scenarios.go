@@ -311,8 +311,7 @@ func (h *Harness) portForward(ctx context.Context, ns, target string, port int) 
 	stop := func() { cancel(); _ = c.Wait(); logf.Close() }
 	base := fmt.Sprintf("http://127.0.0.1:%d", local)
 	err = poll(ctx, time.Second, 90*time.Second, "Prometheus through port-forward", func() (bool, error) {
-		var v any
-		return getJSON(ctx, base+"/-/ready", &v) == nil || httpOK(ctx, base+"/-/ready"), nil
+		return httpOK(ctx, base+"/-/ready"), nil
 	})
 	if err != nil {
 		stop()
