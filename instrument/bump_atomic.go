@@ -17,3 +17,6 @@ func loadSlot(p *unsafe.Pointer) unsafe.Pointer { return atomic.LoadPointer(p) }
 
 // storeSlot writes a stripe's slot. See bump for why this file uses atomics.
 func storeSlot(p *unsafe.Pointer, v unsafe.Pointer) { atomic.StorePointer(p, v) }
+
+// tick increments a stripe's WithCheck counter and returns the new value.
+func tick(p *uint64) uint64 { return atomic.AddUint64(p, 1) }

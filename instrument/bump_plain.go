@@ -24,3 +24,7 @@ func loadSlot(p *unsafe.Pointer) unsafe.Pointer { return *p }
 
 // storeSlot writes a stripe's slot with a plain store; see loadSlot.
 func storeSlot(p *unsafe.Pointer, v unsafe.Pointer) { *p = v }
+
+// tick increments a stripe's WithCheck counter and returns the new value;
+// single writer, as for bump.
+func tick(p *uint64) uint64 { *p++; return *p }

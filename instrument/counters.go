@@ -12,6 +12,7 @@ const (
 	idxMisses
 	idxPuts
 	idxDrops
+	idxDirty
 	numCounters
 )
 
@@ -28,7 +29,17 @@ type stripe struct {
 	// sync.Pool, or nil. It is read and written only through loadSlot and
 	// storeSlot.
 	slot unsafe.Pointer
-	_    [stripeSize - numCounters*8 - unsafe.Sizeof(unsafe.Pointer(nil))]byte
+	// tick counts the pooled objects handed out on this P since the last
+	// one WithCheck sampled.
+	tick uint64
+	_    [stripeSize - numCounters*8 - unsafe.Sizeof(unsafe.Pointer(nil)) - 8]byte
+}
+
+// sampled advances the stripe's countdown and reports whether this Get is
+// the one in every `every` that WithCheck checks. The caller is pinned to
+// the stripe's P.
+func (s *stripe) sampled(every uint64) bool {
+	return tick(&s.tick)%every == 0
 }
 
 // counters is a set of counters striped by P. A goroutine pins itself to its
@@ -61,6 +72,18 @@ func (c *counters) add(i int) {
 	runtimeProcUnpin()
 }
 
+// sampled is stripe.sampled for the current P, for callers not pinned.
+// Ps beyond the stripes are always sampled.
+func (c *counters) sampled(every uint64) bool {
+	pid := runtimeProcPin()
+	ok := true
+	if pid < len(c.stripes) {
+		ok = c.stripes[pid].sampled(every)
+	}
+	runtimeProcUnpin()
+	return ok
+}
+
 // clearSlots empties every stripe's slot, dropping the objects in them.
 // It runs on the cleanup goroutine after a GC, concurrently with the owners
 // of the stripes; see Pool.armSentinel for why that is safe.
@@ -75,6 +98,7 @@ func (c *counters) clearSlots() {
 // snapshot rarely shows more misses than gets.
 func (c *counters) load() Stats {
 	var s Stats
+	s.Dirty = c.sum(idxDirty)
 	s.Drops = c.sum(idxDrops)
 	s.Puts = c.sum(idxPuts)
 	s.Misses = c.sum(idxMisses)

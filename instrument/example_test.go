@@ -93,3 +93,33 @@ func ExampleRegistry() {
 	// report_scratch gets=0 puts=0
 	// true
 }
+
+// A reset that forgets a field lets one request's state reach the next.
+// WithCheck catches the dirty object, counts it and hands out a clean one.
+func ExampleWithCheck() {
+	type session struct {
+		user string
+		ids  []int
+	}
+	p, err := instrument.New("request_scratch",
+		instrument.WithNew(func() *session { return new(session) }),
+		instrument.WithReset(func(s *session) { s.ids = s.ids[:0] }), // forgets user
+		instrument.WithCheck(1, func(s *session) error {
+			if s.user != "" || len(s.ids) != 0 {
+				return fmt.Errorf("session not reset: user %q, %d ids", s.user, len(s.ids))
+			}
+			return nil
+		}),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := p.Get()
+	s.user, s.ids = "alice", append(s.ids, 7)
+	p.Put(s)
+
+	next := p.Get() // the pooled object still says "alice": dropped, a fresh one instead
+	st := p.Stats()
+	fmt.Printf("user=%q gets=%d misses=%d dirty=%d\n", next.user, st.Gets, st.Misses, st.Dirty)
+	// Output: user="" gets=2 misses=2 dirty=1
+}

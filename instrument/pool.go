@@ -31,15 +31,22 @@ type Stats struct {
 	Puts uint64
 	// Drops counts objects passed to Put that the keep policy refused.
 	Drops uint64
+	// Dirty counts objects taken from the pool that failed the WithCheck
+	// check. Each was dropped and replaced by a fresh object from New,
+	// which is counted as a miss as well.
+	Dirty uint64
 }
 
 // Option configures a Pool. Options are applied in order by New.
 type Option[T any] func(*options[T])
 
 type options[T any] struct {
-	newFn func() T
-	reset func(T)
-	keep  func(T) bool
+	newFn      func() T
+	reset      func(T)
+	keep       func(T) bool
+	check      func(T) error
+	checkEvery int
+	checkSet   bool
 }
 
 // WithNew sets the function that makes a fresh object when the pool has
@@ -64,6 +71,24 @@ func WithKeep[T any](fn func(T) bool) Option[T] {
 	return func(o *options[T]) { o.keep = fn }
 }
 
+// WithCheck turns on the pool sanitizer: Get runs check on one in every
+// `every` objects it takes from the pool (1 checks them all; objects fresh
+// from New are never checked). An object for which check returns an error
+// is dirty, usually because the reset forgot some state: it is counted in
+// Stats.Dirty, dropped, and replaced by a fresh object from New (counted as
+// a miss), so the caller still gets a clean object. The error itself is not
+// kept. WithCheck needs WithNew, every >= 1 and a non-nil check; New
+// reports an error otherwise.
+//
+// The sampling is a countdown per P, so a busy pool checks about 1/every
+// of its Gets. A pool without WithCheck pays one predictable branch for
+// the feature (see docs/benchmarks-instrument.md). check runs outside the
+// pool's critical section, concurrently on different objects, and must not
+// call Get or Put on the same pool.
+func WithCheck[T any](every int, check func(T) error) Option[T] {
+	return func(o *options[T]) { o.check, o.checkEvery, o.checkSet = check, every, true }
+}
+
 // Pool is a typed sync.Pool that counts its operations. Create one with New;
 // the zero value is not usable. A Pool must not be copied after first use.
 //
@@ -85,6 +110,10 @@ type Pool[T any] struct {
 	newFn func() T
 	reset func(T)
 	keep  func(T) bool
+	// check is the WithCheck sanitizer, run on one pooled object in every
+	// `every` Gets per P; nil when off.
+	check func(T) error
+	every uint64
 	// builtin marks pools made by NewBufferPool (T is *bytes.Buffer) and
 	// NewByteSlicePool (T is *[]byte): Put then applies their policy (drop
 	// nil or over maxCap, else reset) inline. Measured, the two indirect
@@ -116,14 +145,26 @@ func New[T any](name string, opts ...Option[T]) (*Pool[T], error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	p := &Pool[T]{name: name, newFn: o.newFn, reset: o.reset, keep: o.keep}
+	if o.checkSet {
+		switch {
+		case o.check == nil:
+			return nil, fmt.Errorf("pool %s: WithCheck: nil check function", name)
+		case o.checkEvery < 1:
+			return nil, fmt.Errorf("pool %s: WithCheck: every must be >= 1, got %d", name, o.checkEvery)
+		case o.newFn == nil:
+			return nil, fmt.Errorf("pool %s: WithCheck needs WithNew, to replace a dirty object", name)
+		}
+	}
+	p := &Pool[T]{name: name, newFn: o.newFn, reset: o.reset, keep: o.keep, check: o.check, every: uint64(o.checkEvery)}
 	p.ctr.init()
 	if k := reflect.TypeFor[T]().Kind(); k == reflect.Pointer || k == reflect.UnsafePointer {
 		p.slotted = true
 		armSentinel(weak.Make(&p.ctr))
 	}
-	if p.newFn != nil {
+	if p.newFn != nil && p.check == nil {
 		// The miss is counted inside New, so only the slow path pays for it.
+		// With a check, getShared calls newFn itself, to tell a fresh object
+		// (never checked) from a pooled one.
 		p.pool.New = func() any {
 			p.ctr.add(idxMisses)
 			return p.newFn()
@@ -185,14 +226,18 @@ func (p *Pool[T]) Get() T {
 	// One pin for the count and the slot. The stripe access is written out
 	// here rather than in a helper: a helper with the pin in it cannot be
 	// inlined, and the extra call level costs a measurable share of a pool
-	// operation. A sampled check of the object (an opt-in WithCheck) would
-	// go after the unpin, behind one branch on a nil field.
+	// operation. The sampled check (WithCheck) runs after the unpin, behind
+	// one branch on a nil field.
 	c := &p.ctr
 	if pid := runtimeProcPin(); pid < len(c.stripes) {
 		s := &c.stripes[pid]
 		bump(&s.n[idxGets])
 		if x := loadSlot(&s.slot); x != nil {
 			storeSlot(&s.slot, nil)
+			if p.check != nil && s.sampled(p.every) {
+				runtimeProcUnpin()
+				return p.checked(*(*T)(unsafe.Pointer(&x)))
+			}
 			runtimeProcUnpin()
 			return *(*T)(unsafe.Pointer(&x))
 		}
@@ -209,10 +254,28 @@ func (p *Pool[T]) getShared() T {
 	v := p.pool.Get()
 	if v == nil {
 		p.ctr.add(idxMisses)
+		if p.check != nil { // pool.New is unset when checking: see New
+			return p.newFn()
+		}
 		var zero T
 		return zero
 	}
+	if p.check != nil && p.ctr.sampled(p.every) {
+		return p.checked(v.(T))
+	}
 	return v.(T)
+}
+
+// checked runs the WithCheck check on x, an object taken from the pool,
+// and returns x when it is clean. A dirty x is counted and dropped, and a
+// fresh object from New (a miss) is returned instead.
+func (p *Pool[T]) checked(x T) T {
+	if p.check(x) == nil {
+		return x
+	}
+	p.ctr.add(idxDirty)
+	p.ctr.add(idxMisses)
+	return p.newFn()
 }
 
 // Put returns x to the pool. When the keep policy refuses x, it is dropped

@@ -33,7 +33,7 @@ func SampleRegistry(tb testing.TB) *instrument.Registry {
 	tb.Helper()
 	r := instrument.NewRegistry()
 	err := r.Register(
-		Fixed{PoolName: "json_buffer", Counts: instrument.Stats{Gets: 10, Misses: 2, Puts: 7, Drops: 1}},
+		Fixed{PoolName: "json_buffer", Counts: instrument.Stats{Gets: 10, Misses: 2, Puts: 7, Drops: 1, Dirty: 1}},
 		Fixed{PoolName: "report_scratch", Counts: instrument.Stats{Gets: 5, Misses: 5, Puts: 0, Drops: 5}},
 	)
 	if err != nil {

@@ -53,4 +53,5 @@ func ExampleRegister() {
 	// syncpool.gets {get} pool=json_buffer 3
 	// syncpool.puts {put} pool=json_buffer 3
 	// syncpool.drops {drop} pool=json_buffer 0
+	// syncpool.dirty {dirty} pool=json_buffer 0
 }

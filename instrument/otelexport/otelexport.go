@@ -13,6 +13,7 @@
 //	syncpool.misses {miss}  -> syncpool_misses_total
 //	syncpool.puts   {put}   -> syncpool_puts_total
 //	syncpool.drops  {drop}  -> syncpool_drops_total
+//	syncpool.dirty  {dirty} -> syncpool_dirty_total
 //
 // Curly-brace units are annotations: the translation drops them rather
 // than adding a unit suffix, then adds _total because the instruments are
@@ -43,6 +44,7 @@ const (
 	MissesName = "syncpool.misses"
 	PutsName   = "syncpool.puts"
 	DropsName  = "syncpool.drops"
+	DirtyName  = "syncpool.dirty"
 )
 
 // DefaultMeterName is the instrumentation scope name used unless
@@ -105,6 +107,7 @@ func Register(mp metric.MeterProvider, src Snapshotter, opts ...Option) (metric.
 		{MissesName, "{miss}", "Gets on the sync.Pool that were not served from the pool (New was called, or the pool was empty).", func(s instrument.Stats) uint64 { return s.Misses }},
 		{PutsName, "{put}", "Objects accepted back into the sync.Pool by Put.", func(s instrument.Stats) uint64 { return s.Puts }},
 		{DropsName, "{drop}", "Objects passed to Put that the pool's keep policy refused (for example over the size cap).", func(s instrument.Stats) uint64 { return s.Drops }},
+		{DirtyName, "{dirty}", "Objects taken from the sync.Pool that failed the pool's WithCheck check (state its reset left behind); each was dropped and replaced by a fresh one.", func(s instrument.Stats) uint64 { return s.Dirty }},
 	}
 	var counters [len(specs)]metric.Int64ObservableCounter
 	observables := make([]metric.Observable, len(specs))

@@ -85,6 +85,8 @@ func TestRegisterReportsThroughManualReader(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := []point{
+				{"syncpool.dirty", "{dirty}", tt.json, 1},
+				{"syncpool.dirty", "{dirty}", tt.rep, 0},
 				{"syncpool.drops", "{drop}", tt.json, 1},
 				{"syncpool.drops", "{drop}", tt.rep, 5},
 				{"syncpool.gets", "{get}", tt.json, 10},
@@ -172,6 +174,10 @@ func TestPrometheusTranslationGivesTheDesignNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	const want = `
+# HELP syncpool_dirty_total Objects taken from the sync.Pool that failed the pool's WithCheck check (state its reset left behind); each was dropped and replaced by a fresh one.
+# TYPE syncpool_dirty_total counter
+syncpool_dirty_total{pool="json_buffer"} 1
+syncpool_dirty_total{pool="report_scratch"} 0
 # HELP syncpool_drops_total Objects passed to Put that the pool's keep policy refused (for example over the size cap).
 # TYPE syncpool_drops_total counter
 syncpool_drops_total{pool="json_buffer"} 1

@@ -7,6 +7,7 @@
 //	syncpool_misses_total{pool="..."}  Gets that had to call New
 //	syncpool_puts_total{pool="..."}    objects accepted back by Put
 //	syncpool_drops_total{pool="..."}   objects Put refused by the keep policy
+//	syncpool_dirty_total{pool="..."}   pooled objects that failed the WithCheck check
 //
 // Nothing is recorded on the pools' hot paths: the Collector only reads the
 // counters the pools keep anyway. Register it with a prometheus.Registerer,
@@ -33,6 +34,7 @@ const (
 	MissesName = "syncpool_misses_total"
 	PutsName   = "syncpool_puts_total"
 	DropsName  = "syncpool_drops_total"
+	DirtyName  = "syncpool_dirty_total"
 	PoolLabel  = "pool"
 )
 
@@ -66,6 +68,7 @@ type Collector struct {
 	misses *prometheus.Desc
 	puts   *prometheus.Desc
 	drops  *prometheus.Desc
+	dirty  *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -86,10 +89,11 @@ func NewCollector(src Snapshotter, opts ...Option) *Collector {
 		misses: desc(MissesName, "Gets on the sync.Pool that were not served from the pool (New was called, or the pool was empty)."),
 		puts:   desc(PutsName, "Objects accepted back into the sync.Pool by Put."),
 		drops:  desc(DropsName, "Objects passed to Put that the pool's keep policy refused (for example over the size cap)."),
+		dirty:  desc(DirtyName, "Objects taken from the sync.Pool that failed the pool's WithCheck check (state its reset left behind); each was dropped and replaced by a fresh one."),
 	}
 }
 
-// Describe sends the four descriptors. The set is fixed, so the Collector
+// Describe sends the five descriptors. The set is fixed, so the Collector
 // is a checked collector: a registry rejects it if another collector
 // already owns these names with the same constant labels.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
@@ -97,15 +101,17 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.misses
 	ch <- c.puts
 	ch <- c.drops
+	ch <- c.dirty
 }
 
-// Collect reads one snapshot and sends four counters per pool.
+// Collect reads one snapshot and sends five counters per pool.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, ps := range c.src.Snapshot() {
 		c.send(ch, c.gets, ps.Gets, ps.Name)
 		c.send(ch, c.misses, ps.Misses, ps.Name)
 		c.send(ch, c.puts, ps.Puts, ps.Name)
 		c.send(ch, c.drops, ps.Drops, ps.Name)
+		c.send(ch, c.dirty, ps.Dirty, ps.Name)
 	}
 }
 

@@ -13,6 +13,10 @@ import (
 )
 
 const golden = `
+# HELP syncpool_dirty_total Objects taken from the sync.Pool that failed the pool's WithCheck check (state its reset left behind); each was dropped and replaced by a fresh one.
+# TYPE syncpool_dirty_total counter
+syncpool_dirty_total{%[1]spool="json_buffer"%[2]s} 1
+syncpool_dirty_total{%[1]spool="report_scratch"%[2]s} 0
 # HELP syncpool_drops_total Objects passed to Put that the pool's keep policy refused (for example over the size cap).
 # TYPE syncpool_drops_total counter
 syncpool_drops_total{%[1]spool="json_buffer"%[2]s} 1
