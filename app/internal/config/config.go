@@ -11,17 +11,23 @@ import (
 	"time"
 
 	"github.com/poolparity/poolparity/app/internal/envflag"
+	"github.com/poolparity/poolparity/app/internal/pools"
 	"github.com/poolparity/poolparity/app/internal/telemetry"
 )
 
 // Pool modes. The mode decides where the service takes its hot-path
-// buffers, encoders and scratch structs from; the responses are the same.
+// buffers, encoders and scratch structs from; the responses are the same
+// (the misuse modes of pools.Modes pool them wrongly on purpose).
 const (
 	// ModePooled takes them from instrumented sync.Pools.
-	ModePooled = "pooled"
+	ModePooled = string(pools.ModePooled)
 	// ModeUnpooled allocates them plainly, per use.
-	ModeUnpooled = "unpooled"
+	ModeUnpooled = string(pools.ModeUnpooled)
 )
+
+// DefaultPoolCheckEvery is POOL_CHECK_EVERY's default: the sanitizer
+// checks one object in 16 taken from each pool.
+const DefaultPoolCheckEvery = 16
 
 // Config is the service's configuration. The zero value is not valid; use
 // Default or Parse.
@@ -32,9 +38,14 @@ type Config struct {
 	// GrayStatus marks this process as the gray (canary) track. It becomes
 	// the gray_status constant label on every series.
 	GrayStatus bool
-	// PoolMode is ModePooled or ModeUnpooled. It becomes the pool_mode
-	// constant label on every series.
+	// PoolMode is one of pools.Modes: ModePooled, ModeUnpooled or a
+	// misuse mode (docs/pool-misuse.md). It becomes the pool_mode constant
+	// label on every series.
 	PoolMode string
+	// PoolCheckEvery runs the pool sanitizer on one object in every
+	// PoolCheckEvery taken from each pool (syncpool_dirty_total counts the
+	// dirty ones); 0 turns it off.
+	PoolCheckEvery int
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
 
@@ -107,6 +118,7 @@ func Default() Config {
 	return Config{
 		HTTPAddr:          ":8080",
 		PoolMode:          ModeUnpooled,
+		PoolCheckEvery:    DefaultPoolCheckEvery,
 		LogLevel:          "info",
 		RedisPoolSize:     0, // go-redis default: 10 per GOMAXPROCS
 		RedisDialTimeout:  2 * time.Second,
@@ -143,7 +155,8 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e := envflag.New(fs, getenv)
 	e.String(&c.HTTPAddr, "HTTP_ADDR", "address of the HTTP port (API, /healthz, /readyz, /metrics)")
 	e.Bool(&c.GrayStatus, "GRAY_STATUS", "this process is the gray (canary) track")
-	e.String(&c.PoolMode, "POOL_MODE", "where hot-path buffers come from: pooled or unpooled")
+	e.String(&c.PoolMode, "POOL_MODE", "where hot-path buffers come from: pooled, unpooled, or a misuse mode for demos (misuse-hold, misuse-reset, misuse-retain, misuse-dirty)")
+	e.Int(&c.PoolCheckEvery, "POOL_CHECK_EVERY", "pool sanitizer: check one object in every N taken from each pool for state its reset left (0: off)")
 	e.String(&c.LogLevel, "LOG_LEVEL", "log level: debug, info, warn or error")
 	e.String(&c.RedisAddr, "REDIS_ADDR", "Redis host:port; empty starts an embedded in-memory server")
 	e.String(&c.RedisPassword, "REDIS_PASSWORD", "Redis password")
@@ -184,8 +197,11 @@ func (c Config) Validate() error {
 	if c.HTTPAddr == "" {
 		errs = append(errs, errors.New("HTTP_ADDR is empty"))
 	}
-	if c.PoolMode != ModePooled && c.PoolMode != ModeUnpooled {
-		errs = append(errs, fmt.Errorf("POOL_MODE=%q: want %s or %s", c.PoolMode, ModePooled, ModeUnpooled))
+	if _, err := pools.ParseMode(c.PoolMode); err != nil {
+		errs = append(errs, fmt.Errorf("POOL_MODE: %w", err))
+	}
+	if c.PoolCheckEvery < 0 {
+		errs = append(errs, fmt.Errorf("POOL_CHECK_EVERY=%d: want 0 (off) or more", c.PoolCheckEvery))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
@@ -281,5 +297,5 @@ func (c Config) OTLP() telemetry.OTLP {
 	}
 }
 
-// Pooled reports whether the pool mode is ModePooled.
-func (c Config) Pooled() bool { return c.PoolMode == ModePooled }
+// Mode returns PoolMode as a pools.Mode (Validate has checked it).
+func (c Config) Mode() pools.Mode { return pools.Mode(c.PoolMode) }

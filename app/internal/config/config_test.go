@@ -63,6 +63,7 @@ var everySetting = map[string]string{
 	"HTTP_ADDR":                           "127.0.0.1:9999",
 	"GRAY_STATUS":                         "true",
 	"POOL_MODE":                           "pooled",
+	"POOL_CHECK_EVERY":                    "3",
 	"LOG_LEVEL":                           "debug",
 	"REDIS_ADDR":                          "127.0.0.1:1",
 	"REDIS_PASSWORD":                      "secret",

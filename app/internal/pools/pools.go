@@ -4,6 +4,10 @@
 // lets Put drop it. The code that uses a Source is the same in both modes,
 // which is what keeps the responses byte-identical: only where the memory
 // comes from differs.
+//
+// The misuse modes (Mode) reproduce the ways pooling goes wrong in real
+// services, for the gray track of a demo or a canary to show and the
+// parity rules to catch by name: see docs/pool-misuse.md.
 package pools
 
 import (
@@ -46,33 +50,81 @@ type plain[T any] struct{ newFn func() T }
 func (p plain[T]) Get() T { return p.newFn() }
 func (plain[T]) Put(T)    {}
 
-// Config describes one pool: how to make, reset and keep an object.
+// Config describes one pool: how to make, reset, keep and check an object,
+// and how the misuse modes get it wrong.
 type Config[T any] struct {
 	Name  string
 	New   func() T
 	Reset func(T)
 	// Keep reports whether an object is small enough to pool again.
 	Keep func(T) bool
+	// Clean reports an error when an object taken from the pool still
+	// holds state that Reset should have cleared; the sanitizer
+	// (instrument.WithCheck) runs it when Settings.CheckEvery > 0.
+	Clean func(T) error
+	// Presize grows a new object to the largest request it may serve
+	// (ModeMisuseReset: "fixed buffers that never grow").
+	Presize func(T)
+	// Scrub zeroes an object's whole capacity (ModeMisuseReset: a reset
+	// that clears every byte ever allocated, on every Put).
+	Scrub func(T)
+	// SloppyReset is Reset as a careless change leaves it, forgetting some
+	// state (ModeMisuseDirty); nil keeps Reset in that mode.
+	SloppyReset func(T)
 }
 
-// NewSource returns a Source for cfg: an instrument.Pool registered in reg
-// when pooled, a plain allocator otherwise.
-func NewSource[T any](pooled bool, reg *instrument.Registry, cfg Config[T]) (Source[T], error) {
-	if !pooled {
+// Settings is what every Source of one process shares: the mode, the
+// registry its pools are exported through, and the sanitizer's sampling.
+type Settings struct {
+	// Mode is the track's POOL_MODE. The zero value is ModeUnpooled.
+	Mode Mode
+	// Registry receives the pools when Mode is pooled. Nil: a private one.
+	Registry *instrument.Registry
+	// CheckEvery runs Config.Clean on one object in every CheckEvery taken
+	// from each pool; 0 turns the sanitizer off.
+	CheckEvery int
+}
+
+// NewSource returns a Source for cfg: a plain allocator in ModeUnpooled,
+// otherwise an instrument.Pool registered in st.Registry and configured
+// the way st.Mode says.
+func NewSource[T any](st Settings, cfg Config[T]) (Source[T], error) {
+	if !st.Mode.Pooled() {
 		return plain[T]{newFn: cfg.New}, nil
 	}
-	opts := []instrument.Option[T]{instrument.WithNew(cfg.New)}
-	if cfg.Reset != nil {
-		opts = append(opts, instrument.WithReset(cfg.Reset))
+	if st.Registry == nil {
+		st.Registry = instrument.NewRegistry()
 	}
-	if cfg.Keep != nil {
-		opts = append(opts, instrument.WithKeep(cfg.Keep))
+	newFn, reset, keep := cfg.New, cfg.Reset, cfg.Keep
+	switch st.Mode {
+	case ModeMisuseRetain:
+		keep = nil // no size cap: the pool keeps the largest buffer it ever saw
+	case ModeMisuseReset:
+		if cfg.Presize != nil && cfg.Scrub != nil {
+			newFn = func() T { x := cfg.New(); cfg.Presize(x); return x }
+			reset = func(x T) { cfg.Reset(x); cfg.Scrub(x) }
+			keep = nil // every object is the fixed large size
+		}
+	case ModeMisuseDirty:
+		if cfg.SloppyReset != nil {
+			reset = cfg.SloppyReset
+		}
+	}
+	opts := []instrument.Option[T]{instrument.WithNew(newFn)}
+	if reset != nil {
+		opts = append(opts, instrument.WithReset(reset))
+	}
+	if keep != nil {
+		opts = append(opts, instrument.WithKeep(keep))
+	}
+	if st.CheckEvery > 0 && cfg.Clean != nil {
+		opts = append(opts, instrument.WithCheck(st.CheckEvery, cfg.Clean))
 	}
 	p, err := instrument.New(cfg.Name, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("creating pool %s: %w", cfg.Name, err)
 	}
-	if err := reg.Register(p); err != nil {
+	if err := st.Registry.Register(p); err != nil {
 		return nil, fmt.Errorf("registering pool %s: %w", cfg.Name, err)
 	}
 	return p, nil
@@ -105,7 +157,27 @@ func (e *Encoder) Reset() { e.Buf.Reset() }
 // Small reports whether the buffer is small enough to pool again.
 func (e *Encoder) Small() bool { return e.Buf.Cap() <= MaxBufferCap }
 
+// Clean reports an error when the buffer is not empty.
+func (e *Encoder) Clean() error {
+	if n := e.Buf.Len(); n != 0 {
+		return fmt.Errorf("encoder buffer holds %d bytes", n)
+	}
+	return nil
+}
+
+// PresizeBytes is the capacity ModeMisuseReset gives every pooled buffer:
+// the largest body a request may carry, so that buffers "never grow".
+const PresizeBytes = 1 << 20
+
+// ScrubBytes zeroes b's whole capacity, the costly reset of
+// ModeMisuseReset.
+func ScrubBytes(b []byte) { clear(b[:cap(b)]) }
+
 // EncoderConfig is the pool configuration of an Encoder pool.
 func EncoderConfig(name string) Config[*Encoder] {
-	return Config[*Encoder]{Name: name, New: NewEncoder, Reset: (*Encoder).Reset, Keep: (*Encoder).Small}
+	return Config[*Encoder]{
+		Name: name, New: NewEncoder, Reset: (*Encoder).Reset, Keep: (*Encoder).Small, Clean: (*Encoder).Clean,
+		Presize: func(e *Encoder) { e.Buf.Grow(PresizeBytes) },
+		Scrub:   func(e *Encoder) { ScrubBytes(e.Buf.AvailableBuffer()) },
+	}
 }

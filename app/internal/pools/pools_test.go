@@ -10,7 +10,7 @@ import (
 
 func TestUnpooledSourceAllocatesAndRegistersNothing(t *testing.T) {
 	reg := instrument.NewRegistry()
-	src, err := pools.NewSource(false, reg, pools.EncoderConfig(pools.JSONBuffer))
+	src, err := pools.NewSource(pools.Settings{Mode: pools.ModeUnpooled, Registry: reg}, pools.EncoderConfig(pools.JSONBuffer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestUnpooledSourceAllocatesAndRegistersNothing(t *testing.T) {
 
 func TestPooledSourceResetsAndDropsOversizedBuffers(t *testing.T) {
 	reg := instrument.NewRegistry()
-	src, err := pools.NewSource(true, reg, pools.EncoderConfig(pools.ReportBuffer))
+	src, err := pools.NewSource(pools.Settings{Mode: pools.ModePooled, Registry: reg}, pools.EncoderConfig(pools.ReportBuffer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,62 @@ func TestPooledSourceResetsAndDropsOversizedBuffers(t *testing.T) {
 	if len(snap) != 1 || snap[0].Name != pools.ReportBuffer || snap[0].Drops != 1 || snap[0].Gets != 2 {
 		t.Fatalf("snapshot = %+v, want one report_buffer pool with 2 gets and 1 drop", snap)
 	}
-	if _, err := pools.NewSource(true, reg, pools.EncoderConfig(pools.ReportBuffer)); err == nil {
+	if _, err := pools.NewSource(pools.Settings{Mode: pools.ModePooled, Registry: reg}, pools.EncoderConfig(pools.ReportBuffer)); err == nil {
 		t.Fatal("registering a second pool under the same name succeeded")
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for _, m := range pools.Modes {
+		got, err := pools.ParseMode(string(m))
+		if err != nil || got != m {
+			t.Errorf("ParseMode(%q) = %q, %v", m, got, err)
+		}
+	}
+	for _, bad := range []string{"", "Pooled", "misuse", "misuse-leak", "sometimes"} {
+		if _, err := pools.ParseMode(bad); err == nil || !strings.Contains(err.Error(), "misuse-dirty") {
+			t.Errorf("ParseMode(%q) = %v, want an error listing the modes", bad, err)
+		}
+	}
+}
+
+// TestMisuseModesConfigureThePoolWrongly checks what each mode does to one
+// Encoder pool: retain keeps oversized buffers, reset pre-sizes every
+// buffer and zeroes it on Put, and pooled drops oversized buffers.
+func TestMisuseModesConfigureThePoolWrongly(t *testing.T) {
+	tests := []struct {
+		mode      pools.Mode
+		wantDrops uint64
+		minCap    int
+	}{
+		{pools.ModePooled, 1, 0},
+		{pools.ModeMisuseRetain, 0, 0},
+		{pools.ModeMisuseReset, 0, pools.PresizeBytes},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.mode), func(t *testing.T) {
+			reg := instrument.NewRegistry()
+			src, err := pools.NewSource(pools.Settings{Mode: tt.mode, Registry: reg}, pools.EncoderConfig(pools.JSONBuffer))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := src.Get()
+			if e.Buf.Cap() < tt.minCap {
+				t.Errorf("new buffer cap %d, want >= %d", e.Buf.Cap(), tt.minCap)
+			}
+			e.Buf.WriteString(strings.Repeat("x", pools.MaxBufferCap+1))
+			src.Put(e)
+			if got := reg.Snapshot()[0].Drops; got != tt.wantDrops {
+				t.Errorf("drops = %d, want %d", got, tt.wantDrops)
+			}
+			if tt.mode == pools.ModeMisuseReset {
+				b := src.Get().Buf.AvailableBuffer()
+				for i, c := range b[:cap(b)] {
+					if c != 0 {
+						t.Fatalf("byte %d of a reset buffer is %q, want every byte zeroed", i, c)
+					}
+				}
+			}
+		})
 	}
 }

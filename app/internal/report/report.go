@@ -16,7 +16,6 @@ import (
 	"strconv"
 
 	"github.com/poolparity/poolparity/app/internal/pools"
-	"github.com/poolparity/poolparity/instrument"
 )
 
 // Limits on the report size.
@@ -178,28 +177,52 @@ type Builder struct {
 	scratch pools.Source[*scratch]
 	items   pools.Source[*itemScratch]
 	out     pools.Source[*pools.Encoder]
+	// hold is pools.ModeMisuseHold: Build takes its objects up front and
+	// keeps every item's scratch until the report is written.
+	hold bool
 }
 
-// NewBuilder returns a Builder reading from st within budget. When pooled,
-// its pools are registered in reg (report_buffer, report_scratch,
-// term_scratch).
-func NewBuilder(st Store, pooled bool, reg *instrument.Registry, budget Budget) (*Builder, error) {
-	b := &Builder{store: st, budget: budget}
+// NewBuilder returns a Builder reading from st within budget. When ps.Mode
+// is pooled, its pools are registered in ps.Registry (report_buffer,
+// report_scratch, term_scratch).
+func NewBuilder(st Store, ps pools.Settings, budget Budget) (*Builder, error) {
+	b := &Builder{store: st, budget: budget, hold: ps.Mode == pools.ModeMisuseHold}
 	var err error
-	if b.scratch, err = pools.NewSource(pooled, reg, pools.Config[*scratch]{
+	if b.scratch, err = pools.NewSource(ps, pools.Config[*scratch]{
 		Name: pools.ReportScratch, New: newScratch, Reset: (*scratch).reset, Keep: (*scratch).small,
+		Clean: (*scratch).clean,
 	}); err != nil {
 		return nil, err
 	}
-	if b.items, err = pools.NewSource(pooled, reg, pools.Config[*itemScratch]{
+	if b.items, err = pools.NewSource(ps, pools.Config[*itemScratch]{
 		Name: pools.TermScratch, New: newItemScratch, Reset: (*itemScratch).reset, Keep: (*itemScratch).small,
+		Clean:   (*itemScratch).clean,
+		Presize: func(s *itemScratch) { s.raw = make([]byte, 0, pools.PresizeBytes) },
+		Scrub:   func(s *itemScratch) { pools.ScrubBytes(s.raw) },
 	}); err != nil {
 		return nil, err
 	}
-	if b.out, err = pools.NewSource(pooled, reg, pools.EncoderConfig(pools.ReportBuffer)); err != nil {
+	if b.out, err = pools.NewSource(ps, pools.EncoderConfig(pools.ReportBuffer)); err != nil {
 		return nil, err
 	}
 	return b, nil
+}
+
+// clean is the sanitizer's check of a pooled report scratch.
+func (s *scratch) clean() error {
+	if len(s.ids)+len(s.keys)+len(s.entries)+len(s.tagArena)+len(s.topArena)+len(s.tagCount)+len(s.tagList)+len(s.top) != 0 ||
+		s.rep.Items != 0 || len(s.corpus.terms) != 0 {
+		return errors.New("report scratch not reset")
+	}
+	return nil
+}
+
+// clean is the sanitizer's check of a pooled item scratch.
+func (s *itemScratch) clean() error {
+	if len(s.raw)+len(s.text)+len(s.top)+len(s.terms.terms)+len(s.item.Tags)+len(s.item.Payload) != 0 || s.item.Name != "" {
+		return errors.New("item scratch not reset")
+	}
+	return nil
 }
 
 // Build builds the report over up to n items (the first n ids in sorted
@@ -208,7 +231,25 @@ func NewBuilder(st Store, pooled bool, reg *instrument.Registry, budget Budget) 
 func (b *Builder) Build(ctx context.Context, n int, write func(body []byte) error) error {
 	s := b.scratch.Get()
 	defer b.scratch.Put(s)
+	if b.hold {
+		// The misuse: the output buffer is taken before the Redis round
+		// trips, and every item's scratch is kept until the end.
+		out := b.out.Get()
+		defer b.out.Put(out)
+		var held []*itemScratch
+		defer func() {
+			for _, is := range held {
+				b.items.Put(is)
+			}
+		}()
+		return b.build(ctx, s, n, func(is *itemScratch) { held = append(held, is) }, out, write)
+	}
+	return b.build(ctx, s, n, b.items.Put, nil, write)
+}
 
+// build is Build with the item scratch's release (done) and, when
+// non-nil, the output buffer chosen by the caller.
+func (b *Builder) build(ctx context.Context, s *scratch, n int, done func(*itemScratch), out *pools.Encoder, write func(body []byte) error) error {
 	var err error
 	if s.ids, err = b.store.ScanIDs(ctx, s.ids, n); err != nil {
 		return fmt.Errorf("listing items for the report: %w", err)
@@ -223,7 +264,7 @@ func (b *Builder) Build(ctx context.Context, n int, write func(body []byte) erro
 		if read += int64(len(value)); b.budget.MaxReadBytes > 0 && read > b.budget.MaxReadBytes {
 			return fmt.Errorf("%w: more than %d bytes of items to read", ErrOverBudget, b.budget.MaxReadBytes)
 		}
-		if err := b.addItem(s, s.ids[i], value); err != nil {
+		if err := b.addItem(s, s.ids[i], value, done); err != nil {
 			return err
 		}
 		if held := s.held(); b.budget.MaxHeldBytes > 0 && held > b.budget.MaxHeldBytes {
@@ -236,8 +277,10 @@ func (b *Builder) Build(ctx context.Context, n int, write func(body []byte) erro
 	}
 	b.summarise(s)
 
-	out := b.out.Get()
-	defer b.out.Put(out)
+	if out == nil {
+		out = b.out.Get()
+		defer b.out.Put(out)
+	}
 	if err := out.Enc.Encode(&s.rep); err != nil {
 		return fmt.Errorf("encoding the report: %w", err)
 	}
@@ -245,9 +288,9 @@ func (b *Builder) Build(ctx context.Context, n int, write func(body []byte) erro
 }
 
 // addItem analyses one stored item and appends its entry.
-func (b *Builder) addItem(s *scratch, id, value string) error {
+func (b *Builder) addItem(s *scratch, id, value string, done func(*itemScratch)) error {
 	is := b.items.Get()
-	defer b.items.Put(is)
+	defer done(is)
 
 	is.raw = append(is.raw, value...)
 	if err := json.Unmarshal(is.raw, &is.item); err != nil {

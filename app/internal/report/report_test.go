@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/poolparity/poolparity/app/internal/pools"
 	"github.com/poolparity/poolparity/instrument"
 )
 
@@ -44,12 +45,12 @@ func TestBuildCountsAnItemOnceWhenScanRepeatsIt(t *testing.T) {
 			"c": `{"name":"c","tags":[],"payload":"four"}`,
 		},
 	}
-	for _, tc := range []struct {
-		name   string
-		pooled bool
-	}{{"pooled", true}, {"unpooled", false}} {
-		t.Run(tc.name, func(t *testing.T) {
-			b, err := NewBuilder(st, tc.pooled, instrument.NewRegistry(), Budget{})
+	// Every mode, the misuses included, gives the same report: a misuse
+	// costs memory or CPU, or leaks state a later request sees, but a
+	// single build on a fresh builder is still right.
+	for _, mode := range pools.Modes {
+		t.Run(string(mode), func(t *testing.T) {
+			b, err := NewBuilder(st, pools.Settings{Mode: mode, Registry: instrument.NewRegistry(), CheckEvery: 1}, Budget{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/poolparity/poolparity/app/internal/item"
+	"github.com/poolparity/poolparity/app/internal/pools"
 	"github.com/poolparity/poolparity/app/internal/redistest"
 	"github.com/poolparity/poolparity/app/internal/server"
 )
@@ -68,15 +69,15 @@ func benchCorpus(b *testing.B, e *env, n, payloadWords int) {
 //	benchstat -col /mode report.txt
 func BenchmarkReport(b *testing.B) {
 	st, _ := testStore(b, redistest.Addr(b))
-	seeder := newServer(b, st, false)
+	seeder := newServer(b, st, pools.ModeUnpooled)
 	const items, words = 100, 300
 	benchCorpus(b, seeder, items, words)
 	for _, mode := range []struct {
-		name   string
-		pooled bool
-	}{{"pooled", true}, {"unpooled", false}} {
+		name string
+		mode pools.Mode
+	}{{"pooled", pools.ModePooled}, {"unpooled", pools.ModeUnpooled}} {
 		b.Run("mode="+mode.name, func(b *testing.B) {
-			e := newServer(b, st, mode.pooled)
+			e := newServer(b, st, mode.mode)
 			req := httptest.NewRequest("GET", fmt.Sprintf("/api/v1/report?n=%d", items), nil)
 			w := &discardWriter{h: make(http.Header)}
 			b.ReportAllocs()
@@ -95,14 +96,14 @@ func BenchmarkReport(b *testing.B) {
 // BenchmarkItemGet compares a single-item read in the two pool modes.
 func BenchmarkItemGet(b *testing.B) {
 	st, _ := testStore(b, redistest.Addr(b))
-	seeder := newServer(b, st, false)
+	seeder := newServer(b, st, pools.ModeUnpooled)
 	benchCorpus(b, seeder, 1, 300)
 	for _, mode := range []struct {
-		name   string
-		pooled bool
-	}{{"pooled", true}, {"unpooled", false}} {
+		name string
+		mode pools.Mode
+	}{{"pooled", pools.ModePooled}, {"unpooled", pools.ModeUnpooled}} {
 		b.Run("mode="+mode.name, func(b *testing.B) {
-			e := newServer(b, st, mode.pooled)
+			e := newServer(b, st, mode.mode)
 			req := httptest.NewRequest("GET", "/api/v1/items/b0000", nil)
 			w := &discardWriter{h: make(http.Header)}
 			b.ReportAllocs()
@@ -124,7 +125,7 @@ func BenchmarkItemGet(b *testing.B) {
 // highest. Run in parallel to include any contention on the metric vecs.
 func BenchmarkMetricsCost(b *testing.B) {
 	st, _ := testStore(b, redistest.Addr(b))
-	seeder := newServer(b, st, false)
+	seeder := newServer(b, st, pools.ModeUnpooled)
 	benchCorpus(b, seeder, 1, 50)
 	for _, m := range []struct {
 		name string
@@ -133,9 +134,9 @@ func BenchmarkMetricsCost(b *testing.B) {
 		b.Run("metrics="+m.name, func(b *testing.B) {
 			var e *env
 			if m.on {
-				e = newServer(b, st, true)
+				e = newServer(b, st, pools.ModePooled)
 			} else {
-				e = newServer(b, st, true, func(o *server.Options) { o.Metrics = server.NopRecorder{} })
+				e = newServer(b, st, pools.ModePooled, func(o *server.Options) { o.Metrics = server.NopRecorder{} })
 			}
 			b.ReportAllocs()
 			defer reportCPU(b)()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/poolparity/poolparity/app/internal/pools"
 	"github.com/poolparity/poolparity/app/internal/report"
 	"github.com/poolparity/poolparity/app/internal/server"
 )
@@ -60,7 +61,7 @@ func TestHeavyRequestsPastTheInFlightBoundAreShed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := server.New(server.Options{Store: st, Pooled: m.pooled, Metrics: rec, HeavyMaxInFlight: 1})
+			s, err := server.New(server.Options{Store: st, Mode: m.mode, Metrics: rec, HeavyMaxInFlight: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +109,7 @@ func TestHeavyRequestsPastTheInFlightBoundAreShed(t *testing.T) {
 func TestHeavyRequestsPastTheByteBudgetAreShed(t *testing.T) {
 	for _, m := range modes() {
 		t.Run(m.name, func(t *testing.T) {
-			e := newEnv(t, m.pooled, func(o *server.Options) {
+			e := newEnv(t, m.mode, func(o *server.Options) {
 				o.HeavyBudget = report.Budget{MaxReadBytes: 24 << 10, MaxHeldBytes: 1 << 20}
 			})
 			for i := range 3 {
@@ -136,7 +137,7 @@ func TestHeavyRequestsPastTheByteBudgetAreShed(t *testing.T) {
 }
 
 func TestAReportPastTheHeldBudgetIsShed(t *testing.T) {
-	e := newEnv(t, true, func(o *server.Options) { o.HeavyBudget = report.Budget{MaxHeldBytes: 64 << 10} })
+	e := newEnv(t, pools.ModePooled, func(o *server.Options) { o.HeavyBudget = report.Budget{MaxHeldBytes: 64 << 10} })
 	var p strings.Builder
 	for i := range 20000 { // 20,000 distinct terms: a large term counter
 		fmt.Fprintf(&p, "w%d ", i)

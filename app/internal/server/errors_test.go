@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/poolparity/poolparity/app/internal/pools"
 	"github.com/poolparity/poolparity/app/internal/server"
 )
 
@@ -56,7 +57,7 @@ func rawRequest(t *testing.T, addr, method, target string) (*http.Response, []by
 // 404 for a CONNECT to an authority and its 400 for "OPTIONS *", is a JSON
 // {"error": ...} body.
 func TestEveryErrorIsJSON(t *testing.T) {
-	e := newEnv(t, true, func(o *server.Options) {
+	e := newEnv(t, pools.ModePooled, func(o *server.Options) {
 		o.MetricsHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "metrics\n") })
 	})
 	ts := httptest.NewServer(e.h)

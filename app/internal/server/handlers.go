@@ -59,8 +59,10 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusRequestEntityTooLarge, "body larger than 1 MiB")
 		return
 	}
-	rs := s.scratch.Get()
-	defer s.scratch.Put(rs)
+	rs, leased := s.takeScratch(r)
+	if !leased {
+		defer s.scratch.Put(rs)
+	}
 
 	var err error
 	rs.body, err = readAll(rs.body, http.MaxBytesReader(w, r.Body, item.MaxBodyBytes))
@@ -78,8 +80,10 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	enc := s.enc.Get()
-	defer s.enc.Put(enc)
+	enc, leasedEnc := s.takeEncoder(r)
+	if !leasedEnc {
+		defer s.enc.Put(enc)
+	}
 	if err := enc.Enc.Encode(&rs.item); err != nil {
 		s.internalError(w, r, "encoding item", err)
 		return
@@ -108,16 +112,20 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 		s.itemLookupFailed(w, r, err)
 		return
 	}
-	rs := s.scratch.Get()
-	defer s.scratch.Put(rs)
+	rs, leased := s.takeScratch(r)
+	if !leased {
+		defer s.scratch.Put(rs)
+	}
 	rs.body = append(rs.body, v...)
 	if err := json.Unmarshal(rs.body, &rs.item); err != nil {
 		s.internalError(w, r, "decoding stored item", err)
 		return
 	}
 	rs.item.Normalize()
-	enc := s.enc.Get()
-	defer s.enc.Put(enc)
+	enc, leasedEnc := s.takeEncoder(r)
+	if !leasedEnc {
+		defer s.enc.Put(enc)
+	}
 	s.writeItem(w, r, enc, id, &rs.item)
 }
 
@@ -153,8 +161,10 @@ func (s *Server) listItems(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	rs := s.scratch.Get()
-	defer s.scratch.Put(rs)
+	rs, leased := s.takeScratch(r)
+	if !leased {
+		defer s.scratch.Put(rs)
+	}
 	var err error
 	if rs.ids, err = s.store.ScanIDs(r.Context(), rs.ids, limit); err != nil {
 		s.unavailable(w, r, err)
@@ -200,8 +210,10 @@ func (s *Server) listItems(w http.ResponseWriter, r *http.Request) {
 	if entries == nil {
 		entries = []listEntry{}
 	}
-	enc := s.enc.Get()
-	defer s.enc.Put(enc)
+	enc, leasedEnc := s.takeEncoder(r)
+	if !leasedEnc {
+		defer s.enc.Put(enc)
+	}
 	if err := enc.Enc.Encode(listResponse{Count: len(entries), Items: entries}); err != nil {
 		s.internalError(w, r, "encoding list", err)
 		return
@@ -394,4 +406,50 @@ func trimNewline(b []byte) []byte {
 		return b[:n-1]
 	}
 	return b
+}
+
+// lease holds the objects pools.ModeMisuseHold takes for a request before
+// anything else happens: before the fault latency, the wait for a
+// heavy-request slot and every Redis round trip.
+type lease struct {
+	rs  *requestScratch
+	enc *pools.Encoder
+}
+
+type leaseKey struct{}
+
+// holding wraps h for pools.ModeMisuseHold: it takes a scratch and an
+// encoder when the request arrives and gives them back when h returns,
+// the misuse of taking pooled objects early "to have them ready". In every
+// other mode it returns h.
+func (s *Server) holding(h http.HandlerFunc) http.HandlerFunc {
+	if !s.hold {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		l := &lease{rs: s.scratch.Get(), enc: s.enc.Get()}
+		defer func() {
+			s.enc.Put(l.enc)
+			s.scratch.Put(l.rs)
+		}()
+		h(w, r.WithContext(context.WithValue(r.Context(), leaseKey{}, l)))
+	}
+}
+
+// takeScratch returns the request's scratch: the held one under
+// ModeMisuseHold (leased is true: the caller must not Put it), else a
+// fresh Get.
+func (s *Server) takeScratch(r *http.Request) (rs *requestScratch, leased bool) {
+	if l, ok := r.Context().Value(leaseKey{}).(*lease); ok {
+		return l.rs, true
+	}
+	return s.scratch.Get(), false
+}
+
+// takeEncoder is takeScratch for the encoder.
+func (s *Server) takeEncoder(r *http.Request) (enc *pools.Encoder, leased bool) {
+	if l, ok := r.Context().Value(leaseKey{}).(*lease); ok {
+		return l.enc, true
+	}
+	return s.enc.Get(), false
 }

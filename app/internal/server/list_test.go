@@ -41,7 +41,7 @@ func TestListReadsSummariesNotPayloads(t *testing.T) {
 	for _, m := range modes() {
 		t.Run(m.name, func(t *testing.T) {
 			st, rdb := testStore(t, rs.Addr())
-			e := newServer(t, st, m.pooled)
+			e := newServer(t, st, m.mode)
 			const items, payload = 20, 256 << 10
 			for i := range items {
 				body := fmt.Sprintf(`{"name":"n%d","tags":["t"],"payload":%q}`, i, strings.Repeat("x", payload))
@@ -70,7 +70,7 @@ func TestListReadsItemsStoredWithoutSummary(t *testing.T) {
 	st, rdb := testStore(t, redistest.Addr(t))
 	for _, m := range modes() {
 		t.Run(m.name, func(t *testing.T) {
-			e := newServer(t, st, m.pooled)
+			e := newServer(t, st, m.mode)
 			if code, b := e.do(t, "PUT", "/api/v1/items/new", strings.NewReader(`{"name":"New","tags":["n"],"payload":"p"}`)); code != 200 {
 				t.Fatalf("PUT = %d %s", code, b)
 			}

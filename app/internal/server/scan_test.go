@@ -61,7 +61,7 @@ func TestListShowsAnItemOnceWhenScanRepeatsIt(t *testing.T) {
 	}
 	for _, m := range modes() {
 		t.Run(m.name, func(t *testing.T) {
-			s, err := server.New(server.Options{Store: st, Pooled: m.pooled})
+			s, err := server.New(server.Options{Store: st, Mode: m.mode})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func (cancelledStore) Get(ctx context.Context, _ string) (string, error) { retur
 func TestAClientThatLeftIsA499NotA5xx(t *testing.T) {
 	for _, m := range modes() {
 		t.Run(m.name, func(t *testing.T) {
-			s, err := server.New(server.Options{Store: cancelledStore{}, Pooled: m.pooled})
+			s, err := server.New(server.Options{Store: cancelledStore{}, Mode: m.mode})
 			if err != nil {
 				t.Fatal(err)
 			}

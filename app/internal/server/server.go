@@ -36,11 +36,15 @@ var _ Store = (*store.Store)(nil)
 type Options struct {
 	// Store holds the items.
 	Store Store
-	// Pooled takes hot-path objects from instrument pools registered in
-	// Pools; otherwise they are allocated per use.
-	Pooled bool
-	// Pools receives the pools in pooled mode. Nil: a private registry.
+	// Mode says where hot-path objects come from: instrument pools
+	// registered in Pools, or (ModeUnpooled, the zero value) an allocation
+	// per use; the misuse modes pool them wrongly on purpose.
+	Mode pools.Mode
+	// Pools receives the pools in a pooled mode. Nil: a private registry.
 	Pools *instrument.Registry
+	// CheckEvery runs the pool sanitizer on one object in every CheckEvery
+	// taken from each pool (instrument.WithCheck); 0: off.
+	CheckEvery int
 	// Metrics records requests. Nil: NopRecorder.
 	Metrics Recorder
 	// MetricsHandler serves GET /metrics. Nil: 404.
@@ -73,6 +77,7 @@ type Server struct {
 	report         *report.Builder
 	enc            pools.Source[*pools.Encoder]
 	scratch        pools.Source[*requestScratch]
+	hold           bool
 	metrics        Recorder
 	metricsHandler http.Handler
 	log            *slog.Logger
@@ -107,6 +112,7 @@ func New(o Options) (*Server, error) {
 		readyTimeout:   o.ReadyTimeout,
 		listBudget:     o.HeavyBudget.MaxReadBytes,
 		heavyWait:      o.HeavyQueueWait,
+		hold:           o.Mode == pools.ModeMisuseHold,
 	}
 	if o.HeavyMaxInFlight > 0 {
 		s.heavy = make(chan struct{}, o.HeavyMaxInFlight)
@@ -124,15 +130,19 @@ func New(o Options) (*Server, error) {
 		s.readyTimeout = time.Second
 	}
 	var err error
-	if s.report, err = report.NewBuilder(o.Store, o.Pooled, o.Pools, o.HeavyBudget); err != nil {
+	ps := pools.Settings{Mode: o.Mode, Registry: o.Pools, CheckEvery: o.CheckEvery}
+	if s.report, err = report.NewBuilder(o.Store, ps, o.HeavyBudget); err != nil {
 		return nil, err
 	}
-	if s.enc, err = pools.NewSource(o.Pooled, o.Pools, pools.EncoderConfig(pools.JSONBuffer)); err != nil {
+	if s.enc, err = pools.NewSource(ps, pools.EncoderConfig(pools.JSONBuffer)); err != nil {
 		return nil, err
 	}
-	if s.scratch, err = pools.NewSource(o.Pooled, o.Pools, pools.Config[*requestScratch]{
+	if s.scratch, err = pools.NewSource(ps, pools.Config[*requestScratch]{
 		Name: pools.RequestScratch, New: newRequestScratch,
-		Reset: (*requestScratch).reset, Keep: (*requestScratch).small,
+		Reset: (*requestScratch).reset, Keep: (*requestScratch).small, Clean: (*requestScratch).clean,
+		Presize:     func(rs *requestScratch) { rs.body = make([]byte, 0, pools.PresizeBytes) },
+		Scrub:       func(rs *requestScratch) { pools.ScrubBytes(rs.body) },
+		SloppyReset: (*requestScratch).sloppyReset,
 	}); err != nil {
 		return nil, err
 	}
@@ -152,11 +162,11 @@ const (
 
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.HandleFunc("PUT "+RouteItem, s.faults(s.putItem))
-	mux.HandleFunc("GET "+RouteItem, s.faults(s.getItem))
+	mux.HandleFunc("PUT "+RouteItem, s.holding(s.faults(s.putItem)))
+	mux.HandleFunc("GET "+RouteItem, s.holding(s.faults(s.getItem)))
 	mux.HandleFunc("DELETE "+RouteItem, s.faults(s.deleteItem))
 	mux.HandleFunc(RouteItem, methodNotAllowed("GET, PUT, DELETE"))
-	mux.HandleFunc("GET "+RouteItems, s.faults(s.bounded(s.listItems)))
+	mux.HandleFunc("GET "+RouteItems, s.holding(s.faults(s.bounded(s.listItems))))
 	mux.HandleFunc(RouteItems, methodNotAllowed("GET"))
 	mux.HandleFunc("GET "+RouteReport, s.faults(s.bounded(s.getReport)))
 	mux.HandleFunc(RouteReport, methodNotAllowed("GET"))
@@ -216,14 +226,33 @@ type requestScratch struct {
 func newRequestScratch() *requestScratch { return new(requestScratch) }
 
 func (rs *requestScratch) reset() {
-	rs.body = rs.body[:0]
+	rs.sloppyReset()
 	rs.item.Reset()
+}
+
+// sloppyReset is reset without the item's Reset: what a change that "only
+// truncates the slices" leaves (pools.ModeMisuseDirty). encoding/json and
+// item.Decode leave fields absent from the next body untouched, so a
+// stale item hands one request's tags or payload to the next.
+func (rs *requestScratch) sloppyReset() {
+	rs.body = rs.body[:0]
 	clear(rs.ids)
 	rs.ids = rs.ids[:0]
 	clear(rs.keys)
 	rs.keys = rs.keys[:0]
 	clear(rs.entries)
 	rs.entries = rs.entries[:0]
+}
+
+// clean is the sanitizer's check: everything reset clears is empty.
+func (rs *requestScratch) clean() error {
+	if len(rs.body)+len(rs.ids)+len(rs.keys)+len(rs.entries) != 0 {
+		return errors.New("request scratch holds a previous request's slices")
+	}
+	if rs.item.Name != "" || rs.item.Payload != "" || len(rs.item.Tags) != 0 {
+		return errors.New("request scratch holds a previous request's item")
+	}
+	return nil
 }
 
 // small is the keep policy: a scratch object is pooled again only while

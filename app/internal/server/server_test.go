@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/poolparity/poolparity/app/internal/item"
+	"github.com/poolparity/poolparity/app/internal/pools"
 	"github.com/poolparity/poolparity/app/internal/redistest"
 	"github.com/poolparity/poolparity/app/internal/server"
 	"github.com/poolparity/poolparity/app/internal/store"
@@ -48,15 +49,15 @@ type env struct {
 	st    *store.Store
 }
 
-func newServer(t testing.TB, st *store.Store, pooled bool, mod ...func(*server.Options)) *env {
+func newServer(t testing.TB, st *store.Store, mode pools.Mode, mod ...func(*server.Options)) *env {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	rec, err := server.NewPromRecorder(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pools := instrument.NewRegistry()
-	o := server.Options{Store: st, Pooled: pooled, Pools: pools, Metrics: rec}
+	preg := instrument.NewRegistry()
+	o := server.Options{Store: st, Mode: mode, Pools: preg, Metrics: rec, CheckEvery: 1}
 	for _, m := range mod {
 		m(&o)
 	}
@@ -64,13 +65,13 @@ func newServer(t testing.TB, st *store.Store, pooled bool, mod ...func(*server.O
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{h: s, reg: reg, pools: pools, st: st}
+	return &env{h: s, reg: reg, pools: preg, st: st}
 }
 
-func newEnv(t testing.TB, pooled bool, mod ...func(*server.Options)) *env {
+func newEnv(t testing.TB, mode pools.Mode, mod ...func(*server.Options)) *env {
 	t.Helper()
 	st, _ := testStore(t, redistest.Addr(t))
-	return newServer(t, st, pooled, mod...)
+	return newServer(t, st, mode, mod...)
 }
 
 // do sends one request through the handler.
@@ -82,20 +83,31 @@ func (e *env) do(t testing.TB, method, target string, body io.Reader) (int, []by
 	return rec.Code, rec.Body.Bytes()
 }
 
+// modes lists the modes whose responses must be those of unpooled: all
+// but misuse-dirty, whose leak TestMisuseDirty shows.
 func modes() []struct {
-	name   string
-	pooled bool
+	name string
+	mode pools.Mode
 } {
-	return []struct {
-		name   string
-		pooled bool
-	}{{"pooled", true}, {"unpooled", false}}
+	var ms []struct {
+		name string
+		mode pools.Mode
+	}
+	for _, m := range pools.Modes {
+		if m != pools.ModeMisuseDirty {
+			ms = append(ms, struct {
+				name string
+				mode pools.Mode
+			}{string(m), m})
+		}
+	}
+	return ms
 }
 
 func TestItemsCRUD(t *testing.T) {
 	for _, m := range modes() {
 		t.Run(m.name, func(t *testing.T) {
-			e := newEnv(t, m.pooled)
+			e := newEnv(t, m.mode)
 			code, body := e.do(t, "PUT", "/api/v1/items/a-1", strings.NewReader(`{"name":"Alpha","tags":["x"],"payload":"hello"}`))
 			if code != 200 || string(body) != `{"id":"a-1","name":"Alpha","tags":["x"],"payload":"hello"}`+"\n" {
 				t.Fatalf("PUT = %d %s", code, body)
@@ -161,8 +173,8 @@ func seedItems(t testing.TB, e *env, n int) {
 
 func TestPooledAndUnpooledResponsesAreByteIdentical(t *testing.T) {
 	st, _ := testStore(t, redistest.Addr(t))
-	pooled := newServer(t, st, true)
-	unpooled := newServer(t, st, false)
+	pooled := newServer(t, st, pools.ModePooled)
+	unpooled := newServer(t, st, pools.ModeUnpooled)
 	seedItems(t, unpooled, 120)
 	targets := []string{
 		"/api/v1/report", "/api/v1/report?n=1", "/api/v1/report?n=7", "/api/v1/report?n=1000",
@@ -190,6 +202,9 @@ func TestPooledAndUnpooledResponsesAreByteIdentical(t *testing.T) {
 		if ps.Gets == 0 {
 			t.Errorf("pool %s was never used", ps.Name)
 		}
+		if ps.Dirty != 0 {
+			t.Errorf("pool %s: %d dirty objects with the correct resets (every Get checked)", ps.Name, ps.Dirty)
+		}
 	}
 	if got := unpooled.pools.Snapshot(); len(got) != 0 {
 		t.Errorf("unpooled mode registered pools: %v", got)
@@ -200,7 +215,7 @@ func TestPooledAndUnpooledResponsesAreByteIdentical(t *testing.T) {
 const maxErrorBody = 512
 
 func TestBadInputs(t *testing.T) {
-	e := newEnv(t, true)
+	e := newEnv(t, pools.ModePooled)
 	big := `{"name":"n","payload":"` + strings.Repeat("a", item.MaxBodyBytes) + `"}`
 	tests := []struct {
 		name, method, target, body string
@@ -309,7 +324,7 @@ func hasLabels(m *dto.Metric, want map[string]string) bool {
 // with distinct payloads (some omitting tags, the field a stale pooled
 // item would carry over) and checks each sees only its own data.
 func TestPooledObjectsNeverLeakBetweenRequests(t *testing.T) {
-	e := newEnv(t, true)
+	e := newEnv(t, pools.ModePooled)
 	const workers, perWorker = 8, 40
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
@@ -372,7 +387,7 @@ func TestFaultInjection(t *testing.T) {
 		draws = draws[1:]
 		return v
 	}
-	e := newEnv(t, true, func(o *server.Options) {
+	e := newEnv(t, pools.ModePooled, func(o *server.Options) {
 		o.FaultErrorRate = 0.5
 		o.FaultLatency = 20 * time.Millisecond
 		o.Rand = next
@@ -400,7 +415,7 @@ func TestFaultInjection(t *testing.T) {
 func TestRedisOutageGives503AndRecovers(t *testing.T) {
 	rs := redistest.Start(t)
 	st, _ := testStore(t, rs.Addr())
-	e := newServer(t, st, true, func(o *server.Options) { o.ReadyTimeout = time.Second })
+	e := newServer(t, st, pools.ModePooled, func(o *server.Options) { o.ReadyTimeout = time.Second })
 	if code, body := e.do(t, "PUT", "/api/v1/items/k", strings.NewReader(`{"name":"k"}`)); code != 200 {
 		t.Fatalf("PUT = %d %s", code, body)
 	}
@@ -467,5 +482,54 @@ func TestReadyzTurnsFalseAtShutdown(t *testing.T) {
 	}
 	if got := rec.Header().Get("Connection"); got != "close" {
 		t.Errorf("Connection header after StartShutdown = %q, want close", got)
+	}
+}
+
+// TestMisuseDirty shows the leak of pools.ModeMisuseDirty (a reset that
+// forgets the decoded item) and the sanitizer stopping it: with the check
+// off, a PUT without tags answers (and stores) the previous request's
+// tags; with every Get checked, the dirty scratch is counted, dropped and
+// replaced, and no response leaks.
+func TestMisuseDirty(t *testing.T) {
+	const secret = `{"name":"first","tags":["secret-tag"],"payload":"private"}`
+	const plain = `{"name":"second","payload":"p"}`
+	for _, tc := range []struct {
+		name       string
+		checkEvery int
+		wantLeak   bool
+	}{
+		{"sanitizer off: the state leaks into a response", 0, true},
+		{"sanitizer on: no leak, the dirty object is counted", 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, pools.ModeMisuseDirty, func(o *server.Options) { o.CheckEvery = tc.checkEvery })
+			leaked := false
+			// A few rounds: the pooled scratch may land on another P's slot.
+			for i := range 20 {
+				if code, b := e.do(t, "PUT", fmt.Sprintf("/api/v1/items/s%d", i), strings.NewReader(secret)); code != 200 {
+					t.Fatalf("PUT = %d %s", code, b)
+				}
+				code, b := e.do(t, "PUT", fmt.Sprintf("/api/v1/items/p%d", i), strings.NewReader(plain))
+				if code != 200 {
+					t.Fatalf("PUT = %d %s", code, b)
+				}
+				if bytes.Contains(b, []byte("secret-tag")) {
+					leaked = true
+				}
+			}
+			if leaked != tc.wantLeak {
+				t.Errorf("a response leaked the previous request's tags: %v, want %v", leaked, tc.wantLeak)
+			}
+			var dirty uint64
+			for _, ps := range e.pools.Snapshot() {
+				dirty += ps.Dirty
+			}
+			if tc.checkEvery > 0 && dirty == 0 {
+				t.Error("the sanitizer counted no dirty object in misuse-dirty")
+			}
+			if tc.checkEvery == 0 && dirty != 0 {
+				t.Errorf("dirty = %d with the sanitizer off", dirty)
+			}
+		})
 	}
 }

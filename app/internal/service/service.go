@@ -107,8 +107,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 	}
 	s.server, err = server.New(server.Options{
 		Store:            store.New(s.rdb),
-		Pooled:           cfg.Pooled(),
+		Mode:             cfg.Mode(),
 		Pools:            pools,
+		CheckEvery:       cfg.PoolCheckEvery,
 		Metrics:          rec,
 		MetricsHandler:   promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelError)}),
 		Logger:           log,
