@@ -24,7 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/poolparity/poolparity/app/internal/envflag"
+	"github.com/poolparity/poolparity/internal/envflag"
 	"github.com/poolparity/poolparity/app/internal/loadgen"
 )
 

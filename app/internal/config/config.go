@@ -10,7 +10,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/poolparity/poolparity/app/internal/envflag"
+	"github.com/poolparity/poolparity/internal/envflag"
 	"github.com/poolparity/poolparity/app/internal/telemetry"
 )
 
