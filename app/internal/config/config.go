@@ -10,8 +10,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/poolparity/poolparity/internal/envflag"
 	"github.com/poolparity/poolparity/app/internal/telemetry"
+	"github.com/poolparity/poolparity/internal/envflag"
 )
 
 // Pool modes. The mode decides where the service takes its hot-path
