@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/poolparity/poolparity/internal/testtool"
 )
 
 // KubeVersion is the Kubernetes version the chart is rendered and linted for; it matches the
@@ -46,15 +48,6 @@ var ValueSets = []ValueSet{
 
 // Overlays are the kustomize overlays under deploy/kustomize/overlays.
 var Overlays = []string{"kind", "staging"}
-
-// SkipOrFail skips the test, or fails it when CI=true: a missing tool must not pass silently in CI.
-func SkipOrFail(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true: "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
 
 var (
 	rootOnce sync.Once
@@ -104,7 +97,7 @@ func Tool(t testing.TB, name string) string {
 			return p
 		}
 	}
-	SkipOrFail(t, "%s not found on PATH or in ./bin: run `make tools` (hack/install-tools.sh)", name)
+	testtool.SkipOrFail(t, "%s not found on PATH or in ./bin: run `make tools` (hack/install-tools.sh)", name)
 	return ""
 }
 

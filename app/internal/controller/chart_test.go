@@ -25,6 +25,7 @@ import (
 	"github.com/poolparity/poolparity/app/internal/controller"
 	"github.com/poolparity/poolparity/app/internal/testenv"
 	"github.com/poolparity/poolparity/deploy/deploytest"
+	"github.com/poolparity/poolparity/internal/testtool"
 )
 
 // Pinned modules whose CRDs validate the chart's Argo Rollouts and Flagger objects. The proxy
@@ -75,11 +76,11 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 
 	argoDir, err := testenv.ModuleDir(argoRolloutsModule, argoRolloutsVersion)
 	if err != nil {
-		testenv.SkipOrFail(t, "Argo Rollouts CRDs unavailable: %v", err)
+		testtool.SkipOrFail(t, "Argo Rollouts CRDs unavailable: %v", err)
 	}
 	flaggerDir, err := testenv.ModuleDir(flaggerModule, flaggerVersion)
 	if err != nil {
-		testenv.SkipOrFail(t, "Flagger CRDs unavailable: %v", err)
+		testtool.SkipOrFail(t, "Flagger CRDs unavailable: %v", err)
 	}
 	env := testenv.Start(t, testenv.WithCRDPaths(
 		crdDir(t),

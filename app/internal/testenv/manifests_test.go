@@ -21,6 +21,7 @@ import (
 
 	"github.com/poolparity/poolparity/app/internal/testenv"
 	"github.com/poolparity/poolparity/deploy/deploytest"
+	"github.com/poolparity/poolparity/internal/testtool"
 )
 
 // manifestSource is one rendering of the deployment manifests.
@@ -158,7 +159,7 @@ func checkRulesMatchSource(t *testing.T, rule *unstructured.Unstructured) {
 	path := filepath.Join(root, "deploy", "prometheus", "poolparity.rules.yml")
 	data, err := os.ReadFile(path)
 	if err != nil {
-		deploytest.SkipOrFail(t, "rules source %s missing (hack/genrules writes it): %v", path, err)
+		testtool.SkipOrFail(t, "rules source %s missing (hack/genrules writes it): %v", path, err)
 	}
 	var file struct {
 		Groups []any `json:"groups"`
