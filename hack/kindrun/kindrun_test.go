@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -139,6 +140,43 @@ func TestCheckSplit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := checkSplit(tt.pts); (err == nil) != tt.ok {
 				t.Errorf("checkSplit = %v, want ok=%v", err, tt.ok)
+			}
+		})
+	}
+}
+
+// TestPinnedVersionsMatchInstallTools fails when a version the cluster runs differs from the one
+// hack/install-tools.sh builds (which reads the tool modules' go.mod files).
+func TestPinnedVersionsMatchInstallTools(t *testing.T) {
+	root, err := repoRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("bash", filepath.Join(root, "hack", "install-tools.sh"), "versions").CombinedOutput()
+	if err != nil {
+		t.Fatalf("hack/install-tools.sh versions: %v\n%s", err, out)
+	}
+	pinned := map[string]string{}
+	for line := range strings.Lines(string(out)) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok {
+			t.Fatalf("hack/install-tools.sh versions printed %q, want NAME=version", line)
+		}
+		pinned[k] = v
+	}
+	tests := []struct{ variable, kindrun string }{
+		{"K8S_VERSION", k8sVersion},
+		{"KIND_VERSION", kindVersion},
+		{"ETCD_VERSION", etcdTag},
+		{"PROMETHEUS_VERSION", strings.TrimPrefix(prometheusVersion, "v")},
+		{"PROMETHEUS_OPERATOR_VERSION", operatorVersion},
+		{"METRICS_SERVER_VERSION", metricsServerVersion},
+		{"COREDNS_VERSION", corednsVersion},
+	}
+	for _, tt := range tests {
+		t.Run(tt.variable, func(t *testing.T) {
+			if got, ok := pinned[tt.variable]; !ok || got != tt.kindrun {
+				t.Errorf("hack/install-tools.sh pins %s=%q, hack/kindrun runs %q", tt.variable, got, tt.kindrun)
 			}
 		})
 	}
