@@ -21,6 +21,7 @@ import (
 
 	"github.com/poolparity/poolparity/app/internal/testenv"
 	"github.com/poolparity/poolparity/deploy/deploytest"
+	"github.com/poolparity/poolparity/deploy/render"
 	"github.com/poolparity/poolparity/internal/testtool"
 )
 
@@ -32,10 +33,10 @@ type manifestSource struct {
 
 func manifestSources() []manifestSource {
 	var out []manifestSource
-	for _, vs := range deploytest.ValueSets {
+	for _, vs := range render.ValueSets {
 		out = append(out, manifestSource{"helm-" + vs.Name, func(t *testing.T) []byte { return deploytest.HelmTemplate(t, vs) }})
 	}
-	for _, o := range deploytest.Overlays {
+	for _, o := range render.Overlays {
 		out = append(out, manifestSource{"kustomize-" + o, func(t *testing.T) []byte {
 			return deploytest.KustomizeBuild(t, filepath.Join("overlays", o))
 		}})
