@@ -38,7 +38,8 @@ func TestHelmLintStrict(t *testing.T) {
 	}
 }
 
-// TestHelmTemplateMatchesGolden compares `helm template` of each value set with deploy/testdata/helm.
+// TestHelmTemplateMatchesGolden compares `helm template` of each value set, without the dashboard
+// ConfigMaps (TestDashboardConfigMapsMatchSource checks those), with deploy/testdata/helm.
 func TestHelmTemplateMatchesGolden(t *testing.T) {
 	helm := deploytest.Tool(t, "helm")
 	root := deploytest.Root(t)
@@ -52,6 +53,59 @@ func TestHelmTemplateMatchesGolden(t *testing.T) {
 			}
 			compareGolden(t, root, f)
 		})
+	}
+}
+
+// TestDashboardConfigMapsMatchSource checks every dashboard ConfigMap that a value set or an
+// overlay renders: its data is dashboards/<name>.json, and a rendering with dashboards has them all.
+func TestDashboardConfigMapsMatchSource(t *testing.T) {
+	root := deploytest.Root(t)
+	src, err := render.Dashboards(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renders := map[string]func(t *testing.T) []byte{}
+	for _, vs := range render.ValueSets {
+		renders["helm "+vs.Name] = func(t *testing.T) []byte { return deploytest.HelmTemplate(t, vs) }
+	}
+	for _, o := range render.Overlays {
+		renders["kustomize "+o] = func(t *testing.T) []byte { return deploytest.KustomizeBuild(t, filepath.Join("overlays", o)) }
+	}
+	withDashboards := 0
+	for name, r := range renders {
+		t.Run(name, func(t *testing.T) {
+			cms, err := render.DashboardConfigMaps(root, r(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cms) == 0 {
+				return // dashboards are off in this rendering
+			}
+			withDashboards++
+			seen := map[string]bool{}
+			for cm, data := range cms {
+				for key, got := range data {
+					want, ok := src[key]
+					if !ok {
+						t.Errorf("ConfigMap %s holds %s, which is not in dashboards/", cm, key)
+						continue
+					}
+					seen[key] = true
+					// The chart embeds the file as a YAML block scalar, which drops the final newline.
+					if got != strings.TrimSuffix(string(want), "\n") {
+						t.Errorf("ConfigMap %s: %s differs from dashboards/%s (run make generate):\n%s", cm, key, key, lineDiff(string(want), got))
+					}
+				}
+			}
+			for key := range src {
+				if !seen[key] {
+					t.Errorf("no ConfigMap holds dashboards/%s", key)
+				}
+			}
+		})
+	}
+	if withDashboards == 0 {
+		t.Error("no value set or overlay renders the dashboards: nothing was compared")
 	}
 }
 

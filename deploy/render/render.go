@@ -2,7 +2,8 @@
 // sources, and the renderings its golden files hold:
 //   - the chart's copies of the Grafana dashboards (Helm cannot read files outside the chart),
 //   - the kustomize base and components, which are the chart's own rendering,
-//   - `helm template` of each value set and `kustomize build` of each overlay.
+//   - `helm template` of each value set and `kustomize build` of each overlay, with the dashboard
+//     ConfigMaps left out (their data is dashboards/*.json, compared with the source instead).
 //
 // hack/gen writes these files and the tests under deploy/ compare the committed files with the
 // same functions' output, so generation and check cannot disagree. The functions run the helm
@@ -229,21 +230,30 @@ func Kustomize(ctx context.Context, root string, tools Tools) ([]File, error) {
 	}, nil
 }
 
-// HelmGolden is the golden rendering of a value set: `helm template`.
+// HelmGolden is the golden rendering of a value set: `helm template` without the dashboard
+// ConfigMaps.
 func HelmGolden(ctx context.Context, root, helm string, vs ValueSet) (File, error) {
 	out, err := HelmTemplate(ctx, root, helm, vs)
 	if err != nil {
 		return File{}, err
 	}
+	out, err = withoutDashboards(root, out)
+	if err != nil {
+		return File{}, fmt.Errorf("value set %q: %w", vs.Name, err)
+	}
 	return File{Path: GoldenPath + "/helm/" + vs.Name + ".yaml", Data: out}, nil
 }
 
-// KustomizeGolden is the golden rendering of an overlay: `kustomize build`. It reads the
-// generated kustomize files, so write Kustomize first.
+// KustomizeGolden is the golden rendering of an overlay: `kustomize build` without the dashboard
+// ConfigMaps. It reads the generated kustomize files, so write Kustomize first.
 func KustomizeGolden(ctx context.Context, root, kustomize, overlay string) (File, error) {
 	out, err := KustomizeBuild(ctx, root, kustomize, filepath.Join("overlays", overlay))
 	if err != nil {
 		return File{}, err
+	}
+	out, err = withoutDashboards(root, out)
+	if err != nil {
+		return File{}, fmt.Errorf("overlay %q: %w", overlay, err)
 	}
 	return File{Path: GoldenPath + "/kustomize/" + overlay + ".yaml", Data: out}, nil
 }
@@ -365,6 +375,67 @@ func decodeDocs(stream []byte) ([]doc, error) {
 		return nil, err
 	}
 	return docs, nil
+}
+
+// DashboardConfigMaps returns, for each ConfigMap of a rendering that holds a dashboard of
+// dashboards/ (a data key named like a source file), its name and its data by key.
+func DashboardConfigMaps(root string, manifests []byte) (map[string]map[string]string, error) {
+	dash, _, err := splitDashboards(root, manifests)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]string{}
+	for _, d := range dash {
+		out[d.obj.Metadata.Name] = d.obj.Data
+	}
+	return out, nil
+}
+
+// withoutDashboards drops the dashboard ConfigMaps from a rendering and keeps every other
+// document byte for byte.
+func withoutDashboards(root string, manifests []byte) ([]byte, error) {
+	_, rest, err := splitDashboards(root, manifests)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	for _, d := range rest {
+		b.Write(d.text)
+	}
+	return b.Bytes(), nil
+}
+
+// splitDashboards splits a rendering into the ConfigMaps holding a dashboard of dashboards/ (a
+// data key named like a source file) and the other documents, in order.
+func splitDashboards(root string, manifests []byte) (dash, rest []doc, err error) {
+	src, err := Dashboards(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	docs, err := decodeDocs(manifests)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range docs {
+		if isDashboardConfigMap(d.obj, src) {
+			dash = append(dash, d)
+		} else {
+			rest = append(rest, d)
+		}
+	}
+	return dash, rest, nil
+}
+
+func isDashboardConfigMap(o *object, src map[string][]byte) bool {
+	if o == nil || o.Kind != "ConfigMap" {
+		return false
+	}
+	for k := range o.Data {
+		if _, ok := src[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {
