@@ -5,6 +5,9 @@
 # second clone on the same machine reuses them.
 
 SHELL := bash
+# One target at a time, even under make -j: generate rewrites files under deploy/ that the test
+# targets read, and the targets share the machine's cores anyway.
+.NOTPARALLEL:
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
@@ -89,15 +92,21 @@ test-fuzz: ## Run each fuzz target briefly (FUZZTIME each).
 test-e2e: ## Run the demo's three scenarios in short form and assert their verdicts.
 	POOLPARITY_E2E=1 $(GO) test -v -count=1 -timeout 20m -run '^TestE2E' ./app/cmd/poolparity-demo
 
+# The pinned tools generation runs. Without one, make stops with one line; `make tools` builds them.
+CONTROLLER_GEN := $(BIN)/controller-gen
+HELM := $(BIN)/helm
+KUSTOMIZE := $(BIN)/kustomize
+GEN_TOOLS := $(CONTROLLER_GEN) $(HELM) $(KUSTOMIZE)
+$(GEN_TOOLS):
+	@echo "bin/$(@F) not found: run make tools" >&2; exit 1
+
 .PHONY: generate
-generate: ## Regenerate the rules files, CRDs, deepcopy code, the chart's dashboard copies, kustomize base and golden files.
-	$(GO) run ./hack/genrules
-	hack/gen-controller.sh
-	$(GO) test ./deploy/ -run 'Dashboards|Kustomize|Golden' -update
+generate: $(GEN_TOOLS) ## Regenerate the rules files, CRD, RBAC, deepcopy code, the chart's dashboard copies, kustomize base and golden files (hack/gen).
+	$(GO) run ./hack/gen
 
 .PHONY: generate-check
-generate-check: generate ## Fail when generated files are not up to date.
-	@git diff --exit-code -- deploy app/api || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+generate-check: generate ## Regenerate, then fail when git shows a changed or untracked generated file.
+	$(GO) run ./hack/gen -check
 
 .PHONY: verdict-eval
 verdict-eval: ## Measure false alarms and detection of the alert rules and the parity judge; writes docs/verdict-eval.md.

@@ -3,7 +3,6 @@ package deploy_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,22 +13,21 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/poolparity/poolparity/deploy/deploytest"
+	"github.com/poolparity/poolparity/deploy/render"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/ and the generated kustomize files")
 
 func TestHelmLintStrict(t *testing.T) {
 	helm := deploytest.Tool(t, "helm")
 	chart := deploytest.ChartDir(t)
-	for _, vs := range deploytest.ValueSets {
+	for _, vs := range render.ValueSets {
 		t.Run(vs.Name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			args := []string{"lint", "--strict", chart, "--kube-version", deploytest.KubeVersion, "--namespace", deploytest.Namespace}
+			args := []string{"lint", "--strict", chart, "--kube-version", render.KubeVersion, "--namespace", render.Namespace}
 			for _, f := range vs.Files {
 				args = append(args, "-f", filepath.Join(chart, f))
 			}
-			out, err := deploytest.Run(ctx, "", helm, args...)
+			out, err := render.Run(ctx, "", helm, args...)
 			if err != nil {
 				t.Fatalf("helm lint --strict with value set %q failed: %v\n%s", vs.Name, err, out)
 			}
@@ -40,17 +38,79 @@ func TestHelmLintStrict(t *testing.T) {
 	}
 }
 
+// TestHelmTemplateMatchesGolden compares `helm template` of each value set, without the dashboard
+// ConfigMaps (TestDashboardConfigMapsMatchSource checks those), with deploy/testdata/helm.
 func TestHelmTemplateMatchesGolden(t *testing.T) {
-	for _, vs := range deploytest.ValueSets {
+	helm := deploytest.Tool(t, "helm")
+	root := deploytest.Root(t)
+	for _, vs := range render.ValueSets {
 		t.Run(vs.Name, func(t *testing.T) {
-			got := deploytest.HelmTemplate(t, vs)
-			compareGolden(t, filepath.Join("testdata", "helm", vs.Name+".yaml"), got)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			f, err := render.HelmGolden(ctx, root, helm, vs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareGolden(t, root, f)
 		})
 	}
 }
 
+// TestDashboardConfigMapsMatchSource checks every dashboard ConfigMap that a value set or an
+// overlay renders: its data is dashboards/<name>.json, and a rendering with dashboards has them all.
+func TestDashboardConfigMapsMatchSource(t *testing.T) {
+	root := deploytest.Root(t)
+	src, err := render.Dashboards(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renders := map[string]func(t *testing.T) []byte{}
+	for _, vs := range render.ValueSets {
+		renders["helm "+vs.Name] = func(t *testing.T) []byte { return deploytest.HelmTemplate(t, vs) }
+	}
+	for _, o := range render.Overlays {
+		renders["kustomize "+o] = func(t *testing.T) []byte { return deploytest.KustomizeBuild(t, filepath.Join("overlays", o)) }
+	}
+	withDashboards := 0
+	for name, r := range renders {
+		t.Run(name, func(t *testing.T) {
+			cms, err := render.DashboardConfigMaps(root, r(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cms) == 0 {
+				return // dashboards are off in this rendering
+			}
+			withDashboards++
+			seen := map[string]bool{}
+			for cm, data := range cms {
+				for key, got := range data {
+					want, ok := src[key]
+					if !ok {
+						t.Errorf("ConfigMap %s holds %s, which is not in dashboards/", cm, key)
+						continue
+					}
+					seen[key] = true
+					// The chart embeds the file as a YAML block scalar, which drops the final newline.
+					if got != strings.TrimSuffix(string(want), "\n") {
+						t.Errorf("ConfigMap %s: %s differs from dashboards/%s (run make generate):\n%s", cm, key, key, lineDiff(string(want), got))
+					}
+				}
+			}
+			for key := range src {
+				if !seen[key] {
+					t.Errorf("no ConfigMap holds dashboards/%s", key)
+				}
+			}
+		})
+	}
+	if withDashboards == 0 {
+		t.Error("no value set or overlay renders the dashboards: nothing was compared")
+	}
+}
+
 func TestHelmTemplateKeepsTheTrackContract(t *testing.T) {
-	for _, vs := range deploytest.ValueSets {
+	for _, vs := range render.ValueSets {
 		t.Run(vs.Name, func(t *testing.T) {
 			objs, err := deploytest.Decode(deploytest.HelmTemplate(t, vs))
 			if err != nil {
@@ -91,8 +151,8 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			args := deploytest.HelmTemplateArgs(chart, deploytest.ValueSet{Name: "default"}, "--set", tc.set)
-			_, err := deploytest.Run(ctx, "", helm, args...)
+			args := render.HelmTemplateArgs(chart, render.ValueSet{Name: "default"}, "--set", tc.set)
+			_, err := render.Run(ctx, "", helm, args...)
 			if err == nil {
 				t.Fatalf("helm template --set %s succeeded, want a values.schema.json error", tc.set)
 			}
@@ -127,7 +187,7 @@ func TestValuesSchemaAcceptsEachRedisChoice(t *testing.T) {
 			if tc.set != "" {
 				extra = []string{"--set", tc.set}
 			}
-			objs, err := deploytest.Decode(deploytest.HelmTemplate(t, deploytest.ValueSet{Name: "default"}, extra...))
+			objs, err := deploytest.Decode(deploytest.HelmTemplate(t, render.ValueSet{Name: "default"}, extra...))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,25 +223,16 @@ func TestValuesSchemaAcceptsEachRedisChoice(t *testing.T) {
 	}
 }
 
-// compareGolden compares got with the file at path (a golden file, or a copy generated from
-// another source), or rewrites the file with -update.
-func compareGolden(t *testing.T, path string, got []byte) {
+// compareGolden compares a generated file with its committed copy under root. Only hack/gen
+// (`make generate`) writes them, through the same deploy/render functions.
+func compareGolden(t *testing.T, root string, f render.File) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
+	want, err := os.ReadFile(filepath.Join(root, f.Path))
 	if err != nil {
-		t.Fatalf("reading golden file (run `go test ./deploy/ -update` to create it): %v", err)
+		t.Fatalf("reading %s (run make generate to create it): %v", f.Path, err)
 	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (run `go test ./deploy/ -update` after checking the change):\n%s", path, lineDiff(string(want), string(got)))
+	if !bytes.Equal(f.Data, want) {
+		t.Errorf("rendering differs from %s (run make generate after checking the change):\n%s", f.Path, lineDiff(string(want), string(f.Data)))
 	}
 }
 
@@ -213,40 +264,21 @@ func itoa(i int) string { return strconv.Itoa(i) }
 
 // TestChartDashboardsMatchSource is the drift test of the chart's copies of the Grafana dashboards:
 // Helm cannot read files outside the chart, so files/dashboards/ holds byte-for-byte copies of
-// dashboards/*.json (-update refreshes them).
+// dashboards/*.json (make generate refreshes them).
 func TestChartDashboardsMatchSource(t *testing.T) {
-	root, err := deploytest.RepoRoot()
+	root := deploytest.Root(t)
+	files, err := render.ChartDashboards(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := filepath.Glob(filepath.Join(root, "dashboards", "*.json"))
+	for _, f := range files {
+		compareGolden(t, root, f)
+	}
+	stale, err := render.StaleChartDashboards(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(src) == 0 {
-		t.Fatal("no dashboards/*.json")
-	}
-	dstDir := filepath.Join(deploytest.ChartDir(t), "files", "dashboards")
-	want := map[string]bool{}
-	for _, s := range src {
-		name := filepath.Base(s)
-		want[name] = true
-		data, err := os.ReadFile(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		compareGolden(t, filepath.Join(dstDir, name), data)
-	}
-	copies, _ := filepath.Glob(filepath.Join(dstDir, "*"))
-	for _, c := range copies {
-		if !want[filepath.Base(c)] {
-			if *update {
-				if err := os.Remove(c); err != nil {
-					t.Fatal(err)
-				}
-				continue
-			}
-			t.Errorf("deploy/helm/poolparity/files/dashboards/%s has no source in dashboards/", filepath.Base(c))
-		}
+	for _, s := range stale {
+		t.Errorf("%s has no source in dashboards/ (make generate removes it)", s)
 	}
 }

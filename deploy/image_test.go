@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/poolparity/poolparity/deploy/deploytest"
+	"github.com/poolparity/poolparity/internal/testtool"
 )
 
 // TestBinariesBuildStatic builds the image's binaries (the service and the PoolCanary
@@ -26,7 +27,7 @@ func TestBinariesBuildStatic(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			pkg := "./app/cmd/" + name
 			if _, err := os.Stat(filepath.Join(root, "app", "cmd", name)); err != nil {
-				deploytest.SkipOrFail(t, "%s missing: %v", pkg, err)
+				testtool.SkipOrFail(t, "%s missing: %v", pkg, err)
 			}
 			out := filepath.Join(t.TempDir(), name)
 			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)

@@ -18,6 +18,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/poolparity/poolparity/deploy/deploytest"
+	"github.com/poolparity/poolparity/deploy/render"
 )
 
 // TestHelmInstallOnKwok runs `helm install --wait` into a kwok cluster (a real control plane with
@@ -86,12 +87,12 @@ func TestHelmInstallOnKwok(t *testing.T) {
 		t.Helper()
 		return run(time.Minute, bin("kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	}
-	ns := deploytest.Namespace
+	ns := render.Namespace
 	kubectl("create", "namespace", ns)
 	kubectl("label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted")
 
 	begin = time.Now()
-	run(6*time.Minute, helm, "install", deploytest.Release, deploytest.ChartDir(t), "--kubeconfig", kubeconfig,
+	run(6*time.Minute, helm, "install", render.Release, deploytest.ChartDir(t), "--kubeconfig", kubeconfig,
 		"--namespace", ns, "--set", "redis.enabled=true",
 		// The OpenTelemetry Collector sidecar too: the pods must roll out with it.
 		"--set", "otelCollector.enabled=true", "--set", "otelCollector.tracesEndpoint=http://tempo.observability:4318",
@@ -136,7 +137,7 @@ func TestHelmInstallOnKwok(t *testing.T) {
 		}
 	}
 	var slices discoveryv1.EndpointSliceList
-	mustJSON(t, kubectl("-n", ns, "get", "endpointslices", "-l", "kubernetes.io/service-name="+deploytest.Release, "-o", "json"), &slices)
+	mustJSON(t, kubectl("-n", ns, "get", "endpointslices", "-l", "kubernetes.io/service-name="+render.Release, "-o", "json"), &slices)
 	tracks := map[string]int{}
 	for _, s := range slices.Items {
 		for _, e := range s.Endpoints {

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # hack/gen-controller.sh: regenerate the PoolCanary controller's generated files with the pinned
-# controller-gen (./bin/controller-gen, `hack/install-tools.sh controller-gen`):
+# controller-gen ($CONTROLLER_GEN, default ./bin/controller-gen; `make tools` installs it):
 #   app/api/v1alpha1/zz_generated.deepcopy.go                       (object)
 #   deploy/helm/poolparity/crds/poolparity.dev_poolcanaries.yaml    (crd)
 #   deploy/helm/poolparity/templates/controller-rbac.yaml           (rbac, wrapped in the chart's
 #                                                                    names, labels and gate)
-# `make generate` runs it; `make generate-check` fails when the committed copies differ.
+# `make generate` (hack/gen) runs it; `make generate-check` fails when the committed copies differ.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -13,8 +13,8 @@ cd "$ROOT"
 # shellcheck source=hack/lib.sh
 . hack/lib.sh
 
-CG=$ROOT/bin/controller-gen
-[[ -x $CG ]] || hack/install-tools.sh controller-gen >&2
+CG=${CONTROLLER_GEN:-$ROOT/bin/controller-gen}
+[[ -x $CG ]] || die "${CG#"$ROOT"/} not found: run make tools"
 CHART=deploy/helm/poolparity
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT

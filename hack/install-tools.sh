@@ -21,6 +21,10 @@
 #   kubectl etcd controller-gen kwok kube-controller-manager kube-scheduler kubelet kubeadm kube-proxy
 #   coredns prometheus-operator metrics-server kind redis-server wrk chromium docker.io debootstrap
 #
+# `hack/install-tools.sh versions` prints every pinned version as NAME_VERSION=version and installs
+# nothing. The versions of the tools built from a tool module are read from hack/tools/*/go.mod
+# (and the collector's from hack/tools/otelcol/builder-config.yaml): they are written only there.
+#
 # Environment: POOLPARITY_CACHE (cache dir), INSTALL_TOOLS_VERBOSE=1 (stream build output).
 # See hack/tools/README.md for versions, build recipes and timings.
 set -euo pipefail
@@ -33,32 +37,57 @@ CACHE=${POOLPARITY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/poolparity}
 BIN=$ROOT/bin
 TOOLS=$ROOT/hack/tools
 
-# Pinned versions.
-STATICCHECK_VERSION=v0.8.2
-BENCHSTAT_VERSION=v0.0.0-20250909190841-7e13e04d9366
-HELM_VERSION=v3.22.0
-HELM_KUBE_MAJOR=1 HELM_KUBE_MINOR=37 # .Capabilities.KubeVersion baked into helm (v1.37.0)
-KUSTOMIZE_VERSION=v5.8.2
-PROMETHEUS_MODULE_VERSION=v0.315.0 PROMETHEUS_VERSION=3.15.0 # must match hack/tools/prometheus/go.mod
-PROMETHEUS_TAGS=remove_all_sd,enable_kubernetes_sd              # file, http, static and kubernetes SD only
-K8S_VERSION=v1.37.0                                            # must match hack/tools/kubernetes/go.mod
-ETCD_VERSION=v3.6.16                                           # must match hack/tools/etcd/go.mod
-CONTROLLER_GEN_VERSION=v0.23.0
-KWOK_VERSION=v0.8.0
-KIND_VERSION=v0.32.0
-COREDNS_VERSION=v1.14.6               # must match hack/tools/coredns/go.mod (kubeadm v1.37.0's default)
-PROMETHEUS_OPERATOR_VERSION=v0.85.0   # must match hack/tools/prometheus-operator/go.mod
-METRICS_SERVER_VERSION=v0.9.0         # must match hack/tools/metrics-server/go.mod
-OTELCOL_VERSION=v0.155.0 # collector builder and every component; must match hack/tools/otelcol/builder-config.yaml
-
-export GOWORK=off
-export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
-export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
-
 fail() {
 	printf 'install-tools: FAILED: %s\n' "$*" >&2
 	exit 1
 }
+
+# modver DIR MODULE: the version of MODULE that hack/tools/DIR/go.mod requires. A tool built from a
+# tool module is pinned there and only there; this script reads it.
+modver() {
+	local v
+	v=$(awk -v m="$2" '$1 == "require" && $2 == m { print $3; exit } $1 == m && $2 ~ /^v/ { print $2; exit }' "$TOOLS/$1/go.mod")
+	[[ -n $v ]] || fail "hack/tools/$1/go.mod does not require $2"
+	printf '%s' "$v"
+}
+
+# otelcol_version: the one version every component of hack/tools/otelcol/builder-config.yaml has.
+otelcol_version() {
+	local vs
+	vs=$(awk '$2 == "gomod:" { print $4 }' "$TOOLS/otelcol/builder-config.yaml" | sort -u)
+	[[ -n $vs && $vs != *$'\n'* ]] || fail "hack/tools/otelcol/builder-config.yaml: want one version for every component, got: ${vs//$'\n'/ }"
+	printf '%s' "$vs"
+}
+
+# Pinned versions: the tools that `go install` builds are pinned here; those built from a tool
+# module (hack/tools/*/go.mod) or the collector builder's manifest are read from there.
+STATICCHECK_VERSION=v0.8.2
+BENCHSTAT_VERSION=v0.0.0-20250909190841-7e13e04d9366
+HELM_VERSION=v3.22.0
+KUSTOMIZE_VERSION=v5.8.2
+CONTROLLER_GEN_VERSION=v0.23.0
+KWOK_VERSION=v0.8.0
+KIND_VERSION=v0.32.0
+K8S_VERSION=$(modver kubernetes k8s.io/kubernetes)
+ETCD_VERSION=$(modver etcd go.etcd.io/etcd/server/v3)
+PROMETHEUS_MODULE_VERSION=$(modver prometheus github.com/prometheus/prometheus)
+COREDNS_VERSION=$(modver coredns github.com/coredns/coredns) # kubeadm's default CoreDNS
+PROMETHEUS_OPERATOR_VERSION=$(modver prometheus-operator github.com/prometheus-operator/prometheus-operator)
+METRICS_SERVER_VERSION=$(modver metrics-server sigs.k8s.io/metrics-server)
+OTELCOL_VERSION=$(otelcol_version) # the collector builder and every component
+# Prometheus 3.x is published as module v0.3MM.P: v0.315.0 is Prometheus 3.15.0.
+PROMETHEUS_VERSION=${PROMETHEUS_MODULE_VERSION#v0.}
+PROMETHEUS_VERSION=${PROMETHEUS_VERSION:0:1}.${PROMETHEUS_VERSION:1}
+PROMETHEUS_TAGS=remove_all_sd,enable_kubernetes_sd # file, http, static and kubernetes SD only
+# .Capabilities.KubeVersion baked into helm: the Kubernetes above.
+HELM_KUBE_MAJOR=${K8S_VERSION#v}
+HELM_KUBE_MAJOR=${HELM_KUBE_MAJOR%%.*}
+HELM_KUBE_MINOR=${K8S_VERSION#v*.}
+HELM_KUBE_MINOR=${HELM_KUBE_MINOR%%.*}
+
+export GOWORK=off
+export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
+export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
 
 # ---------------------------------------------------------------------------------------
 # Build recipes. Each gets an empty output directory as $1 and leaves its binaries there.
@@ -281,6 +310,14 @@ expand() { # NAME: print the tools of a group (or the tool itself)
 main() {
 	local t want=() seen=" " apt_pkgs=() go_tools=()
 	(($# > 0)) || set -- default
+	if [[ $1 == versions ]]; then
+		(($# == 1)) || fail "versions takes no other argument"
+		for t in STATICCHECK BENCHSTAT HELM KUSTOMIZE CONTROLLER_GEN KWOK KIND K8S ETCD PROMETHEUS_MODULE PROMETHEUS COREDNS PROMETHEUS_OPERATOR METRICS_SERVER OTELCOL; do
+			t=${t}_VERSION
+			printf '%s=%s\n' "$t" "${!t}"
+		done
+		return 0
+	fi
 	for t in "$@"; do
 		case $t in -h | --help)
 			sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'

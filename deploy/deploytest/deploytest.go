@@ -1,12 +1,12 @@
-// Package deploytest renders the repository's deployment manifests for tests: `helm template`
-// of the chart with named value sets and `kustomize build` of the overlays, using the real tools
-// found on PATH or in the repository's ./bin.
+// Package deploytest renders the repository's deployment manifests for tests, through package
+// deploy/render (`helm template` of the chart with its value sets, `kustomize build` of the
+// overlays), using the real tools found on PATH or in the repository's ./bin, and checks the
+// contracts the manifests keep.
 //
 // When a tool is missing, tests are skipped with a clear message, except when CI=true, where they fail.
 package deploytest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,44 +17,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/poolparity/poolparity/deploy/render"
+	"github.com/poolparity/poolparity/internal/testtool"
 )
-
-// KubeVersion is the Kubernetes version the chart is rendered and linted for; it matches the
-// kube-apiserver the envtest harness runs.
-const KubeVersion = "1.37.0"
-
-// Release and Namespace are the release name and namespace every golden rendering uses.
-const (
-	Release   = "poolparity"
-	Namespace = "poolparity"
-)
-
-// ValueSet is a named list of values files, relative to the chart directory.
-type ValueSet struct {
-	Name  string
-	Files []string
-}
-
-// ValueSets are the value sets the chart is linted, rendered and applied with.
-var ValueSets = []ValueSet{
-	{Name: "default"},
-	{Name: "kind", Files: []string{"values-kind.yaml"}},
-	{Name: "staging", Files: []string{"values-staging.yaml"}},
-	{Name: "everything", Files: []string{"ci/everything-values.yaml"}},
-	{Name: "no-hpa", Files: []string{"ci/no-hpa-values.yaml"}},
-}
-
-// Overlays are the kustomize overlays under deploy/kustomize/overlays.
-var Overlays = []string{"kind", "staging"}
-
-// SkipOrFail skips the test, or fails it when CI=true: a missing tool must not pass silently in CI.
-func SkipOrFail(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true: "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
 
 var (
 	rootOnce sync.Once
@@ -84,11 +50,7 @@ func RepoRoot() (string, error) {
 // ChartDir returns the chart's directory.
 func ChartDir(t testing.TB) string {
 	t.Helper()
-	root, err := RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(root, "deploy", "helm", "poolparity")
+	return filepath.Join(Root(t), render.ChartPath)
 }
 
 // Tool returns the path of a command-line tool: PATH first (the Makefile puts ./bin first),
@@ -104,40 +66,35 @@ func Tool(t testing.TB, name string) string {
 			return p
 		}
 	}
-	SkipOrFail(t, "%s not found on PATH or in ./bin: run `make tools` (hack/install-tools.sh)", name)
+	testtool.SkipOrFail(t, "%s not found on PATH or in ./bin: run `make tools` (hack/install-tools.sh)", name)
 	return ""
 }
 
-// Run runs a command and returns its stdout; on failure the error carries stderr.
-func Run(ctx context.Context, dir, name string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.Bytes(), fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, stderr.String())
-	}
-	return stdout.Bytes(), nil
+// Tools returns the helm and kustomize binaries the renderings run (see Tool).
+func Tools(t testing.TB) render.Tools {
+	t.Helper()
+	return render.Tools{Helm: Tool(t, "helm"), Kustomize: Tool(t, "kustomize")}
 }
 
-// HelmTemplateArgs returns the `helm template` arguments for a value set plus extra arguments.
-func HelmTemplateArgs(chartDir string, vs ValueSet, extra ...string) []string {
-	args := []string{"template", Release, chartDir, "--namespace", Namespace, "--kube-version", KubeVersion}
-	for _, f := range vs.Files {
-		args = append(args, "-f", filepath.Join(chartDir, f))
+// Root returns the repository root, failing the test when there is none.
+func Root(t testing.TB) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return append(args, extra...)
+	return root
 }
 
 // HelmTemplate renders the chart with a value set (test hooks included) and returns the manifests.
-func HelmTemplate(t testing.TB, vs ValueSet, extra ...string) []byte {
+func HelmTemplate(t testing.TB, vs render.ValueSet, extra ...string) []byte {
 	t.Helper()
 	helm := Tool(t, "helm")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := Run(ctx, "", helm, HelmTemplateArgs(ChartDir(t), vs, extra...)...)
+	out, err := render.HelmTemplate(ctx, Root(t), helm, vs, extra...)
 	if err != nil {
-		t.Fatalf("rendering value set %q: %v", vs.Name, err)
+		t.Fatal(err)
 	}
 	return out
 }
@@ -146,15 +103,11 @@ func HelmTemplate(t testing.TB, vs ValueSet, extra ...string) []byte {
 func KustomizeBuild(t testing.TB, path string) []byte {
 	t.Helper()
 	kustomize := Tool(t, "kustomize")
-	root, err := RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := Run(ctx, "", kustomize, "build", filepath.Join(root, "deploy", "kustomize", path))
+	out, err := render.KustomizeBuild(ctx, Root(t), kustomize, path)
 	if err != nil {
-		t.Fatalf("building %s: %v", path, err)
+		t.Fatal(err)
 	}
 	return out
 }

@@ -8,9 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/poolparity/poolparity/internal/envflag"
 )
 
 // Config is what one kindrun invocation does.
@@ -38,19 +39,19 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	}
 	fs := flag.NewFlagSet("kindrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	e := &envFlags{fs: fs, getenv: getenv}
-	e.str(&c.Mode, "KIND_MODE", "offline (build every image here) or online (kindest/node and upstream charts)")
-	e.str(&c.Cluster, "KIND_CLUSTER", "kind cluster name")
-	e.str(&c.Namespace, "KIND_NAMESPACE", "namespace of the chart")
-	e.str(&c.Release, "KIND_RELEASE", "Helm release name")
-	e.boolean(&c.Keep, "KIND_KEEP", "keep the cluster after the run (and after a failure)")
-	e.duration(&c.LoadDuration, "KIND_LOAD_DURATION", "length of each load phase")
-	e.float(&c.LoadRPS, "KIND_LOAD_RPS", "request rate of the in-cluster load generator")
-	e.str(&c.CacheDir, "POOLPARITY_CACHE", "tool and image cache (default ~/.cache/poolparity)")
-	e.str(&c.OutDir, "KIND_OUT", "directory for the run's report and logs (default out/kind)")
+	e := envflag.New(fs, getenv, envflag.TrimPrefix("KIND_"))
+	e.String(&c.Mode, "KIND_MODE", "offline (build every image here) or online (kindest/node and upstream charts)")
+	e.String(&c.Cluster, "KIND_CLUSTER", "kind cluster name")
+	e.String(&c.Namespace, "KIND_NAMESPACE", "namespace of the chart")
+	e.String(&c.Release, "KIND_RELEASE", "Helm release name")
+	e.Bool(&c.Keep, "KIND_KEEP", "keep the cluster after the run (and after a failure)")
+	e.Duration(&c.LoadDuration, "KIND_LOAD_DURATION", "length of each load phase")
+	e.Float64(&c.LoadRPS, "KIND_LOAD_RPS", "request rate of the in-cluster load generator")
+	e.String(&c.CacheDir, "POOLPARITY_CACHE", "tool and image cache (default ~/.cache/poolparity)")
+	e.String(&c.OutDir, "KIND_OUT", "directory for the run's report and logs (default out/kind)")
 	steps := "all"
-	e.str(&steps, "KIND_STEPS", "steps to run, separated by commas or spaces: all, or of "+strings.Join(stepNames(), " "))
-	if err := e.parse(args); err != nil {
+	e.String(&steps, "KIND_STEPS", "steps to run, separated by commas or spaces: all, or of "+strings.Join(stepNames(), " "))
+	if err := e.Parse(args); err != nil {
 		return c, err
 	}
 	c.Steps = strings.FieldsFunc(steps, func(r rune) bool { return r == ',' || r == ' ' })
@@ -130,59 +131,4 @@ func repoRoot(dir string) (string, error) {
 			return "", fmt.Errorf("no repository root (go.mod + kind-config.yaml) above %s", dir)
 		}
 	}
-}
-
-// envFlags binds each setting to a flag and an environment variable (the variable gives the
-// default, the flag wins), like the service's app/internal/envflag, which a hack/ command may not
-// import.
-type envFlags struct {
-	fs     *flag.FlagSet
-	getenv func(string) string
-	errs   []error
-}
-
-// flagName is the variable's name without KIND_, in lower case with - for _ (KIND_STEPS is -steps).
-func flagName(env string) string {
-	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(env, "KIND_")), "_", "-")
-}
-
-func envBind[T any](e *envFlags, p *T, env, help string, parse func(string) (T, error), define func(*T, string, T, string)) {
-	if v := e.getenv(env); v != "" {
-		x, err := parse(v)
-		if err != nil {
-			e.errs = append(e.errs, fmt.Errorf("parsing %s=%q: %w", env, v, err))
-		} else {
-			*p = x
-		}
-	}
-	define(p, flagName(env), *p, help+" (env "+env+")")
-}
-
-func (e *envFlags) str(p *string, env, help string) {
-	envBind(e, p, env, help, func(s string) (string, error) { return s, nil }, e.fs.StringVar)
-}
-
-func (e *envFlags) boolean(p *bool, env, help string) {
-	envBind(e, p, env, help, strconv.ParseBool, e.fs.BoolVar)
-}
-
-func (e *envFlags) duration(p *time.Duration, env, help string) {
-	envBind(e, p, env, help, time.ParseDuration, e.fs.DurationVar)
-}
-
-func (e *envFlags) float(p *float64, env, help string) {
-	envBind(e, p, env, help, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }, e.fs.Float64Var)
-}
-
-func (e *envFlags) parse(args []string) error {
-	if err := errors.Join(e.errs...); err != nil {
-		return err
-	}
-	if err := e.fs.Parse(args); err != nil {
-		return err
-	}
-	if e.fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q (steps go in -steps or KIND_STEPS)", e.fs.Args())
-	}
-	return nil
 }

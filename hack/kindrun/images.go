@@ -18,12 +18,21 @@ import (
 	"time"
 )
 
-// Versions of what the offline cluster runs. The Go-built ones must match hack/install-tools.sh.
+// Versions of what the offline cluster runs. The Go-built ones are the binaries hack/install-tools.sh
+// builds; TestPinnedVersionsMatchInstallTools fails when the two disagree.
+const (
+	k8sVersion           = "v1.37.0"
+	kindVersion          = "v0.32.0"
+	etcdTag              = "v3.6.16" // the etcd hack/install-tools.sh builds for envtest; kubeadm is told its tag
+	prometheusVersion    = "v3.15.0" // module github.com/prometheus/prometheus v0.315.0
+	operatorVersion      = "v0.85.0"
+	metricsServerVersion = "v0.9.0"
+	corednsVersion       = "v1.14.6" // kubeadm v1.37.0's default
+)
+
+// Images and settings of the offline cluster.
 const (
 	registry       = "poolparity.local"
-	k8sVersion     = "v1.37.0"
-	kindVersion    = "v0.32.0"
-	etcdTag        = "v3.6.16" // the etcd hack/install-tools.sh builds for envtest; kubeadm is told its tag
 	debianSuite    = "bookworm"
 	debianMirror   = "http://deb.debian.org/debian"
 	baseImage      = registry + "/debian:" + debianSuite
@@ -31,10 +40,10 @@ const (
 	serviceImage   = registry + "/poolparity:dev"
 	redisImage     = registry + "/redis:" + debianSuite
 	testImage      = registry + "/helm-test:" + debianSuite
-	promImage      = registry + "/prometheus:v3.15.0"
-	operatorImage  = registry + "/prometheus-operator:v0.85.0"
-	reloaderImage  = registry + "/prometheus-config-reloader:v0.85.0"
-	metricsSrvImg  = registry + "/metrics-server:v0.9.0"
+	promImage      = registry + "/prometheus:" + prometheusVersion
+	operatorImage  = registry + "/prometheus-operator:" + operatorVersion
+	reloaderImage  = registry + "/prometheus-config-reloader:" + operatorVersion
+	metricsSrvImg  = registry + "/metrics-server:" + metricsServerVersion
 	recipeLabel    = "dev.poolparity.recipe"
 	nonRootUser    = "65534:65534"
 	imageBuildTime = 20 * time.Minute
@@ -66,16 +75,16 @@ func appImages() []image {
 		{Tag: testImage, Comment: "sh, wget and grep for the chart's helm test pod (Debian's GNU wget: busybox 1.35's wget crashes on -T).",
 			Base: baseImage, Packages: "wget", User: nonRootUser},
 		// The operator runs these by the paths of the upstream images: /bin/<name>.
-		{Tag: promImage, Comment: "Prometheus 3.15.0 (github.com/prometheus/prometheus v0.315.0).",
+		{Tag: promImage, Comment: "Prometheus " + prometheusVersion + " (github.com/prometheus/prometheus, hack/tools/prometheus).",
 			Base: baseImage, Bins: map[string]string{"prometheus": "prometheus", "promtool": "promtool"}, BinDir: "/bin/", User: nonRootUser,
 			Entrypoint: `["/bin/prometheus"]`},
-		{Tag: operatorImage, Comment: "prometheus-operator v0.85.0.",
+		{Tag: operatorImage, Comment: "prometheus-operator " + operatorVersion + ".",
 			Base: baseImage, Bins: map[string]string{"operator": "cluster/operator"}, BinDir: "/bin/", User: nonRootUser,
 			Entrypoint: `["/bin/operator"]`},
-		{Tag: reloaderImage, Comment: "prometheus-config-reloader v0.85.0.",
+		{Tag: reloaderImage, Comment: "prometheus-config-reloader " + operatorVersion + ".",
 			Base: baseImage, Bins: map[string]string{"prometheus-config-reloader": "cluster/prometheus-config-reloader"}, BinDir: "/bin/", User: nonRootUser,
 			Entrypoint: `["/bin/prometheus-config-reloader"]`},
-		{Tag: metricsSrvImg, Comment: "metrics-server v0.9.0.",
+		{Tag: metricsSrvImg, Comment: "metrics-server " + metricsServerVersion + ".",
 			Base: baseImage, Bins: map[string]string{"metrics-server": "cluster/metrics-server"}, User: nonRootUser,
 			Entrypoint: `["/usr/local/bin/metrics-server"]`},
 	}
@@ -337,7 +346,7 @@ func (h *Harness) controlPlaneImages(ctx context.Context) ([]string, error) {
 			im.Comment = "etcd " + etcdTag + " (go.etcd.io/etcd/server/v3)."
 			im.Bins = map[string]string{"etcd": "k8s/etcd"}
 		case "coredns":
-			im.Comment = "CoreDNS v1.14.6 with the plugins of kubeadm's Corefile (hack/tools/coredns)."
+			im.Comment = "CoreDNS " + corednsVersion + " with the plugins of kubeadm's Corefile (hack/tools/coredns)."
 			im.Bins = map[string]string{"coredns": "cluster/coredns"}
 			im.Entrypoint = `["/usr/local/bin/coredns"]`
 			// Non-root, as upstream's image: the file capability lets it bind port 53.

@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +143,99 @@ func TestCheckSplit(t *testing.T) {
 				t.Errorf("checkSplit = %v, want ok=%v", err, tt.ok)
 			}
 		})
+	}
+}
+
+// TestPinnedVersionsMatchInstallTools fails when a version the cluster runs differs from the one
+// hack/install-tools.sh builds (which reads the tool modules' go.mod files).
+func TestPinnedVersionsMatchInstallTools(t *testing.T) {
+	root, err := repoRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("bash", filepath.Join(root, "hack", "install-tools.sh"), "versions").CombinedOutput()
+	if err != nil {
+		t.Fatalf("hack/install-tools.sh versions: %v\n%s", err, out)
+	}
+	pinned := map[string]string{}
+	for line := range strings.Lines(string(out)) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok {
+			t.Fatalf("hack/install-tools.sh versions printed %q, want NAME=version", line)
+		}
+		pinned[k] = v
+	}
+	tests := []struct{ variable, kindrun string }{
+		{"K8S_VERSION", k8sVersion},
+		{"KIND_VERSION", kindVersion},
+		{"ETCD_VERSION", etcdTag},
+		{"PROMETHEUS_VERSION", strings.TrimPrefix(prometheusVersion, "v")},
+		{"PROMETHEUS_OPERATOR_VERSION", operatorVersion},
+		{"METRICS_SERVER_VERSION", metricsServerVersion},
+		{"COREDNS_VERSION", corednsVersion},
+	}
+	for _, tt := range tests {
+		t.Run(tt.variable, func(t *testing.T) {
+			if got, ok := pinned[tt.variable]; !ok || got != tt.kindrun {
+				t.Errorf("hack/install-tools.sh pins %s=%q, hack/kindrun runs %q", tt.variable, got, tt.kindrun)
+			}
+		})
+	}
+}
+
+// TestMakefileStepTargetsAreTheSteps holds the Makefile's cluster targets and the harness's steps
+// to one set of names: a target that runs one step is named after it, every step has such a
+// target or is listed here as run only inside test-kind and kind-demo, and every step a target
+// names exists.
+func TestMakefileStepTargetsAreTheSteps(t *testing.T) {
+	root, err := repoRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withoutTarget := map[string]bool{"env": true, "scenarios": true, "canary": true}
+	targets := map[string]bool{} // targets that run exactly one step
+	target := ""
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimRight(line, "\n")
+		if name, _, ok := strings.Cut(line, ":"); ok && !strings.HasPrefix(line, "\t") && !strings.ContainsAny(name, " =$") {
+			target = name
+			continue
+		}
+		if !strings.HasPrefix(line, "\t") || !strings.Contains(line, "$(KINDRUN)") {
+			continue
+		}
+		f := strings.Fields(line)
+		i := slices.Index(f, "-steps")
+		if i < 0 || i+1 >= len(f) {
+			t.Errorf("make %s runs $(KINDRUN) without -steps: %s", target, line)
+			continue
+		}
+		steps := strings.Split(f[i+1], ",")
+		for _, s := range steps {
+			if _, ok := stepFuncs[s]; !ok && s != "all" {
+				t.Errorf("make %s runs the step %q, which hack/kindrun does not have", target, s)
+			}
+		}
+		if len(steps) == 1 && steps[0] != "all" {
+			if steps[0] != target {
+				t.Errorf("make %s runs the step %q: name the target after the step", target, steps[0])
+			}
+			targets[target] = true
+		}
+	}
+	for s := range stepFuncs {
+		if !targets[s] && !withoutTarget[s] {
+			t.Errorf("step %q has no Makefile target of its name", s)
+		}
+		if targets[s] && withoutTarget[s] {
+			t.Errorf("step %q has a Makefile target: drop it from withoutTarget", s)
+		}
+	}
+	if len(targets) == 0 {
+		t.Error("no Makefile target runs a single step: the Makefile was not parsed")
 	}
 }

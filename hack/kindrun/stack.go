@@ -26,7 +26,7 @@ func (h *Harness) stepDeps(ctx context.Context) (string, error) {
 	if h.cfg.Mode == "online" {
 		return "kube-prometheus-stack, metrics-server", h.depsOnline(ctx)
 	}
-	opDir, err := h.moduleDir(ctx, "github.com/prometheus-operator/prometheus-operator@v0.85.0")
+	opDir, err := h.moduleDir(ctx, "github.com/prometheus-operator/prometheus-operator@"+operatorVersion)
 	if err != nil {
 		return "", err
 	}
@@ -35,8 +35,8 @@ func (h *Harness) stepDeps(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("reading prometheus-operator's bundle.yaml: %w", err)
 	}
 	bundle, err = overrideImages(bundle, map[string]string{
-		"quay.io/prometheus-operator/prometheus-operator:v0.85.0":        operatorImage,
-		"quay.io/prometheus-operator/prometheus-config-reloader:v0.85.0": reloaderImage,
+		"quay.io/prometheus-operator/prometheus-operator:" + operatorVersion:        operatorImage,
+		"quay.io/prometheus-operator/prometheus-config-reloader:" + operatorVersion: reloaderImage,
 	})
 	if err != nil {
 		return "", err
@@ -55,7 +55,7 @@ func (h *Harness) stepDeps(ctx context.Context) (string, error) {
 		return "", err
 	}
 	var prom bytes.Buffer
-	if err := tmpl.Execute(&prom, map[string]string{"Image": promImage}); err != nil {
+	if err := tmpl.Execute(&prom, map[string]string{"Image": promImage, "Version": prometheusVersion}); err != nil {
 		return "", err
 	}
 	if err := h.kubectlApply(ctx, "deps", prom.Bytes()); err != nil {
@@ -63,7 +63,7 @@ func (h *Harness) stepDeps(ctx context.Context) (string, error) {
 	}
 	// metrics-server from its own chart, for the HPAs' CPU metric; kind's kubelets serve
 	// self-signed certificates.
-	msDir, err := h.moduleDir(ctx, "sigs.k8s.io/metrics-server@v0.9.0")
+	msDir, err := h.moduleDir(ctx, "sigs.k8s.io/metrics-server@"+metricsServerVersion)
 	if err != nil {
 		return "", err
 	}
@@ -89,7 +89,7 @@ func (h *Harness) stepDeps(ctx context.Context) (string, error) {
 	if err := h.waitPods(ctx, monitoringNS, "app.kubernetes.io/name=prometheus", 3*time.Minute); err != nil {
 		return "", err
 	}
-	return "prometheus-operator v0.85.0 (bundle.yaml), Prometheus v3.15.0, metrics-server v0.9.0 (chart)", nil
+	return "prometheus-operator " + operatorVersion + " (bundle.yaml), Prometheus " + prometheusVersion + ", metrics-server " + metricsServerVersion + " (chart)", nil
 }
 
 // overrideImages replaces each upstream image reference with the one built here, and fails if

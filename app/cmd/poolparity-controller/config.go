@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/poolparity/poolparity/app/internal/envflag"
+	"github.com/poolparity/poolparity/internal/envflag"
 )
 
 // Config is the controller's configuration. Every setting is a flag whose name is the

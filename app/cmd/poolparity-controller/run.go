@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 
 	"github.com/go-logr/logr"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/app/internal/controller"
+	"github.com/poolparity/poolparity/app/internal/telemetry"
 )
 
 // Leader election stores its Lease in the controller's namespace (a namespaced Role in the chart).
@@ -31,7 +31,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	logger := logr.FromSlogHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slogLevel(cfg.LogLevel)}))
+	sl, err := telemetry.NewLogger(stderr, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	logger := logr.FromSlogHandler(sl.Handler())
 	ctrl.SetLogger(logger)
 
 	restCfg, err := ctrl.GetConfig()
@@ -104,16 +108,4 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return fmt.Errorf("running the manager: %w", err)
 	}
 	return nil
-}
-
-func slogLevel(s string) slog.Level {
-	switch s {
-	case "debug":
-		return slog.LevelDebug
-	case "warn":
-		return slog.LevelWarn
-	case "error":
-		return slog.LevelError
-	}
-	return slog.LevelInfo
 }

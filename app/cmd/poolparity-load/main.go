@@ -24,8 +24,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/poolparity/poolparity/app/internal/envflag"
 	"github.com/poolparity/poolparity/app/internal/loadgen"
+	"github.com/poolparity/poolparity/internal/envflag"
 )
 
 // Config is the command's settings: the generator's, and how the command judges and connects.

@@ -10,9 +10,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/poolparity/poolparity/app/internal/envflag"
 	"github.com/poolparity/poolparity/app/internal/pools"
 	"github.com/poolparity/poolparity/app/internal/telemetry"
+	"github.com/poolparity/poolparity/internal/envflag"
 )
 
 // Pool modes. The mode decides where the service takes its hot-path

@@ -25,6 +25,8 @@ import (
 	"github.com/poolparity/poolparity/app/internal/controller"
 	"github.com/poolparity/poolparity/app/internal/testenv"
 	"github.com/poolparity/poolparity/deploy/deploytest"
+	"github.com/poolparity/poolparity/deploy/render"
+	"github.com/poolparity/poolparity/internal/testtool"
 )
 
 // Pinned modules whose CRDs validate the chart's Argo Rollouts and Flagger objects. The proxy
@@ -43,7 +45,7 @@ const (
 // options add on a real kube-apiserver that has the PoolCanary, Argo Rollouts and Flagger CRDs,
 // with strict field validation: an unknown or misplaced field fails.
 func TestChartControllerObjectsOnAPIServer(t *testing.T) {
-	rendered := deploytest.HelmTemplate(t, deploytest.ValueSet{Name: "controller"},
+	rendered := deploytest.HelmTemplate(t, render.ValueSet{Name: "controller"},
 		"--set", "controller.enabled=true",
 		"--set", "controller.argoRollouts.enabled=true",
 		"--set", "controller.argoRollouts.count=5",
@@ -75,11 +77,11 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 
 	argoDir, err := testenv.ModuleDir(argoRolloutsModule, argoRolloutsVersion)
 	if err != nil {
-		testenv.SkipOrFail(t, "Argo Rollouts CRDs unavailable: %v", err)
+		testtool.SkipOrFail(t, "Argo Rollouts CRDs unavailable: %v", err)
 	}
 	flaggerDir, err := testenv.ModuleDir(flaggerModule, flaggerVersion)
 	if err != nil {
-		testenv.SkipOrFail(t, "Flagger CRDs unavailable: %v", err)
+		testtool.SkipOrFail(t, "Flagger CRDs unavailable: %v", err)
 	}
 	env := testenv.Start(t, testenv.WithCRDPaths(
 		crdDir(t),
@@ -88,13 +90,13 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 	))
 	t.Logf("envtest with the PoolCanary, Argo Rollouts and Flagger CRDs started in %s", env.StartDuration.Round(time.Millisecond))
 	ctx := context.Background()
-	if err := env.CreateNamespace(ctx, deploytest.Namespace, testenv.RestrictedLabels()); err != nil {
+	if err := env.CreateNamespace(ctx, render.Namespace, testenv.RestrictedLabels()); err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range ours {
 		obj := o.DeepCopy()
 		if ns, _ := env.Client.IsObjectNamespaced(obj); ns && obj.GetNamespace() == "" {
-			obj.SetNamespace(deploytest.Namespace)
+			obj.SetNamespace(render.Namespace)
 		}
 		if err := env.Client.Create(ctx, obj, client.FieldValidation("Strict")); err != nil {
 			t.Errorf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
@@ -105,7 +107,7 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d); err != nil {
 				t.Fatal(err)
 			}
-			pod := testenv.PodFromTemplate("controller-template", deploytest.Namespace, d.Spec.Template)
+			pod := testenv.PodFromTemplate("controller-template", render.Namespace, d.Spec.Template)
 			if err := env.DryRunCreate(ctx, pod); err != nil {
 				t.Errorf("the controller's pod template is not admitted under restricted PodSecurity: %v", err)
 			}
@@ -159,8 +161,8 @@ func isControllerObject(o *unstructured.Unstructured) bool {
 func runAsServiceAccount(t *testing.T, env *testenv.Env) {
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + deploytest.Namespace + ":" + deploytest.Release + "-controller",
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + deploytest.Namespace, "system:authenticated"},
+		UserName: "system:serviceaccount:" + render.Namespace + ":" + render.Release + "-controller",
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + render.Namespace, "system:authenticated"},
 	}
 	scheme := testScheme(t)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -169,7 +171,7 @@ func runAsServiceAccount(t *testing.T, env *testenv.Env) {
 		HealthProbeBindAddress:        "0",
 		LeaderElection:                true,
 		LeaderElectionID:              "poolparity-controller.poolparity.dev",
-		LeaderElectionNamespace:       deploytest.Namespace,
+		LeaderElectionNamespace:       render.Namespace,
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
 	})
@@ -207,7 +209,7 @@ func runAsServiceAccount(t *testing.T, env *testenv.Env) {
 	})
 	waitEvent(ctx, t, c, ns, "shop", controller.ReasonPromoted)
 	var lease coordinationv1.Lease
-	if err := c.Get(ctx, types.NamespacedName{Namespace: deploytest.Namespace, Name: "poolparity-controller.poolparity.dev"}, &lease); err != nil {
+	if err := c.Get(ctx, types.NamespacedName{Namespace: render.Namespace, Name: "poolparity-controller.poolparity.dev"}, &lease); err != nil {
 		t.Errorf("the leader election Lease: %v", err)
 	}
 }

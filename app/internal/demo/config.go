@@ -12,7 +12,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/poolparity/poolparity/app/internal/envflag"
+	"github.com/poolparity/poolparity/internal/envflag"
 )
 
 // Scenarios.

@@ -21,7 +21,7 @@ import (
 
 	"github.com/poolparity/poolparity/app/internal/config"
 	"github.com/poolparity/poolparity/app/internal/service"
-	"github.com/poolparity/poolparity/app/internal/testenv"
+	"github.com/poolparity/poolparity/internal/testtool"
 )
 
 // collectorConfig is the sidecar configuration that the chart and the demo
@@ -48,7 +48,7 @@ func startCollector(t *testing.T) (otlpURL, promAddr string) {
 		bin = "../../../bin/otelcol"
 	}
 	if _, err := os.Stat(bin); err != nil {
-		testenv.SkipOrFail(t, "no collector at %s (run hack/install-tools.sh otelcol): %v", bin, err)
+		testtool.SkipOrFail(t, "no collector at %s (run hack/install-tools.sh otelcol): %v", bin, err)
 	}
 	otlp, prom := freePort(t), freePort(t)
 	traces := newTraceSink(t)

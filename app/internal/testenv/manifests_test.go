@@ -21,6 +21,8 @@ import (
 
 	"github.com/poolparity/poolparity/app/internal/testenv"
 	"github.com/poolparity/poolparity/deploy/deploytest"
+	"github.com/poolparity/poolparity/deploy/render"
+	"github.com/poolparity/poolparity/internal/testtool"
 )
 
 // manifestSource is one rendering of the deployment manifests.
@@ -31,10 +33,10 @@ type manifestSource struct {
 
 func manifestSources() []manifestSource {
 	var out []manifestSource
-	for _, vs := range deploytest.ValueSets {
+	for _, vs := range render.ValueSets {
 		out = append(out, manifestSource{"helm-" + vs.Name, func(t *testing.T) []byte { return deploytest.HelmTemplate(t, vs) }})
 	}
-	for _, o := range deploytest.Overlays {
+	for _, o := range render.Overlays {
 		out = append(out, manifestSource{"kustomize-" + o, func(t *testing.T) []byte {
 			return deploytest.KustomizeBuild(t, filepath.Join("overlays", o))
 		}})
@@ -158,7 +160,7 @@ func checkRulesMatchSource(t *testing.T, rule *unstructured.Unstructured) {
 	path := filepath.Join(root, "deploy", "prometheus", "poolparity.rules.yml")
 	data, err := os.ReadFile(path)
 	if err != nil {
-		deploytest.SkipOrFail(t, "rules source %s missing (hack/genrules writes it): %v", path, err)
+		testtool.SkipOrFail(t, "rules source %s missing (hack/genrules writes it): %v", path, err)
 	}
 	var file struct {
 		Groups []any `json:"groups"`

@@ -29,6 +29,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/poolparity/poolparity/internal/testtool"
 )
 
 // Pinned modules whose CRD YAML the harness installs. Both versions are served by the module proxy
@@ -105,15 +107,6 @@ func WithGatewayAPICRDs() Option {
 	}
 }
 
-// SkipOrFail skips the test, or fails it when CI=true: a missing tool must not pass silently in CI.
-func SkipOrFail(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true: "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
 // AssetsDir returns the directory holding kube-apiserver, etcd and kubectl: KUBEBUILDER_ASSETS,
 // or <repo>/bin/k8s.
 func AssetsDir() (string, error) {
@@ -158,7 +151,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	t.Helper()
 	assets, err := AssetsDir()
 	if err != nil {
-		SkipOrFail(t, "envtest control plane unavailable: %v", err)
+		testtool.SkipOrFail(t, "envtest control plane unavailable: %v", err)
 	}
 	var o options
 	for _, opt := range opts {

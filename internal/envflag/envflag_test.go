@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poolparity/poolparity/app/internal/envflag"
+	"github.com/poolparity/poolparity/internal/envflag"
 )
 
 // settings is what each case binds.

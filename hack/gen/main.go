@@ -1,0 +1,38 @@
+// Command gen regenerates every file this repository generates, in one sequential run, with the
+// pinned tools in ./bin (`make tools` installs them):
+//
+//   - the plain Prometheus rules files (go run ./hack/genrules),
+//   - the PoolCanary deepcopy code, CRD and RBAC template (hack/gen-controller.sh, controller-gen),
+//   - the chart's dashboard copies, the kustomize base and components, and the golden renderings
+//     under deploy/testdata (package deploy/render, helm and kustomize).
+//
+// A missing tool stops it before anything is written, with one line: "bin/helm not found: run
+// make tools". With -check it writes nothing and fails when git reports a change or an untracked
+// file under the generated paths, so that `make generate-check` (generate, then gen -check) also
+// catches outputs nobody committed.
+//
+//	go run ./hack/gen          # make generate
+//	go run ./hack/gen -check   # make generate-check, after make generate
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		stop()
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
