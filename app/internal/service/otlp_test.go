@@ -197,7 +197,7 @@ func checkReceived(t *testing.T, rcv *receiver) {
 	for _, name := range []string{
 		"http_requests_total", "http_request_duration_seconds", "redis_pool_hit_total",
 		"go_goroutines", "process_cpu_seconds_total", "otlp_export_failures_total",
-		"syncpool_gets_total", "syncpool_misses_total", "syncpool_puts_total", "syncpool_drops_total",
+		"syncpool_gets_total", "syncpool_misses_total", "syncpool_puts_total", "syncpool_drops_total", "syncpool_dirty_total",
 	} {
 		attrs, ok := rcv.metrics[name]
 		if !ok {

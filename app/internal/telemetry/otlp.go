@@ -293,7 +293,7 @@ func NewMetricsPush(ctx context.Context, o OTLP, res *resource.Resource, g prome
 // one, to go_gc_cycles_gc_cycles_total.
 func poolViews() []sdkmetric.View {
 	var vs []sdkmetric.View
-	for _, n := range []string{otelexport.GetsName, otelexport.MissesName, otelexport.PutsName, otelexport.DropsName} {
+	for _, n := range []string{otelexport.GetsName, otelexport.MissesName, otelexport.PutsName, otelexport.DropsName, otelexport.DirtyName} {
 		vs = append(vs, sdkmetric.NewView(
 			sdkmetric.Instrument{Name: n},
 			sdkmetric.Stream{Name: PrometheusName(n)},
