@@ -15,14 +15,14 @@ import (
 
 	"github.com/poolparity/poolparity/app/internal/item"
 	"github.com/poolparity/poolparity/app/internal/pools"
-	"github.com/poolparity/poolparity/app/internal/report"
 	"github.com/poolparity/poolparity/app/internal/store"
+	"github.com/poolparity/poolparity/app/internal/termstats"
 	"github.com/poolparity/poolparity/instrument"
 )
 
 // Store is the storage the handlers use. *store.Store implements it.
 type Store interface {
-	report.Store
+	termstats.Store
 	Ping(ctx context.Context) error
 	Put(ctx context.Context, id string, value, summary []byte) error
 	GetSummaries(ctx context.Context, ids []string, keys []string, fn func(i int, value string, found bool) error) ([]string, error)
@@ -64,13 +64,13 @@ type Options struct {
 	// HeavyBudget bounds the bytes one heavy request reads and holds;
 	// past it the request is shed with 429. MaxHeldBytes applies to the
 	// report. Zero fields: no bound.
-	HeavyBudget report.Budget
+	HeavyBudget termstats.Budget
 }
 
 // Server serves the API. Create one with New. It is safe for concurrent use.
 type Server struct {
 	store          Store
-	report         *report.Builder
+	report         *termstats.Builder
 	enc            pools.Source[*pools.Encoder]
 	scratch        pools.Source[*requestScratch]
 	metrics        Recorder
@@ -124,7 +124,7 @@ func New(o Options) (*Server, error) {
 		s.readyTimeout = time.Second
 	}
 	var err error
-	if s.report, err = report.NewBuilder(o.Store, o.Pooled, o.Pools, o.HeavyBudget); err != nil {
+	if s.report, err = termstats.NewBuilder(o.Store, o.Pooled, o.Pools, o.HeavyBudget); err != nil {
 		return nil, err
 	}
 	if s.enc, err = pools.NewSource(o.Pooled, o.Pools, pools.EncoderConfig(pools.JSONBuffer)); err != nil {
