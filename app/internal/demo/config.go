@@ -103,7 +103,7 @@ type Config struct {
 // given: the family that the chart's PrometheusRule loads.
 const ReportOnlyWindow = "5m"
 
-// Default returns the defaults: a 3-minute good scenario at 200 req/s split
+// Default returns the defaults: a 3-minute good scenario at 150 req/s split
 // 50/50.
 func Default() Config {
 	return Config{
