@@ -32,7 +32,8 @@ var Scenarios = []string{ScenarioGood, ScenarioRegression, ScenarioAA}
 const (
 	// RedisAuto uses redis-server when it is on PATH, else RedisEmbedded.
 	RedisAuto = "auto"
-	// RedisEmbedded lets each instance start its own in-process server.
+	// RedisEmbedded runs one server in the demo process, shared by both
+	// tracks, so that neither track's heap counts the server's allocations.
 	RedisEmbedded = "embedded"
 	// RedisServer starts redis-server (which must be on PATH), shared by
 	// both tracks.

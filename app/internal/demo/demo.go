@@ -36,6 +36,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/poolparity/poolparity/app/internal/embedredis"
 	"github.com/poolparity/poolparity/app/internal/loadgen"
 	"github.com/poolparity/poolparity/app/internal/parity"
 	"github.com/poolparity/poolparity/app/internal/splitter"
@@ -394,8 +395,9 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 	return res, nil
 }
 
-// startRedis starts a redis-server shared by both tracks when the mode asks
-// for it (or auto finds one), and returns a description.
+// startRedis starts the Redis server shared by both tracks, redis-server or
+// one embedded in the demo process as the mode says (auto: redis-server when
+// on PATH), and returns a description.
 func (r *runner) startRedis(ctx context.Context, logDir string) (string, error) {
 	mode := r.cfg.Redis
 	bin, lookErr := exec.LookPath("redis-server")
@@ -406,8 +408,16 @@ func (r *runner) startRedis(ctx context.Context, logDir string) (string, error) 
 		}
 	}
 	if mode == RedisEmbedded {
-		r.redisArg = ""
-		return "embedded: each instance runs its own in-process server (install redis-server for a shared one)", nil
+		// One server in the demo process, shared by both tracks: a server
+		// inside each track would count its own allocations in that
+		// track's heap, and blame the pool for them.
+		srv, err := embedredis.Start()
+		if err != nil {
+			return "", err
+		}
+		r.onTeardown(srv.Close)
+		r.redisArg = srv.Addr()
+		return fmt.Sprintf("embedded in the demo process at %s, shared by both tracks (install redis-server to use it instead)", srv.Addr()), nil
 	}
 	if lookErr != nil {
 		return "", fmt.Errorf("REDIS=server: %w", lookErr)
