@@ -5,9 +5,8 @@
 // parity report through the Prometheus HTTP API, prints it, and writes it
 // as JSON and HTML.
 //
-// In report-only mode (Config.ReportOnly) it starts nothing and reads the
-// same report from an existing Prometheus, such as a cluster's (`make
-// parity`).
+// Reading the same report from an existing Prometheus, such as a cluster's
+// (`make parity`), is app/cmd/poolparity-parity's job.
 //
 // Every process it starts is a child in its own process group, on a
 // loopback port, and is stopped (SIGTERM, then SIGKILL to the group) when
@@ -17,7 +16,6 @@ package demo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -62,78 +60,8 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (res Result,
 		return res, err
 	}
 	r := &runner{cfg: cfg, stdout: stdout, stderr: stderr, client: &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil}}}
-	if cfg.ReportOnly {
-		r.promURL = strings.TrimRight(cfg.PrometheusURL, "/")
-		return r.reportOnly(ctx)
-	}
 	defer r.teardown()
 	return r.run(ctx)
-}
-
-// reportChartSpan is how far back the charts of a report-only run reach.
-const reportChartSpan = 15 * time.Minute
-
-// reportOnly reads the parity report from the Prometheus at r.promURL,
-// prints it and writes it to cfg.OutDir. It starts nothing.
-func (r *runner) reportOnly(ctx context.Context) (res Result, err error) {
-	cfg := r.cfg
-	sel := cfg.Selector
-	if sel == "" {
-		sel = "(none)"
-	}
-	fmt.Fprintf(r.stdout, "demo: report-only: reading the parity report from Prometheus at %s (window %s, selector %s) ...\n", r.promURL, cfg.Window, sel)
-	promAPI, err := r.promAPI()
-	if err != nil {
-		return res, err
-	}
-	// The statistical second opinion as docs/verdict-eval.md measured it: the 1m rules
-	// sampled every minute (no overlap) over the last 10 minutes.
-	checker := parity.NewChecker(promAPI, parity.WithWindow(cfg.Window), parity.WithSelector(cfg.Selector),
-		parity.WithStatTest(parity.DefaultStatTest(), 10*time.Minute, time.Minute, "1m"))
-	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	now := time.Now()
-	report, err := checker.Check(qctx, now)
-	if err != nil {
-		return res, r.promError(err)
-	}
-	step := (reportChartSpan / 150).Round(time.Second)
-	if report.Charts, err = checker.Charts(qctx, now.Add(-reportChartSpan), now, step); err != nil {
-		return res, r.promError(err)
-	}
-	report.Context = []parity.KV{
-		{Key: "prometheus", Value: r.promURL},
-		{Key: "selector", Value: sel},
-		{Key: "charts", Value: fmt.Sprintf("the last %.0f minutes", reportChartSpan.Minutes())},
-	}
-	res.Report = report
-	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
-		return res, fmt.Errorf("creating %s: %w", cfg.OutDir, err)
-	}
-	fmt.Fprintln(r.stdout)
-	if err := report.WriteText(r.stdout); err != nil {
-		return res, err
-	}
-	res.Files, err = writeReports(cfg.OutDir, report)
-	if err != nil {
-		return res, err
-	}
-	fmt.Fprintf(r.stdout, "report: %s\n", strings.Join(res.Files, ", "))
-	return res, nil
-}
-
-// promError turns a failed read of r.promURL into one line: a transport
-// failure names the Prometheus it could not reach, and missing rules say
-// which window was asked for.
-func (r *runner) promError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return fmt.Errorf("cannot reach Prometheus at %s: %w", r.promURL, ue.Err)
-	}
-	if errors.Is(err, parity.ErrNoRules) {
-		return fmt.Errorf("%w; is the chart's PrometheusRule loaded, and does -window %s match its windows?", err, r.cfg.Window)
-	}
-	return fmt.Errorf("reading the parity report from %s: %w", r.promURL, err)
 }
 
 type runner struct {
@@ -387,7 +315,7 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 	} else {
 		fmt.Fprintf(r.stdout, "scenario %s: NOT as expected (%s)\n", cfg.Scenario, expectationText(res.Expectations))
 	}
-	res.Files, err = writeReports(cfg.OutDir, report)
+	res.Files, err = report.WriteFiles(cfg.OutDir)
 	if err != nil {
 		return res, err
 	}
@@ -639,30 +567,4 @@ func faultDesc(fault []string) string {
 func scenarioDesc(cfg Config, stableMode, grayMode string, fault []string) string {
 	return fmt.Sprintf("%s: stable %s, gray %s%s; %s of load, %d%% to gray", cfg.Scenario, stableMode, grayMode,
 		faultDesc(fault), cfg.Duration, cfg.GrayWeight)
-}
-
-// writeReports writes report.txt, report.json and report.html to dir.
-func writeReports(dir string, report parity.Report) ([]string, error) {
-	var files []string
-	for _, f := range []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{"report.txt", report.WriteText},
-		{"report.json", report.WriteJSON},
-		{"report.html", report.WriteHTML},
-	} {
-		path := filepath.Join(dir, f.name)
-		fh, err := os.Create(path)
-		if err != nil {
-			return files, fmt.Errorf("writing %s: %w", path, err)
-		}
-		werr := f.write(fh)
-		cerr := fh.Close()
-		if err := errors.Join(werr, cerr); err != nil {
-			return files, fmt.Errorf("writing %s: %w", path, err)
-		}
-		files = append(files, path)
-	}
-	return files, nil
 }
