@@ -86,7 +86,7 @@ test-rules: ## Check the rules and run the promtool rule unit tests.
 .PHONY: test-fuzz
 test-fuzz: ## Run each fuzz target briefly (FUZZTIME each).
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeItem$$' -fuzztime $(FUZZTIME) ./app/internal/item
-	$(GO) test -run '^$$' -fuzz '^FuzzAppendUnquoted$$' -fuzztime $(FUZZTIME) ./app/internal/report
+	$(GO) test -run '^$$' -fuzz '^FuzzAppendUnquoted$$' -fuzztime $(FUZZTIME) ./app/internal/termstats
 
 .PHONY: test-e2e
 test-e2e: ## Run the demo's three scenarios in short form and assert their verdicts.

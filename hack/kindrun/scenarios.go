@@ -256,19 +256,17 @@ func (h *Harness) fullname() string {
 	return h.cfg.Release + "-poolparity"
 }
 
-// parity runs the demo's report-only mode against prom: the same table `make demo` prints,
-// from the chart's 1m rules, for this release's series.
+// parity runs poolparity-parity against prom: the same table `make demo` prints, from the
+// chart's 1m rules, for this release's series.
 func (h *Harness) parity(ctx context.Context, prom string) (string, string, error) {
-	bin := filepath.Join(h.cfg.OutDir, "poolparity-demo")
-	if !h.builtDemo {
-		if err := h.run(ctx, "build", cmd{name: "go", args: []string{"build", "-trimpath", "-o", bin, "./app/cmd/poolparity-demo"}, env: []string{"CGO_ENABLED=0"}}); err != nil {
+	bin := filepath.Join(h.cfg.OutDir, "poolparity-parity")
+	if !h.builtParity {
+		if err := h.run(ctx, "build", cmd{name: "go", args: []string{"build", "-trimpath", "-o", bin, "./app/cmd/poolparity-parity"}, env: []string{"CGO_ENABLED=0"}}); err != nil {
 			return "", "", err
 		}
-		h.builtDemo = true
+		h.builtParity = true
 	}
-	c := exec.CommandContext(ctx, bin, "-report-only", "-window", "1m",
-		"-selector", fmt.Sprintf(`namespace="%s",job="%s"`, h.cfg.Namespace, h.cfg.Release))
-	c.Env = append(os.Environ(), "PROMETHEUS_URL="+prom, "DEMO_OUT="+filepath.Join(h.cfg.OutDir, "parity"))
+	c := exec.CommandContext(ctx, bin, h.parityArgs(prom)...)
 	out, err := c.CombinedOutput()
 	code := 0
 	var ee *exec.ExitError
@@ -282,6 +280,14 @@ func (h *Harness) parity(ctx context.Context, prom string) (string, string, erro
 		return "", string(out), fmt.Errorf("parity report failed (exit %d):\n%s", code, indent(string(out)))
 	}
 	return verdict, strings.TrimSpace(string(out)), nil
+}
+
+// parityArgs is poolparity-parity's command line for prom: the 1m window, this release's
+// series, and the report files under OutDir/parity.
+func (h *Harness) parityArgs(prom string) []string {
+	return []string{"-prometheus-url", prom, "-window", "1m",
+		"-selector", fmt.Sprintf(`namespace="%s",job="%s"`, h.cfg.Namespace, h.cfg.Release),
+		"-out", filepath.Join(h.cfg.OutDir, "parity")}
 }
 
 // portForward forwards a free loopback port to target's port and returns the base URL.

@@ -5,14 +5,12 @@
 // it to ./out as text, JSON and HTML. `make demo` runs it through
 // hack/demo.sh.
 //
-// With -report-only it starts nothing and reads the same report from an
-// existing Prometheus (-prometheus-url or PROMETHEUS_URL, window 5m unless
-// -window says otherwise); `make parity` runs it that way against a kind
-// cluster's Prometheus through hack/kindrun.
+// Reading the same report from an existing Prometheus (`make parity`) is
+// poolparity-parity's job; -report-only, which did it here, is refused with
+// a pointer there.
 //
 // Exit status: 0 PASS, 1 FAIL, 2 a bad configuration, 3 NO DATA, 4 the demo
-// could not run (or, with -report-only, Prometheus could not be read), 130
-// interrupted.
+// could not run, 130 interrupted.
 package main
 
 import (
@@ -30,14 +28,14 @@ import (
 	"github.com/poolparity/poolparity/app/internal/parity"
 )
 
-// Exit statuses.
+// Exit statuses (parity's, shared with the other report command).
 const (
-	exitPass        = 0
-	exitFail        = 1
-	exitUsage       = 2
-	exitNoData      = 3
-	exitError       = 4
-	exitInterrupted = 130
+	exitPass        = parity.ExitPass
+	exitFail        = parity.ExitFail
+	exitUsage       = parity.ExitUsage
+	exitNoData      = parity.ExitNoData
+	exitError       = parity.ExitError
+	exitInterrupted = parity.ExitInterrupted
 )
 
 func main() {
@@ -67,15 +65,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, tty boo
 		printErr(stderr, err)
 		return exitError
 	}
-	switch res.Report.Verdict {
-	case parity.Pass:
-		return exitPass
-	case parity.Fail:
-		return exitFail
-	case parity.Error:
-		return exitError
-	}
-	return exitNoData
+	return parity.ExitStatus(res.Report.Verdict)
 }
 
 // printErr prints each line of err with the program's name.

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -32,7 +31,8 @@ var Scenarios = []string{ScenarioGood, ScenarioRegression, ScenarioAA}
 const (
 	// RedisAuto uses redis-server when it is on PATH, else RedisEmbedded.
 	RedisAuto = "auto"
-	// RedisEmbedded lets each instance start its own in-process server.
+	// RedisEmbedded runs one server in the demo process, shared by both
+	// tracks, so that neither track's heap counts the server's allocations.
 	RedisEmbedded = "embedded"
 	// RedisServer starts redis-server (which must be on PATH), shared by
 	// both tracks.
@@ -51,22 +51,7 @@ const (
 
 // Config is the demo's configuration. Ports of 0 mean a free ephemeral port
 // on 127.0.0.1; every other port is checked free before use.
-//
-// With ReportOnly the demo starts nothing: it reads the parity report from
-// the Prometheus at PrometheusURL and uses only PrometheusURL, Window,
-// Selector and OutDir; every other setting is ignored.
 type Config struct {
-	// ReportOnly reads the report from an existing Prometheus (a cluster's,
-	// for `make parity`) instead of running the local demo.
-	ReportOnly bool
-	// PrometheusURL is the Prometheus the report is read from in ReportOnly
-	// mode, e.g. http://127.0.0.1:9090.
-	PrometheusURL string
-	// Selector holds PromQL label matchers without braces (e.g.
-	// `namespace="shop",job="poolparity"`) that pick one service in
-	// ReportOnly mode; empty reads every series of the rules.
-	Selector string
-
 	Scenario   string
 	Duration   time.Duration // how long the load runs
 	GrayWeight int           // percent of requests the splitter sends to gray
@@ -80,7 +65,7 @@ type Config struct {
 	ServiceBin    string // the poolparity binary
 	PrometheusBin string // the prometheus binary
 	RulesFile     string // Prometheus rules file holding the Window family
-	Window        string // recording-rule window read by the report: 1m (5m in ReportOnly mode)
+	Window        string // recording-rule window read by the report: 1m
 	OutDir        string // reports and logs
 
 	Redis          string        // auto, embedded or server
@@ -99,11 +84,7 @@ type Config struct {
 	TTY bool
 }
 
-// ReportOnlyWindow is the window read in ReportOnly mode unless one is
-// given: the family that the chart's PrometheusRule loads.
-const ReportOnlyWindow = "5m"
-
-// Default returns the defaults: a 3-minute good scenario at 200 req/s split
+// Default returns the defaults: a 3-minute good scenario at 150 req/s split
 // 50/50.
 func Default() Config {
 	return Config{
@@ -131,8 +112,12 @@ func Default() Config {
 // ErrInvalid is wrapped by every validation error.
 var ErrInvalid = errors.New("invalid demo configuration")
 
-// Validate checks c and returns every problem at once. In ReportOnly mode
-// it checks only the settings that mode uses.
+// ErrReportOnlyMoved is returned by Parse for -report-only (DEMO_REPORT_ONLY):
+// reading the report from an existing Prometheus is poolparity-parity's job.
+var ErrReportOnlyMoved = fmt.Errorf("%w: -report-only moved to poolparity-parity: run `make parity` for the kind cluster, "+
+	"or `go run ./app/cmd/poolparity-parity -prometheus-url URL [-window 5m] [-selector ...]`", ErrInvalid)
+
+// Validate checks c and returns every problem at once.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) {
@@ -140,15 +125,6 @@ func (c Config) Validate() error {
 	}
 	if _, err := model.ParseDuration(c.Window); err != nil {
 		bad("WINDOW must be a Prometheus duration such as 1m or 5m, got %q", c.Window)
-	}
-	if c.ReportOnly {
-		if err := checkPrometheusURL(c.PrometheusURL); err != nil {
-			bad("%v", err)
-		}
-		if c.OutDir == "" {
-			bad("OUT must not be empty")
-		}
-		return errors.Join(errs...)
 	}
 	if !slices.Contains(Scenarios, c.Scenario) {
 		bad("SCENARIO must be one of %s, got %q", strings.Join(Scenarios, ", "), c.Scenario)
@@ -206,18 +182,6 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// checkPrometheusURL requires an absolute http or https URL with a host.
-func checkPrometheusURL(s string) error {
-	if s == "" {
-		return errors.New("PROMETHEUS_URL is required with -report-only (e.g. http://127.0.0.1:9090)")
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("PROMETHEUS_URL must be an http or https URL such as http://127.0.0.1:9090, got %q", s)
-	}
-	return nil
-}
-
 // Parse fills a Config from args and the environment read by getenv, then
 // validates it. SCENARIO, DURATION, GRAY_WEIGHT and TELEMETRY are read as they are
 // (the Makefile passes them); every other variable has the prefix DEMO_
@@ -225,18 +189,17 @@ func checkPrometheusURL(s string) error {
 // variable meant for the service, such as REDIS_ADDR. Each setting is also
 // a flag, the variable's name in lower case with '-' for '_' and without
 // the prefix (-scenario, -rps, -stable-port); a flag wins over a variable.
-// PROMETHEUS_URL (-prometheus-url) is read as it is too: hack/kindrun
-// passes it with -report-only. In ReportOnly mode the window defaults to 5m,
-// the family the chart's rules load, unless DEMO_WINDOW or -window is given.
+// -report-only (DEMO_REPORT_ONLY), which read the report from an existing
+// Prometheus, is refused with an error that points to poolparity-parity,
+// where it moved.
 func Parse(name string, args []string, getenv func(string) string, usage io.Writer) (Config, error) {
 	c := Default()
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(usage)
 	e := envflag.New(fs, getenv, envflag.TrimPrefix("DEMO_"), envflag.WrapErrors(ErrInvalid))
 
-	e.Bool(&c.ReportOnly, "DEMO_REPORT_ONLY", "start nothing: read the parity report from the Prometheus at -prometheus-url (make parity)")
-	e.String(&c.PrometheusURL, "PROMETHEUS_URL", "Prometheus to read the report from in -report-only mode, e.g. http://127.0.0.1:9090")
-	e.String(&c.Selector, "DEMO_SELECTOR", `PromQL label matchers picking one service in -report-only mode, e.g. namespace="shop",job="poolparity"`)
+	var reportOnly bool
+	e.Bool(&reportOnly, "DEMO_REPORT_ONLY", "moved: use poolparity-parity (make parity) to read the report from an existing Prometheus")
 
 	e.String(&c.Scenario, "SCENARIO", "good (pooled gray vs unpooled stable), regression (gray with injected latency) or aa (both unpooled)")
 	e.Duration(&c.Duration, "DURATION", "how long the load runs")
@@ -251,7 +214,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.String(&c.ServiceBin, "DEMO_SERVICE_BIN", "path of the poolparity binary")
 	e.String(&c.PrometheusBin, "DEMO_PROMETHEUS_BIN", "path of the prometheus binary")
 	e.String(&c.RulesFile, "DEMO_RULES", "Prometheus rules file with the short-window family")
-	e.String(&c.Window, "DEMO_WINDOW", "recording-rule window the report reads (default 5m with -report-only)")
+	e.String(&c.Window, "DEMO_WINDOW", "recording-rule window the report reads")
 	e.String(&c.OutDir, "DEMO_OUT", "directory for report.{txt,json,html} and logs/")
 	e.String(&c.Redis, "DEMO_REDIS", "auto (redis-server if installed, else embedded), embedded or server")
 	e.String(&c.Telemetry, "TELEMETRY", "metrics (Prometheus scrapes each track's /metrics) or otlp (each track pushes OTLP to its own collector, which Prometheus scrapes)")
@@ -265,10 +228,8 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	if err := e.Parse(args); err != nil {
 		return c, err
 	}
-	windowSet := getenv("DEMO_WINDOW") != ""
-	fs.Visit(func(f *flag.Flag) { windowSet = windowSet || f.Name == "window" })
-	if c.ReportOnly && !windowSet {
-		c.Window = ReportOnlyWindow
+	if reportOnly {
+		return c, ErrReportOnlyMoved
 	}
 	return c, c.Validate()
 }

@@ -89,77 +89,23 @@ func TestParseRejectsBadValuesAndArguments(t *testing.T) {
 	}
 }
 
-func TestValidateReportOnly(t *testing.T) {
-	reportOnly := func(c *demo.Config) {
-		c.ReportOnly, c.PrometheusURL, c.Window = true, "http://127.0.0.1:9090", "5m"
-	}
-	tests := []struct {
-		name   string
-		mutate func(*demo.Config)
-		want   string // substring of the error; empty: valid
+func TestParseRefusesTheMovedReportOnlyMode(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
 	}{
-		{"an http URL is valid", func(*demo.Config) {}, ""},
-		{"an https URL with a path prefix is valid", func(c *demo.Config) { c.PrometheusURL = "https://prom.example/prometheus" }, ""},
-		{"a missing URL is refused", func(c *demo.Config) { c.PrometheusURL = "" }, "PROMETHEUS_URL is required"},
-		{"a URL without a scheme is refused", func(c *demo.Config) { c.PrometheusURL = "127.0.0.1:9090" }, "PROMETHEUS_URL must be an http or https URL"},
-		{"a URL of another scheme is refused", func(c *demo.Config) { c.PrometheusURL = "ftp://prom:9090" }, "PROMETHEUS_URL must be an http or https URL"},
-		{"a URL without a host is refused", func(c *demo.Config) { c.PrometheusURL = "http://" }, "PROMETHEUS_URL must be an http or https URL"},
-		{"a window that is no duration is refused", func(c *demo.Config) { c.Window = "five" }, "WINDOW"},
-		{"an empty output directory is refused", func(c *demo.Config) { c.OutDir = "" }, "OUT"},
-		{"the local-demo settings are ignored", func(c *demo.Config) {
-			c.Scenario, c.Duration, c.GrayWeight, c.RPS, c.ServiceBin, c.Redis = "canary", time.Second, 0, 0, "", "cluster"
-		}, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := demo.Default()
-			reportOnly(&c)
-			tt.mutate(&c)
-			err := c.Validate()
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("Validate() = %v, want nil", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, demo.ErrInvalid)):
-				t.Errorf("Validate() = %v, want an ErrInvalid naming %s", err, tt.want)
+		{"the -report-only flag", []string{"-report-only"}, nil},
+		{"DEMO_REPORT_ONLY", nil, map[string]string{"DEMO_REPORT_ONLY": "true"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := demo.Parse("demo", tc.args, env(tc.env), io.Discard)
+			if !errors.Is(err, demo.ErrReportOnlyMoved) || !strings.Contains(err.Error(), "poolparity-parity") {
+				t.Errorf("Parse = %v, want ErrReportOnlyMoved naming poolparity-parity", err)
 			}
 		})
 	}
-}
-
-func TestParseReportOnly(t *testing.T) {
-	tests := []struct {
-		name       string
-		args       []string
-		env        map[string]string
-		wantURL    string
-		wantWindow string
-		wantSel    string
-	}{
-		{"the kind script's command line reads PROMETHEUS_URL", []string{"-report-only", "-window", "5m"},
-			map[string]string{"PROMETHEUS_URL": "http://127.0.0.1:40123"}, "http://127.0.0.1:40123", "5m", ""},
-		{"the window defaults to the chart's 5m family", []string{"-report-only", "-prometheus-url", "http://prom:9090"},
-			nil, "http://prom:9090", "5m", ""},
-		{"DEMO_WINDOW still chooses the window", nil,
-			map[string]string{"DEMO_REPORT_ONLY": "true", "PROMETHEUS_URL": "http://prom:9090", "DEMO_WINDOW": "1m"}, "http://prom:9090", "1m", ""},
-		{"a flag wins over PROMETHEUS_URL and the selector is read", []string{"-report-only", "-prometheus-url", "http://a:9090", "-selector", `job="poolparity"`},
-			map[string]string{"PROMETHEUS_URL": "http://b:9090"}, "http://a:9090", "5m", `job="poolparity"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, err := demo.Parse("demo", tt.args, env(tt.env), io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !c.ReportOnly || c.PrometheusURL != tt.wantURL || c.Window != tt.wantWindow || c.Selector != tt.wantSel {
-				t.Errorf("got report-only %v, URL %q, window %q, selector %q; want true, %q, %q, %q",
-					c.ReportOnly, c.PrometheusURL, c.Window, c.Selector, tt.wantURL, tt.wantWindow, tt.wantSel)
-			}
-		})
-	}
-	if c, err := demo.Parse("demo", nil, env(map[string]string{"PROMETHEUS_URL": "http://prom:9090"}), io.Discard); err != nil || c.ReportOnly || c.Window != "1m" {
-		t.Errorf("without -report-only: %+v, %v; want the local demo with its 1m window", c, err)
-	}
-	if _, err := demo.Parse("demo", []string{"-report-only"}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "PROMETHEUS_URL is required") {
-		t.Errorf("-report-only without a URL gave %v", err)
+	if c, err := demo.Parse("demo", nil, env(map[string]string{"PROMETHEUS_URL": "http://prom:9090"}), io.Discard); err != nil || c.Window != "1m" {
+		t.Errorf("PROMETHEUS_URL in the environment: %+v, %v; want the local demo with its 1m window", c, err)
 	}
 }

@@ -5,9 +5,8 @@
 // parity report through the Prometheus HTTP API, prints it, and writes it
 // as JSON and HTML.
 //
-// In report-only mode (Config.ReportOnly) it starts nothing and reads the
-// same report from an existing Prometheus, such as a cluster's (`make
-// parity`).
+// Reading the same report from an existing Prometheus, such as a cluster's
+// (`make parity`), is app/cmd/poolparity-parity's job.
 //
 // Every process it starts is a child in its own process group, on a
 // loopback port, and is stopped (SIGTERM, then SIGKILL to the group) when
@@ -17,7 +16,6 @@ package demo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -36,6 +34,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/poolparity/poolparity/app/internal/embedredis"
 	"github.com/poolparity/poolparity/app/internal/loadgen"
 	"github.com/poolparity/poolparity/app/internal/parity"
 	"github.com/poolparity/poolparity/app/internal/splitter"
@@ -61,78 +60,8 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (res Result,
 		return res, err
 	}
 	r := &runner{cfg: cfg, stdout: stdout, stderr: stderr, client: &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil}}}
-	if cfg.ReportOnly {
-		r.promURL = strings.TrimRight(cfg.PrometheusURL, "/")
-		return r.reportOnly(ctx)
-	}
 	defer r.teardown()
 	return r.run(ctx)
-}
-
-// reportChartSpan is how far back the charts of a report-only run reach.
-const reportChartSpan = 15 * time.Minute
-
-// reportOnly reads the parity report from the Prometheus at r.promURL,
-// prints it and writes it to cfg.OutDir. It starts nothing.
-func (r *runner) reportOnly(ctx context.Context) (res Result, err error) {
-	cfg := r.cfg
-	sel := cfg.Selector
-	if sel == "" {
-		sel = "(none)"
-	}
-	fmt.Fprintf(r.stdout, "demo: report-only: reading the parity report from Prometheus at %s (window %s, selector %s) ...\n", r.promURL, cfg.Window, sel)
-	promAPI, err := r.promAPI()
-	if err != nil {
-		return res, err
-	}
-	// The statistical second opinion as docs/verdict-eval.md measured it: the 1m rules
-	// sampled every minute (no overlap) over the last 10 minutes.
-	checker := parity.NewChecker(promAPI, parity.WithWindow(cfg.Window), parity.WithSelector(cfg.Selector),
-		parity.WithStatTest(parity.DefaultStatTest(), 10*time.Minute, time.Minute, "1m"))
-	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	now := time.Now()
-	report, err := checker.Check(qctx, now)
-	if err != nil {
-		return res, r.promError(err)
-	}
-	step := (reportChartSpan / 150).Round(time.Second)
-	if report.Charts, err = checker.Charts(qctx, now.Add(-reportChartSpan), now, step); err != nil {
-		return res, r.promError(err)
-	}
-	report.Context = []parity.KV{
-		{Key: "prometheus", Value: r.promURL},
-		{Key: "selector", Value: sel},
-		{Key: "charts", Value: fmt.Sprintf("the last %.0f minutes", reportChartSpan.Minutes())},
-	}
-	res.Report = report
-	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
-		return res, fmt.Errorf("creating %s: %w", cfg.OutDir, err)
-	}
-	fmt.Fprintln(r.stdout)
-	if err := report.WriteText(r.stdout); err != nil {
-		return res, err
-	}
-	res.Files, err = writeReports(cfg.OutDir, report)
-	if err != nil {
-		return res, err
-	}
-	fmt.Fprintf(r.stdout, "report: %s\n", strings.Join(res.Files, ", "))
-	return res, nil
-}
-
-// promError turns a failed read of r.promURL into one line: a transport
-// failure names the Prometheus it could not reach, and missing rules say
-// which window was asked for.
-func (r *runner) promError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return fmt.Errorf("cannot reach Prometheus at %s: %w", r.promURL, ue.Err)
-	}
-	if errors.Is(err, parity.ErrNoRules) {
-		return fmt.Errorf("%w; is the chart's PrometheusRule loaded, and does -window %s match its windows?", err, r.cfg.Window)
-	}
-	return fmt.Errorf("reading the parity report from %s: %w", r.promURL, err)
 }
 
 type runner struct {
@@ -186,56 +115,128 @@ func (r *runner) onTeardown(f func()) {
 	r.mu.Unlock()
 }
 
+// binaries are the files a local run needs, resolved.
+type binaries struct {
+	service, prometheus string
+	rules               string // the rules file, absolute
+	logDir              string // the processes' logs, under OutDir
+}
+
+// run runs the local demo: it starts Redis, the two tracks, Prometheus and
+// the split, runs the load, and reads, prints and writes the report.
 func (r *runner) run(ctx context.Context) (res Result, err error) {
-	cfg := r.cfg
-	serviceBin, err := executable(cfg.ServiceBin, "the service binary (build it: go build -o bin/poolparity ./app/cmd/poolparity)")
+	bins, err := r.prepare()
 	if err != nil {
 		return res, err
 	}
-	promBin, err := executable(cfg.PrometheusBin, "the prometheus binary (install it: hack/install-tools.sh prometheus, or set DEMO_PROMETHEUS_BIN)")
+	splitLn, err := r.reservePorts()
 	if err != nil {
 		return res, err
 	}
-	rules, err := filepath.Abs(cfg.RulesFile)
+	redisDesc, err := r.startRedis(ctx, bins.logDir)
 	if err != nil {
 		return res, err
 	}
-	if _, err := os.Stat(rules); err != nil {
-		return res, fmt.Errorf("rules file: %w (generate it: go run ./hack/genrules)", err)
+	stable, gray := scenarioTracks(r.cfg)
+	targets, err := r.startTracks(ctx, bins, stable, gray)
+	if err != nil {
+		return res, err
 	}
-	logDir := filepath.Join(cfg.OutDir, "logs")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return res, fmt.Errorf("creating %s: %w", logDir, err)
+	promVersion := prometheusVersion(bins.prometheus)
+	if err := r.startPrometheus(ctx, bins.prometheus, bins.rules, r.cfg, targets, bins.logDir); err != nil {
+		return res, err
 	}
-	if r.tmpDir, err = os.MkdirTemp("", "poolparity-demo-"); err != nil {
+	sp, splitURL, err := r.startSplit(splitLn, stable, gray)
+	if err != nil {
 		return res, err
 	}
 
-	// Ports: checked free (or picked) first.
+	cfg := r.cfg
+	fmt.Fprintf(r.stdout, "demo: scenario %s: stable %s (%s), gray %s (%s%s); split %d%% to gray at %s\n",
+		cfg.Scenario, stable.url(), stable.mode, gray.url(), gray.mode, faultDesc(gray.extra), cfg.GrayWeight, splitURL)
+	fmt.Fprintf(r.stdout, "demo: Redis %s; Prometheus %s at %s (rules %s)\n", redisDesc, promVersion, r.promURL, cfg.RulesFile)
+	fmt.Fprintf(r.stdout, "demo: load %.0f req/s for %s with %d workers; report at the end (Ctrl-C stops everything)\n",
+		cfg.RPS, cfg.Duration, cfg.Concurrency)
+
+	report, loadStats, err := r.loadAndRead(ctx, splitURL, sp)
+	if err != nil {
+		return res, err
+	}
+	res.Load, res.Stable, res.Gray = loadStats, sp.Stats(splitter.Stable), sp.Stats(splitter.Gray)
+	report.Title = "poolparity demo: " + cfg.Scenario
+	report.Context = []parity.KV{
+		{Key: "scenario", Value: scenarioDesc(cfg, stable.mode, gray.mode, gray.extra)},
+		{Key: "load", Value: fmt.Sprintf("%d requests in %s (%.0f req/s target, %d workers, seed %d), %d errors",
+			loadStats.Requests, loadStats.Elapsed.Round(time.Second), cfg.RPS, cfg.Concurrency, cfg.Seed, loadStats.Errors)},
+		{Key: "split", Value: fmt.Sprintf("%d%% to gray: stable %d requests, gray %d", cfg.GrayWeight, res.Stable.Requests, res.Gray.Requests)},
+		{Key: "prometheus", Value: fmt.Sprintf("Prometheus %s, scrape and evaluation every %s, rules %s", promVersion, cfg.ScrapeInterval, cfg.RulesFile)},
+		{Key: "redis", Value: redisDesc},
+	}
+	res.Report = report
+	res.Expectations = Expect(cfg.Scenario, report)
+	res.Files, err = r.printAndWrite(report, res.Expectations)
+	return res, err
+}
+
+// prepare resolves the binaries and the rules file, and creates the log
+// and temporary directories.
+func (r *runner) prepare() (b binaries, err error) {
+	cfg := r.cfg
+	if b.service, err = executable(cfg.ServiceBin, "the service binary (build it: go build -o bin/poolparity ./app/cmd/poolparity)"); err != nil {
+		return b, err
+	}
+	if b.prometheus, err = executable(cfg.PrometheusBin, "the prometheus binary (install it: hack/install-tools.sh prometheus, or set DEMO_PROMETHEUS_BIN)"); err != nil {
+		return b, err
+	}
+	if b.rules, err = filepath.Abs(cfg.RulesFile); err != nil {
+		return b, err
+	}
+	if _, err := os.Stat(b.rules); err != nil {
+		return b, fmt.Errorf("rules file: %w (generate it: go run ./hack/genrules)", err)
+	}
+	b.logDir = filepath.Join(cfg.OutDir, "logs")
+	if err := os.MkdirAll(b.logDir, 0o755); err != nil {
+		return b, fmt.Errorf("creating %s: %w", b.logDir, err)
+	}
+	if r.tmpDir, err = os.MkdirTemp("", "poolparity-demo-"); err != nil {
+		return b, err
+	}
+	return b, nil
+}
+
+// reservePorts checks the configured ports free, or picks free ones, and
+// records them in r.cfg. The splitter's port is held open (its listener is
+// returned) until the split serves on it.
+func (r *runner) reservePorts() (net.Listener, error) {
+	cfg := &r.cfg
 	ports := map[string]*int{"stable": &cfg.StablePort, "gray": &cfg.GrayPort, "prometheus": &cfg.PrometheusPort}
 	for _, name := range []string{"stable", "gray", "prometheus"} {
+		var err error
 		if *ports[name], err = reservePort(*ports[name]); err != nil {
-			return res, fmt.Errorf("%s port: %w", name, err)
+			return nil, fmt.Errorf("%s port: %w", name, err)
 		}
 	}
 	splitLn, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.SplitterPort)))
 	if err != nil {
-		return res, fmt.Errorf("splitter port %d on 127.0.0.1 is not free: %w", cfg.SplitterPort, err)
+		return nil, fmt.Errorf("splitter port %d on 127.0.0.1 is not free: %w", cfg.SplitterPort, err)
 	}
 	cfg.SplitterPort = splitLn.Addr().(*net.TCPAddr).Port
 	r.onTeardown(func() { splitLn.Close() })
+	return splitLn, nil
+}
 
-	redisDesc, err := r.startRedis(ctx, logDir)
-	if err != nil {
-		return res, err
-	}
-	// TELEMETRY=otlp: a collector beside each track, scraped instead of it.
-	sidecars, err := r.newSidecars(ctx, logDir)
-	if err != nil {
-		return res, err
-	}
+// trackSpec is one track of a run: its name, pool mode, gray_status, port,
+// and the settings beyond the common ones (the scenario's fault).
+type trackSpec struct {
+	name, mode, gray string
+	port             int
+	extra            []string
+}
 
-	// The two tracks.
+func (t trackSpec) url() string { return fmt.Sprintf("http://127.0.0.1:%d", t.port) }
+
+// scenarioTracks returns the stable and gray tracks of cfg's scenario.
+func scenarioTracks(cfg Config) (stable, gray trackSpec) {
 	stableMode, grayMode := "unpooled", "pooled"
 	var grayFault []string
 	switch cfg.Scenario {
@@ -247,50 +248,62 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 			grayFault = append(grayFault, "FAULT_ERROR_RATE="+strconv.FormatFloat(cfg.FaultErrorRate, 'g', -1, 64))
 		}
 	}
-	var targets []string // what Prometheus scrapes: the tracks, or their collectors
-	stableURL := fmt.Sprintf("http://127.0.0.1:%d", cfg.StablePort)
-	grayURL := fmt.Sprintf("http://127.0.0.1:%d", cfg.GrayPort)
-	for _, tr := range []struct {
-		name, mode, gray, url string
-		port                  int
-		extra                 []string
-	}{
-		{"stable", stableMode, "false", stableURL, cfg.StablePort, nil},
-		{"gray", grayMode, "true", grayURL, cfg.GrayPort, grayFault},
-	} {
+	return trackSpec{name: "stable", mode: stableMode, gray: "false", port: cfg.StablePort},
+		trackSpec{name: "gray", mode: grayMode, gray: "true", port: cfg.GrayPort, extra: grayFault}
+}
+
+// trackSettings is the service's configuration for track t on the Redis at
+// redisAddr: what its process gets besides the caller's environment.
+func trackSettings(t trackSpec, redisAddr string) []string {
+	return append([]string{
+		"HTTP_ADDR=127.0.0.1:" + strconv.Itoa(t.port), "GRAY_STATUS=" + t.gray, "POOL_MODE=" + t.mode,
+		"LOG_LEVEL=warn", "SHUTDOWN_DELAY=0s", "SHUTDOWN_TIMEOUT=5s", "REDIS_ADDR=" + redisAddr,
+	}, t.extra...)
+}
+
+// startTracks starts the two tracks (TELEMETRY=otlp: each with a collector
+// beside it), waits until each is ready, and returns what Prometheus
+// scrapes: the tracks, or their collectors.
+func (r *runner) startTracks(ctx context.Context, bins binaries, tracks ...trackSpec) ([]string, error) {
+	sidecars, err := r.newSidecars(ctx, bins.logDir)
+	if err != nil {
+		return nil, err
+	}
+	var targets []string
+	for _, tr := range tracks {
 		target := fmt.Sprintf("127.0.0.1:%d", tr.port)
 		if sidecars != nil {
 			if target, tr.extra, err = sidecars.start(ctx, tr.name, tr.extra); err != nil {
-				return res, err
+				return nil, err
 			}
 		}
 		targets = append(targets, target)
-		env := childEnv(append([]string{
-			"HTTP_ADDR=127.0.0.1:" + strconv.Itoa(tr.port), "GRAY_STATUS=" + tr.gray, "POOL_MODE=" + tr.mode,
-			"LOG_LEVEL=warn", "SHUTDOWN_DELAY=0s", "SHUTDOWN_TIMEOUT=5s", "REDIS_ADDR=" + r.redisArg,
-		}, tr.extra...)...)
-		p, err := startProc(tr.name, serviceBin, nil, env, logDir)
+		p, err := startProc(tr.name, bins.service, nil, childEnv(trackSettings(tr, r.redisArg)...), bins.logDir)
 		if err != nil {
-			return res, err
+			return nil, err
 		}
 		r.track(p)
-		if err := waitUntil(ctx, p, 30*time.Second, 200*time.Millisecond, tr.name+" instance", httpOK(r.client, tr.url+"/readyz")); err != nil {
-			return res, err
+		if err := waitUntil(ctx, p, 30*time.Second, 200*time.Millisecond, tr.name+" instance", httpOK(r.client, tr.url()+"/readyz")); err != nil {
+			return nil, err
 		}
 	}
+	return targets, nil
+}
 
-	// Prometheus.
-	promVersion := prometheusVersion(promBin)
-	if err := r.startPrometheus(ctx, promBin, rules, cfg, targets, logDir); err != nil {
-		return res, err
-	}
-
-	// The split and the load.
-	su, _ := url.Parse(stableURL)
-	gu, _ := url.Parse(grayURL)
-	sp, err := splitter.New(su, gu, cfg.GrayWeight, cfg.Seed)
+// startSplit serves the weighted split of stable and gray on splitLn and
+// returns the splitter and its URL; teardown stops it.
+func (r *runner) startSplit(splitLn net.Listener, stable, gray trackSpec) (*splitter.Splitter, string, error) {
+	su, err := url.Parse(stable.url())
 	if err != nil {
-		return res, err
+		return nil, "", err
+	}
+	gu, err := url.Parse(gray.url())
+	if err != nil {
+		return nil, "", err
+	}
+	sp, err := splitter.New(su, gu, r.cfg.GrayWeight, r.cfg.Seed)
+	if err != nil {
+		return nil, "", err
 	}
 	srv := &http.Server{Handler: sp, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(splitLn) }()
@@ -300,14 +313,14 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 		_ = srv.Shutdown(sctx)
 		sp.Close()
 	})
-	splitURL := fmt.Sprintf("http://127.0.0.1:%d", cfg.SplitterPort)
+	return sp, fmt.Sprintf("http://127.0.0.1:%d", r.cfg.SplitterPort), nil
+}
 
-	fmt.Fprintf(r.stdout, "demo: scenario %s: stable %s (%s), gray %s (%s%s); split %d%% to gray at %s\n",
-		cfg.Scenario, stableURL, stableMode, grayURL, grayMode, faultDesc(grayFault), cfg.GrayWeight, splitURL)
-	fmt.Fprintf(r.stdout, "demo: Redis %s; Prometheus %s at %s (rules %s)\n", redisDesc, promVersion, r.promURL, cfg.RulesFile)
-	fmt.Fprintf(r.stdout, "demo: load %.0f req/s for %s with %d workers; report at the end (Ctrl-C stops everything)\n",
-		cfg.RPS, cfg.Duration, cfg.Concurrency)
-
+// loadAndRead runs the load through the split at splitURL for the
+// configured duration, showing progress, then reads the parity report and
+// its charts while the load still runs, and stops the load.
+func (r *runner) loadAndRead(ctx context.Context, splitURL string, sp *splitter.Splitter) (parity.Report, loadgen.Stats, error) {
+	cfg := r.cfg
 	// The load runs on past Duration, so that the report reads rules fed by
 	// live traffic; it is stopped right after the report is read.
 	margin := 90 * time.Second
@@ -317,7 +330,7 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 		RPS:         cfg.RPS, Concurrency: cfg.Concurrency, Keys: 2000, Seed: cfg.Seed,
 	}, nil)
 	if err != nil {
-		return res, err
+		return parity.Report{}, loadgen.Stats{}, err
 	}
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
@@ -333,13 +346,12 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 		stopLoad()
 		<-loadDone
 		fmt.Fprintln(r.stdout)
-		return res, err
+		return parity.Report{}, loadStats, err
 	}
 
-	// The report.
 	promAPI, err := r.promAPI()
 	if err != nil {
-		return res, err
+		return parity.Report{}, loadStats, err
 	}
 	// A demo run is minutes long, so the statistical test samples the window's rules every
 	// few scrapes since the rules filled (overlapping samples: shown, not decisive).
@@ -351,51 +363,44 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 	defer cancel()
 	report, err := checker.Check(qctx, now)
 	if err != nil {
-		return res, err
+		return report, loadStats, err
 	}
 	step := max(cfg.ScrapeInterval, now.Sub(start)/150).Round(time.Second)
 	if report.Charts, err = checker.Charts(qctx, start, now, step); err != nil {
-		return res, err
+		return report, loadStats, err
 	}
 	stopLoad()
 	<-loadDone
+	return report, loadStats, nil
+}
 
-	res.Load, res.Stable, res.Gray = loadStats, sp.Stats(splitter.Stable), sp.Stats(splitter.Gray)
-	report.Title = "poolparity demo: " + cfg.Scenario
-	report.Context = []parity.KV{
-		{Key: "scenario", Value: scenarioDesc(cfg, stableMode, grayMode, grayFault)},
-		{Key: "load", Value: fmt.Sprintf("%d requests in %s (%.0f req/s target, %d workers, seed %d), %d errors",
-			loadStats.Requests, loadStats.Elapsed.Round(time.Second), cfg.RPS, cfg.Concurrency, cfg.Seed, loadStats.Errors)},
-		{Key: "split", Value: fmt.Sprintf("%d%% to gray: stable %d requests, gray %d", cfg.GrayWeight, res.Stable.Requests, res.Gray.Requests)},
-		{Key: "prometheus", Value: fmt.Sprintf("Prometheus %s, scrape and evaluation every %s, rules %s", promVersion, cfg.ScrapeInterval, cfg.RulesFile)},
-		{Key: "redis", Value: redisDesc},
-	}
-	res.Report = report
-	res.Expectations = Expect(cfg.Scenario, report)
-
+// printAndWrite prints the report and the scenario's expectations, and
+// writes the report files.
+func (r *runner) printAndWrite(report parity.Report, exps []Expectation) ([]string, error) {
 	fmt.Fprintln(r.stdout)
 	if err := report.WriteText(r.stdout); err != nil {
-		return res, err
+		return nil, err
 	}
 	ok := true
-	for _, e := range res.Expectations {
+	for _, e := range exps {
 		ok = ok && e.OK
 	}
 	if ok {
-		fmt.Fprintf(r.stdout, "scenario %s: as expected (%s)\n", cfg.Scenario, expectationText(res.Expectations))
+		fmt.Fprintf(r.stdout, "scenario %s: as expected (%s)\n", r.cfg.Scenario, expectationText(exps))
 	} else {
-		fmt.Fprintf(r.stdout, "scenario %s: NOT as expected (%s)\n", cfg.Scenario, expectationText(res.Expectations))
+		fmt.Fprintf(r.stdout, "scenario %s: NOT as expected (%s)\n", r.cfg.Scenario, expectationText(exps))
 	}
-	res.Files, err = writeReports(cfg.OutDir, report)
+	files, err := report.WriteFiles(r.cfg.OutDir)
 	if err != nil {
-		return res, err
+		return files, err
 	}
-	fmt.Fprintf(r.stdout, "report: %s\n", strings.Join(res.Files, ", "))
-	return res, nil
+	fmt.Fprintf(r.stdout, "report: %s\n", strings.Join(files, ", "))
+	return files, nil
 }
 
-// startRedis starts a redis-server shared by both tracks when the mode asks
-// for it (or auto finds one), and returns a description.
+// startRedis starts the Redis server shared by both tracks, redis-server or
+// one embedded in the demo process as the mode says (auto: redis-server when
+// on PATH), and returns a description.
 func (r *runner) startRedis(ctx context.Context, logDir string) (string, error) {
 	mode := r.cfg.Redis
 	bin, lookErr := exec.LookPath("redis-server")
@@ -406,8 +411,16 @@ func (r *runner) startRedis(ctx context.Context, logDir string) (string, error) 
 		}
 	}
 	if mode == RedisEmbedded {
-		r.redisArg = ""
-		return "embedded: each instance runs its own in-process server (install redis-server for a shared one)", nil
+		// One server in the demo process, shared by both tracks: a server
+		// inside each track would count its own allocations in that
+		// track's heap, and blame the pool for them.
+		srv, err := embedredis.Start()
+		if err != nil {
+			return "", err
+		}
+		r.onTeardown(srv.Close)
+		r.redisArg = srv.Addr()
+		return fmt.Sprintf("embedded in the demo process at %s, shared by both tracks (install redis-server to use it instead)", srv.Addr()), nil
 	}
 	if lookErr != nil {
 		return "", fmt.Errorf("REDIS=server: %w", lookErr)
@@ -435,9 +448,11 @@ func (r *runner) startRedis(ctx context.Context, logDir string) (string, error) 
 	return fmt.Sprintf("redis-server %s at %s, shared by both tracks", redisVersion(bin), addr), nil
 }
 
-// startPrometheus writes a config scraping the two targets (the tracks, or
-// their collectors), starts Prometheus and waits until it has scraped both.
-func (r *runner) startPrometheus(ctx context.Context, bin, rules string, cfg Config, targets []string, logDir string) error {
+// prometheusConfig renders the Prometheus configuration of a run: scrape
+// and evaluate every ScrapeInterval, load rules, scrape the two targets as
+// job poolparity (with TELEMETRY=otlp, keeping the targets' job and
+// instance over the collectors' exported ones, as the chart does).
+func prometheusConfig(cfg Config, rules string, targets []string) string {
 	conf := fmt.Sprintf(`# Generated by poolparity-demo.
 global:
   scrape_interval: %[1]s
@@ -458,6 +473,13 @@ scrape_configs:
         regex: exported_(job|instance)
 `
 	}
+	return conf
+}
+
+// startPrometheus writes a config scraping the two targets (the tracks, or
+// their collectors), starts Prometheus and waits until it has scraped both.
+func (r *runner) startPrometheus(ctx context.Context, bin, rules string, cfg Config, targets []string, logDir string) error {
+	conf := prometheusConfig(cfg, rules, targets)
 	confPath := filepath.Join(cfg.OutDir, "prometheus.yml")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", confPath, err)
@@ -629,30 +651,4 @@ func faultDesc(fault []string) string {
 func scenarioDesc(cfg Config, stableMode, grayMode string, fault []string) string {
 	return fmt.Sprintf("%s: stable %s, gray %s%s; %s of load, %d%% to gray", cfg.Scenario, stableMode, grayMode,
 		faultDesc(fault), cfg.Duration, cfg.GrayWeight)
-}
-
-// writeReports writes report.txt, report.json and report.html to dir.
-func writeReports(dir string, report parity.Report) ([]string, error) {
-	var files []string
-	for _, f := range []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{"report.txt", report.WriteText},
-		{"report.json", report.WriteJSON},
-		{"report.html", report.WriteHTML},
-	} {
-		path := filepath.Join(dir, f.name)
-		fh, err := os.Create(path)
-		if err != nil {
-			return files, fmt.Errorf("writing %s: %w", path, err)
-		}
-		werr := f.write(fh)
-		cerr := fh.Close()
-		if err := errors.Join(werr, cerr); err != nil {
-			return files, fmt.Errorf("writing %s: %w", path, err)
-		}
-		files = append(files, path)
-	}
-	return files, nil
 }

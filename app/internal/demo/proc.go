@@ -147,7 +147,8 @@ func httpOK(client *http.Client, url string) func(context.Context) error {
 	}
 }
 
-// redisPing returns a check that sends PING to a Redis server.
+// redisPing returns a check that sends PING to a Redis server (redis-server
+// or the embedded one).
 func redisPing(addr string) func(context.Context) error {
 	return func(ctx context.Context) error {
 		var d net.Dialer
@@ -157,7 +158,9 @@ func redisPing(addr string) func(context.Context) error {
 		}
 		defer conn.Close()
 		_ = conn.SetDeadline(time.Now().Add(time.Second))
-		if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		// A RESP array, not an inline command: the embedded server
+		// (miniredis) does not read inline commands.
+		if _, err := conn.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
 			return err
 		}
 		buf := make([]byte, 16)

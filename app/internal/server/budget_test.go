@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/poolparity/poolparity/app/internal/pools"
-	"github.com/poolparity/poolparity/app/internal/report"
 	"github.com/poolparity/poolparity/app/internal/server"
+	"github.com/poolparity/poolparity/app/internal/termstats"
 )
 
 // blockingScanStore holds every SCAN until release is closed, after
@@ -110,7 +110,7 @@ func TestHeavyRequestsPastTheByteBudgetAreShed(t *testing.T) {
 	for _, m := range modes() {
 		t.Run(m.name, func(t *testing.T) {
 			e := newEnv(t, m.mode, func(o *server.Options) {
-				o.HeavyBudget = report.Budget{MaxReadBytes: 24 << 10, MaxHeldBytes: 1 << 20}
+				o.HeavyBudget = termstats.Budget{MaxReadBytes: 24 << 10, MaxHeldBytes: 1 << 20}
 			})
 			for i := range 3 {
 				body := fmt.Sprintf(`{"name":"n%d","payload":%q}`, i, strings.Repeat("word ", 2<<10))
@@ -137,7 +137,7 @@ func TestHeavyRequestsPastTheByteBudgetAreShed(t *testing.T) {
 }
 
 func TestAReportPastTheHeldBudgetIsShed(t *testing.T) {
-	e := newEnv(t, pools.ModePooled, func(o *server.Options) { o.HeavyBudget = report.Budget{MaxHeldBytes: 64 << 10} })
+	e := newEnv(t, pools.ModePooled, func(o *server.Options) { o.HeavyBudget = termstats.Budget{MaxHeldBytes: 64 << 10} })
 	var p strings.Builder
 	for i := range 20000 { // 20,000 distinct terms: a large term counter
 		fmt.Fprintf(&p, "w%d ", i)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/poolparity/poolparity/app/internal/item"
 	"github.com/poolparity/poolparity/app/internal/pools"
-	"github.com/poolparity/poolparity/app/internal/report"
 	"github.com/poolparity/poolparity/app/internal/store"
+	"github.com/poolparity/poolparity/app/internal/termstats"
 )
 
 // List limits.
@@ -180,7 +180,7 @@ func (s *Server) listItems(w http.ResponseWriter, r *http.Request) {
 			return nil
 		}
 		if read += int64(len(v)); s.listBudget > 0 && read > s.listBudget {
-			return fmt.Errorf("%w: more than %d bytes of items to read", report.ErrOverBudget, s.listBudget)
+			return fmt.Errorf("%w: more than %d bytes of items to read", termstats.ErrOverBudget, s.listBudget)
 		}
 		rs.body = append(rs.body[:0], v...)
 		rs.entries = append(rs.entries, listEntry{ID: rs.ids[i]})
@@ -199,7 +199,7 @@ func (s *Server) listItems(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.As(err, &syn) || errors.As(err, &typ):
 			s.internalError(w, r, "decoding stored item", err)
-		case errors.Is(err, report.ErrOverBudget):
+		case errors.Is(err, termstats.ErrOverBudget):
 			s.shed(w, r, ShedBytes, "the list would read more than the byte budget of a heavy request: ask for fewer items (limit)")
 		default:
 			s.unavailable(w, r, err)
@@ -222,7 +222,7 @@ func (s *Server) listItems(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getReport(w http.ResponseWriter, r *http.Request) {
-	n, err := report.ParseN(r.URL.Query().Get("n"))
+	n, err := termstats.ParseN(r.URL.Query().Get("n"))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -231,11 +231,11 @@ func (s *Server) getReport(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, body)
 		return nil
 	})
-	if errors.Is(err, report.ErrCorrupt) {
+	if errors.Is(err, termstats.ErrCorrupt) {
 		s.internalError(w, r, "building report", err)
 		return
 	}
-	if errors.Is(err, report.ErrOverBudget) {
+	if errors.Is(err, termstats.ErrOverBudget) {
 		s.shed(w, r, ShedBytes, "the report would read or hold more than the byte budget of a heavy request: ask for fewer items (n)")
 		return
 	}

@@ -15,14 +15,14 @@ import (
 
 	"github.com/poolparity/poolparity/app/internal/item"
 	"github.com/poolparity/poolparity/app/internal/pools"
-	"github.com/poolparity/poolparity/app/internal/report"
 	"github.com/poolparity/poolparity/app/internal/store"
+	"github.com/poolparity/poolparity/app/internal/termstats"
 	"github.com/poolparity/poolparity/instrument"
 )
 
 // Store is the storage the handlers use. *store.Store implements it.
 type Store interface {
-	report.Store
+	termstats.Store
 	Ping(ctx context.Context) error
 	Put(ctx context.Context, id string, value, summary []byte) error
 	GetSummaries(ctx context.Context, ids []string, keys []string, fn func(i int, value string, found bool) error) ([]string, error)
@@ -68,13 +68,13 @@ type Options struct {
 	// HeavyBudget bounds the bytes one heavy request reads and holds;
 	// past it the request is shed with 429. MaxHeldBytes applies to the
 	// report. Zero fields: no bound.
-	HeavyBudget report.Budget
+	HeavyBudget termstats.Budget
 }
 
 // Server serves the API. Create one with New. It is safe for concurrent use.
 type Server struct {
 	store          Store
-	report         *report.Builder
+	report         *termstats.Builder
 	enc            pools.Source[*pools.Encoder]
 	scratch        pools.Source[*requestScratch]
 	hold           bool
@@ -131,7 +131,7 @@ func New(o Options) (*Server, error) {
 	}
 	var err error
 	ps := pools.Settings{Mode: o.Mode, Registry: o.Pools, CheckEvery: o.CheckEvery}
-	if s.report, err = report.NewBuilder(o.Store, ps, o.HeavyBudget); err != nil {
+	if s.report, err = termstats.NewBuilder(o.Store, ps, o.HeavyBudget); err != nil {
 		return nil, err
 	}
 	if s.enc, err = pools.NewSource(ps, pools.EncoderConfig(pools.JSONBuffer)); err != nil {

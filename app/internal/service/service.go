@@ -26,10 +26,10 @@ import (
 
 	"github.com/poolparity/poolparity/app/internal/config"
 	"github.com/poolparity/poolparity/app/internal/embedredis"
-	"github.com/poolparity/poolparity/app/internal/report"
 	"github.com/poolparity/poolparity/app/internal/server"
 	"github.com/poolparity/poolparity/app/internal/store"
 	"github.com/poolparity/poolparity/app/internal/telemetry"
+	"github.com/poolparity/poolparity/app/internal/termstats"
 	"github.com/poolparity/poolparity/instrument"
 )
 
@@ -118,7 +118,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 		ReadyTimeout:     cfg.RedisDialTimeout + cfg.RedisReadTimeout,
 		HeavyMaxInFlight: cfg.HeavyMaxInFlight,
 		HeavyQueueWait:   cfg.HeavyQueueWait,
-		HeavyBudget: report.Budget{
+		HeavyBudget: termstats.Budget{
 			MaxReadBytes: int64(cfg.HeavyMaxReadBytes),
 			MaxHeldBytes: int64(cfg.HeavyMaxHeldBytes),
 		},

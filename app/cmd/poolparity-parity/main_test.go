@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/poolparity/poolparity/app/internal/parity"
 )
 
 // fakeProm answers the parts of the Prometheus HTTP API that the parity
@@ -151,7 +153,7 @@ func (f *fakeProm) rulesData() any {
 	return map[string]any{"groups": groups}
 }
 
-func TestReportOnly(t *testing.T) {
+func TestRun(t *testing.T) {
 	const sel = `namespace="poolparity",job="poolparity"`
 	tests := []struct {
 		name     string
@@ -159,11 +161,11 @@ func TestReportOnly(t *testing.T) {
 		wantExit int
 		wantOut  []string
 	}{
-		{"a pooled gray track on par with stable passes", func(*fakeProm) {}, exitPass,
+		{"a pooled gray track on par with stable passes", func(*fakeProm) {}, parity.ExitPass,
 			[]string{"heap alloc per request", "sync.Pool hit ratio", "PASS"}},
-		{"a firing latency alert fails", func(f *fakeProm) { f.firing = true }, exitFail,
+		{"a firing latency alert fails", func(f *fakeProm) { f.firing = true }, parity.ExitFail,
 			[]string{"PoolParityLatencyRegression", "FAIL"}},
-		{"no series is no data", func(f *fakeProm) { f.values = map[string][2]float64{} }, exitNoData,
+		{"no series is no data", func(f *fakeProm) { f.values = map[string][2]float64{} }, parity.ExitNoData,
 			[]string{"latency p99", "NO DATA"}},
 	}
 	for _, tt := range tests {
@@ -172,8 +174,8 @@ func TestReportOnly(t *testing.T) {
 			tt.setup(f)
 			out := t.TempDir()
 			var stdout, stderr bytes.Buffer
-			code := run(context.Background(), []string{"-report-only", "-selector", sel, "-out", out},
-				env(map[string]string{"PROMETHEUS_URL": f.srv.URL}), false, &stdout, &stderr)
+			code := run(context.Background(), []string{"-selector", sel, "-out", out},
+				env(map[string]string{"PROMETHEUS_URL": f.srv.URL}), &stdout, &stderr)
 			if code != tt.wantExit {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantExit, stdout.String(), stderr.String())
 			}
@@ -200,7 +202,7 @@ func TestReportOnly(t *testing.T) {
 	}
 }
 
-func TestReportOnlyErrors(t *testing.T) {
+func TestRunErrors(t *testing.T) {
 	down := httptest.NewServer(http.NotFoundHandler())
 	downURL := down.URL
 	down.Close()
@@ -211,10 +213,10 @@ func TestReportOnlyErrors(t *testing.T) {
 		wantExit int
 		want     string
 	}{
-		{"an unreachable Prometheus is one clear line", downURL, nil, exitError, "poolparity-demo: cannot reach Prometheus at " + downURL + ": "},
-		{"a Prometheus without the window's rules says so", "", []string{"-window", "1m"}, exitError, "lacks poolparity recording rules of this window"},
-		{"a URL that is not http is a bad setting", "tcp://127.0.0.1:9090", nil, exitUsage, "PROMETHEUS_URL must be an http or https URL"},
-		{"no URL is a bad setting", "", nil, exitUsage, "PROMETHEUS_URL is required"},
+		{"an unreachable Prometheus is one clear line", downURL, nil, parity.ExitError, "poolparity-parity: cannot reach Prometheus at " + downURL + ": "},
+		{"a Prometheus without the window's rules says so", "", []string{"-window", "1m"}, parity.ExitError, "lacks poolparity recording rules of this window"},
+		{"a URL that is not http is a bad setting", "tcp://127.0.0.1:9090", nil, parity.ExitUsage, "PROMETHEUS_URL must be an http or https URL"},
+		{"no URL is a bad setting", "", nil, parity.ExitUsage, "PROMETHEUS_URL is required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -223,8 +225,8 @@ func TestReportOnlyErrors(t *testing.T) {
 				u = newFakeProm(t).srv.URL
 			}
 			var stdout, stderr bytes.Buffer
-			args := append([]string{"-report-only", "-out", t.TempDir()}, tt.args...)
-			code := run(context.Background(), args, env(map[string]string{"PROMETHEUS_URL": u}), false, &stdout, &stderr)
+			args := append([]string{"-out", t.TempDir()}, tt.args...)
+			code := run(context.Background(), args, env(map[string]string{"PROMETHEUS_URL": u}), &stdout, &stderr)
 			if code != tt.wantExit {
 				t.Fatalf("exit %d, want %d\nstderr:\n%s", code, tt.wantExit, stderr.String())
 			}
@@ -232,7 +234,7 @@ func TestReportOnlyErrors(t *testing.T) {
 			if !strings.Contains(msg, tt.want) {
 				t.Errorf("stderr %q does not say %q", msg, tt.want)
 			}
-			if tt.wantExit == exitError && strings.Contains(msg, "\n") {
+			if tt.wantExit == parity.ExitError && strings.Contains(msg, "\n") {
 				t.Errorf("stderr has more than one line:\n%s", msg)
 			}
 		})

@@ -1,10 +1,10 @@
-// Package report builds the service's allocation-heavy endpoint: a report
+// Package termstats builds the service's allocation-heavy endpoint: a report
 // over many stored items, with per-item term statistics, a tag histogram
 // and corpus-wide top terms. Its cost is dominated by the buffers, maps,
 // arenas and the encoder that it needs for every request, which is what the
 // pooled mode takes from instrumented pools and the unpooled mode allocates
 // afresh; the code path, and so the output, is the same in both.
-package report
+package termstats
 
 import (
 	"cmp"

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/poolparity/poolparity/internal/envflag"
+)
+
+// errInvalid is wrapped by every configuration error.
+var errInvalid = errors.New("invalid configuration")
+
+// Config is poolparity-parity's configuration.
+type Config struct {
+	// PrometheusURL is the Prometheus the report is read from, e.g.
+	// http://127.0.0.1:9090.
+	PrometheusURL string
+	// Window is the recording-rule family read: 5m, the one the chart's
+	// PrometheusRule loads, unless told otherwise.
+	Window string
+	// Selector holds PromQL label matchers without braces (e.g.
+	// `namespace="shop",job="poolparity"`) that pick one service; empty
+	// reads every series of the rules.
+	Selector string
+	// OutDir receives report.{txt,json,html}.
+	OutDir string
+}
+
+// defaultConfig returns the defaults.
+func defaultConfig() Config {
+	return Config{Window: "5m", OutDir: "out"}
+}
+
+// Validate checks c and returns every problem at once.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{errInvalid}, a...)...))
+	}
+	if c.PrometheusURL == "" {
+		bad("PROMETHEUS_URL is required (e.g. http://127.0.0.1:9090)")
+	} else if u, err := url.Parse(c.PrometheusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("PROMETHEUS_URL must be an http or https URL such as http://127.0.0.1:9090, got %q", c.PrometheusURL)
+	}
+	if _, err := model.ParseDuration(c.Window); err != nil {
+		bad("WINDOW must be a Prometheus duration such as 1m or 5m, got %q", c.Window)
+	}
+	if c.OutDir == "" {
+		bad("OUT must not be empty")
+	}
+	return errors.Join(errs...)
+}
+
+// parseConfig fills a Config from args and the environment read by getenv,
+// then validates it. PROMETHEUS_URL is read as it is; the other variables
+// carry the prefix PARITY_ (PARITY_WINDOW, PARITY_SELECTOR, PARITY_OUT). Each
+// is also a flag (-prometheus-url, -window, -selector, -out), which wins.
+func parseConfig(name string, args []string, getenv func(string) string, usage io.Writer) (Config, error) {
+	c := defaultConfig()
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(usage)
+	e := envflag.New(fs, getenv, envflag.TrimPrefix("PARITY_"), envflag.WrapErrors(errInvalid))
+	e.String(&c.PrometheusURL, "PROMETHEUS_URL", "Prometheus to read the report from, e.g. http://127.0.0.1:9090")
+	e.String(&c.Window, "PARITY_WINDOW", "recording-rule window the report reads (the chart's rules: 5m; the kind harness: 1m)")
+	e.String(&c.Selector, "PARITY_SELECTOR", `PromQL label matchers picking one service, e.g. namespace="shop",job="poolparity"`)
+	e.String(&c.OutDir, "PARITY_OUT", "directory for report.{txt,json,html}")
+	if err := e.Parse(args); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}

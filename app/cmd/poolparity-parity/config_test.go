@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+		want   string // substring of the error; empty: valid
+	}{
+		{"an http URL is valid", func(*Config) {}, ""},
+		{"an https URL with a path prefix is valid", func(c *Config) { c.PrometheusURL = "https://prom.example/prometheus" }, ""},
+		{"a missing URL is refused", func(c *Config) { c.PrometheusURL = "" }, "PROMETHEUS_URL is required"},
+		{"a URL without a scheme is refused", func(c *Config) { c.PrometheusURL = "127.0.0.1:9090" }, "PROMETHEUS_URL must be an http or https URL"},
+		{"a URL of another scheme is refused", func(c *Config) { c.PrometheusURL = "ftp://prom:9090" }, "PROMETHEUS_URL must be an http or https URL"},
+		{"a URL without a host is refused", func(c *Config) { c.PrometheusURL = "http://" }, "PROMETHEUS_URL must be an http or https URL"},
+		{"a window that is no duration is refused", func(c *Config) { c.Window = "five" }, "WINDOW"},
+		{"an empty output directory is refused", func(c *Config) { c.OutDir = "" }, "OUT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := defaultConfig()
+			c.PrometheusURL = "http://127.0.0.1:9090"
+			tt.mutate(&c)
+			err := c.Validate()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Validate() = %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, errInvalid)):
+				t.Errorf("Validate() = %v, want an errInvalid naming %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		env        map[string]string
+		wantURL    string
+		wantWindow string
+		wantSel    string
+		wantOut    string
+	}{
+		{"the kind harness's command line", []string{"-prometheus-url", "http://127.0.0.1:40123", "-window", "1m", "-selector", `namespace="p",job="p"`, "-out", "o/parity"},
+			nil, "http://127.0.0.1:40123", "1m", `namespace="p",job="p"`, "o/parity"},
+		{"the window defaults to the chart's 5m family", nil,
+			map[string]string{"PROMETHEUS_URL": "http://prom:9090"}, "http://prom:9090", "5m", "", "out"},
+		{"PARITY_ variables are read", nil,
+			map[string]string{"PROMETHEUS_URL": "http://prom:9090", "PARITY_WINDOW": "1m", "PARITY_SELECTOR": `job="x"`, "PARITY_OUT": "r"}, "http://prom:9090", "1m", `job="x"`, "r"},
+		{"a flag wins over PROMETHEUS_URL", []string{"-prometheus-url", "http://a:9090"},
+			map[string]string{"PROMETHEUS_URL": "http://b:9090"}, "http://a:9090", "5m", "", "out"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig("parity", tt.args, env(tt.env), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.PrometheusURL != tt.wantURL || c.Window != tt.wantWindow || c.Selector != tt.wantSel || c.OutDir != tt.wantOut {
+				t.Errorf("got %+v; want URL %q, window %q, selector %q, out %q", c, tt.wantURL, tt.wantWindow, tt.wantSel, tt.wantOut)
+			}
+		})
+	}
+	if _, err := parseConfig("parity", nil, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "PROMETHEUS_URL is required") {
+		t.Errorf("no URL gave %v", err)
+	}
+	if _, err := parseConfig("parity", []string{"stray"}, env(map[string]string{"PROMETHEUS_URL": "http://p:9090"}), io.Discard); err == nil {
+		t.Error("a stray argument was accepted")
+	}
+}

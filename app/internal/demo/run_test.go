@@ -1,0 +1,104 @@
+package demo
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+func TestScenarioTracks(t *testing.T) {
+	base := Default()
+	base.StablePort, base.GrayPort = 18081, 18082
+	tests := []struct {
+		name                 string
+		mutate               func(*Config)
+		wantStable, wantGray string // pool modes
+		wantGrayExtra        []string
+	}{
+		{"good: an unpooled stable against a pooled gray", func(*Config) {}, "unpooled", "pooled", nil},
+		{"aa: both unpooled", func(c *Config) { c.Scenario = ScenarioAA }, "unpooled", "unpooled", nil},
+		{"regression: the latency fault on gray only", func(c *Config) { c.Scenario = ScenarioRegression },
+			"unpooled", "pooled", []string{"FAULT_LATENCY=40ms"}},
+		{"regression with errors: both faults on gray", func(c *Config) { c.Scenario, c.FaultErrorRate = ScenarioRegression, 0.05 },
+			"unpooled", "pooled", []string{"FAULT_LATENCY=40ms", "FAULT_ERROR_RATE=0.05"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := base
+			tt.mutate(&c)
+			stable, gray := scenarioTracks(c)
+			if stable.name != "stable" || stable.gray != "false" || stable.port != 18081 || stable.mode != tt.wantStable || len(stable.extra) != 0 {
+				t.Errorf("stable %+v, want unfaulted %s on 18081", stable, tt.wantStable)
+			}
+			if gray.name != "gray" || gray.gray != "true" || gray.port != 18082 || gray.mode != tt.wantGray || !slices.Equal(gray.extra, tt.wantGrayExtra) {
+				t.Errorf("gray %+v, want %s on 18082 with %q", gray, tt.wantGray, tt.wantGrayExtra)
+			}
+		})
+	}
+}
+
+func TestTrackSettings(t *testing.T) {
+	tr := trackSpec{name: "gray", mode: "pooled", gray: "true", port: 18082, extra: []string{"FAULT_LATENCY=40ms"}}
+	got := trackSettings(tr, "127.0.0.1:6379")
+	want := []string{"HTTP_ADDR=127.0.0.1:18082", "GRAY_STATUS=true", "POOL_MODE=pooled", "LOG_LEVEL=warn",
+		"SHUTDOWN_DELAY=0s", "SHUTDOWN_TIMEOUT=5s", "REDIS_ADDR=127.0.0.1:6379", "FAULT_LATENCY=40ms"}
+	if !slices.Equal(got, want) {
+		t.Errorf("trackSettings = %q, want %q", got, want)
+	}
+	if tr.url() != "http://127.0.0.1:18082" {
+		t.Errorf("url %q", tr.url())
+	}
+}
+
+func TestPrometheusConfig(t *testing.T) {
+	type promConf struct {
+		Global struct {
+			ScrapeInterval     string `json:"scrape_interval"`
+			ScrapeTimeout      string `json:"scrape_timeout"`
+			EvaluationInterval string `json:"evaluation_interval"`
+		} `json:"global"`
+		RuleFiles     []string `json:"rule_files"`
+		ScrapeConfigs []struct {
+			JobName       string `json:"job_name"`
+			StaticConfigs []struct {
+				Targets []string `json:"targets"`
+			} `json:"static_configs"`
+			MetricRelabel []map[string]string `json:"metric_relabel_configs"`
+		} `json:"scrape_configs"`
+	}
+	for _, tc := range []struct {
+		name      string
+		telemetry string
+		relabel   bool
+	}{
+		{"metrics: the tracks scraped as they are", TelemetryMetrics, false},
+		{"otlp: the collectors' exported job and instance dropped", TelemetryOTLP, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Default()
+			cfg.Telemetry, cfg.ScrapeInterval = tc.telemetry, 3*time.Second
+			text := prometheusConfig(cfg, "/abs/rules.yml", []string{"127.0.0.1:1", "127.0.0.1:2"})
+			var c promConf
+			if err := yaml.UnmarshalStrict([]byte(text), &c); err != nil {
+				t.Fatalf("not valid YAML of the expected shape: %v\n%s", err, text)
+			}
+			if c.Global.ScrapeInterval != "3s" || c.Global.ScrapeTimeout != "3s" || c.Global.EvaluationInterval != "3s" {
+				t.Errorf("intervals %+v, want 3s", c.Global)
+			}
+			if !slices.Equal(c.RuleFiles, []string{"/abs/rules.yml"}) {
+				t.Errorf("rule files %q", c.RuleFiles)
+			}
+			if len(c.ScrapeConfigs) != 1 || c.ScrapeConfigs[0].JobName != "poolparity" || len(c.ScrapeConfigs[0].StaticConfigs) != 1 ||
+				!slices.Equal(c.ScrapeConfigs[0].StaticConfigs[0].Targets, []string{"127.0.0.1:1", "127.0.0.1:2"}) {
+				t.Fatalf("scrape configs %+v, want job poolparity on the two targets", c.ScrapeConfigs)
+			}
+			rl := c.ScrapeConfigs[0].MetricRelabel
+			if got := len(rl) == 1 && rl[0]["action"] == "labeldrop" && strings.Contains(rl[0]["regex"], "exported_"); got != tc.relabel {
+				t.Errorf("metric_relabel_configs %v, want the exported_ labeldrop: %v", rl, tc.relabel)
+			}
+		})
+	}
+}
