@@ -166,11 +166,12 @@ func TestOverrides(t *testing.T) {
 			name: "-window 1m -for 30s moves every alert to the 1m family and 30s",
 			opts: Options{Window: "1m", For: "30s"},
 			check: func(t *testing.T, _, alerts map[string]Rule) {
-				if len(alerts) != 9 {
-					t.Errorf("got %d alerts, want 9", len(alerts))
+				if len(alerts) != 11 {
+					t.Errorf("got %d alerts, want 11", len(alerts))
 				}
 				for name, a := range alerts {
-					if a.For != "30s" || strings.Contains(a.Expr, "rate5m") || !strings.Contains(a.Expr, "rate1m") {
+					// Families end in their window: ..._rate1m, ..._avg_over_time1m, ...:increase1m.
+					if a.For != "30s" || strings.Contains(a.Expr, "5m") || !strings.Contains(a.Expr, "1m") {
 						t.Errorf("%s: for %q expr %q", name, a.For, a.Expr)
 					}
 				}
