@@ -89,7 +89,7 @@ test-fuzz: ## Run each fuzz target briefly (FUZZTIME each).
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendUnquoted$$' -fuzztime $(FUZZTIME) ./app/internal/termstats
 
 .PHONY: test-e2e
-test-e2e: ## Run the demo's three scenarios in short form and assert their verdicts.
+test-e2e: ## Run five demo scenarios (good, regression, aa, misuse-dirty, misuse-reset) in short form and assert their verdicts.
 	POOLPARITY_E2E=1 $(GO) test -v -count=1 -timeout 20m -run '^TestE2E' ./app/cmd/poolparity-demo
 
 # The pinned tools generation runs. Without one, make stops with one line; `make tools` builds them.
@@ -116,6 +116,10 @@ verdict-eval: ## Measure false alarms and detection of the alert rules and the p
 bench: tools-go ## Run the instrument and service benchmarks and print benchstat tables.
 	BENCH_COUNT=$(INSTRUMENT_BENCH_COUNT) hack/bench.sh
 	BENCH_COUNT=$(BENCH_COUNT) hack/bench-service.sh
+
+.PHONY: misuse-bench
+misuse-bench: ## wrk on every POOL_MODE side by side (needs wrk, redis-server); writes the table into docs/pool-misuse.md.
+	$(GO) run ./hack/misusebench -write docs/pool-misuse.md
 
 ##@ Build
 

@@ -14,12 +14,14 @@ import (
 	"github.com/poolparity/poolparity/app/internal/parity"
 )
 
-// TestE2E runs the demo's three scenarios in short form against the real
+// TestE2E runs five of the demo's scenarios in short form against the real
 // service binary and a real Prometheus, and asserts their verdicts on large
 // effects only: the allocation ratio of a pooled gray track, its sync.Pool
-// hit ratio, and an injected latency of tens of milliseconds. It needs
-// POOLPARITY_E2E=1 (`make test-e2e`, which .ci/run calls), ./bin/prometheus
-// (hack/install-tools.sh prometheus) and about five minutes.
+// hit ratio, an injected latency of tens of milliseconds, and two pool
+// misuses caught by the alerts that name them (misuse-dirty, misuse-reset).
+// It needs POOLPARITY_E2E=1 (`make test-e2e`, which .ci/run calls),
+// ./bin/prometheus (hack/install-tools.sh prometheus) and about eight
+// minutes.
 func TestE2E(t *testing.T) {
 	if os.Getenv("POOLPARITY_E2E") != "1" {
 		t.Skip("set POOLPARITY_E2E=1 to run the end-to-end demo scenarios (make test-e2e)")
@@ -113,6 +115,33 @@ func TestE2E(t *testing.T) {
 				}
 			}
 		}},
+		// Two pool misuses, each caught by the alert that names its cause (issue 11).
+		{"misuse-dirty", []int{exitFail}, func(t *testing.T, r parity.Report) {
+			// A reset that forgets the decoded item: the sanitizer counts the
+			// dirty objects and the critical alert fires.
+			if r.Verdict != parity.Fail {
+				t.Errorf("verdict %s, want FAIL", r.Verdict)
+			}
+			if !firing(r, "PoolParityDirtyObjects") {
+				t.Errorf("PoolParityDirtyObjects is not firing; alerts: %+v", r.Alerts)
+			}
+		}},
+		{"misuse-reset", []int{exitFail}, func(t *testing.T, r parity.Report) {
+			// 2 MiB buffers zeroed on every Put: a large CPU cost per request,
+			// caught by the CPU alert (or the latency one).
+			if r.Verdict != parity.Fail {
+				t.Errorf("verdict %s, want FAIL", r.Verdict)
+			}
+			if v := value(t, r, "CPU per request"); v < 1.15 {
+				t.Errorf("CPU per request gray/stable = %.2f with 2 MiB zeroed per Put, want >= 1.15 (the alert's threshold)", v)
+			}
+			if !firing(r, "PoolParityCPUPerRequestRegression") && !firing(r, "PoolParityLatencyRegression") {
+				t.Errorf("neither PoolParityCPUPerRequestRegression nor PoolParityLatencyRegression fires; alerts: %+v", r.Alerts)
+			}
+			if firing(r, "PoolParityDirtyObjects") {
+				t.Error("the dirty-object alert fires for a reset that clears everything")
+			}
+		}},
 	}
 	start := time.Now()
 	for _, sc := range scenarios {
@@ -154,7 +183,7 @@ func TestE2E(t *testing.T) {
 			sc.check(t, r)
 		})
 	}
-	t.Logf("three scenarios in %s", time.Since(start).Round(time.Second))
+	t.Logf("%d scenarios in %s", len(scenarios), time.Since(start).Round(time.Second))
 }
 
 func value(t *testing.T, r parity.Report, sli string) float64 {

@@ -22,10 +22,27 @@ const (
 	ScenarioRegression = "regression"
 	// ScenarioAA runs both tracks unpooled: an A/A test of the comparison.
 	ScenarioAA = "aa"
+	// ScenarioMisuseHold runs the gray track with POOL_MODE=misuse-hold:
+	// pooled objects taken when a request arrives and held to its end.
+	ScenarioMisuseHold = "misuse-hold"
+	// ScenarioMisuseReset runs the gray track with POOL_MODE=misuse-reset:
+	// buffers pre-sized to the largest request and zeroed on every Put.
+	ScenarioMisuseReset = "misuse-reset"
+	// ScenarioMisuseRetain runs the gray track with POOL_MODE=misuse-retain
+	// (no size cap), under a load where one PUT in 16 is large.
+	ScenarioMisuseRetain = "misuse-retain"
+	// ScenarioMisuseDirty runs the gray track with POOL_MODE=misuse-dirty: a
+	// reset that forgets the decoded item, caught by the sanitizer.
+	ScenarioMisuseDirty = "misuse-dirty"
 )
 
 // Scenarios lists the scenario names.
-var Scenarios = []string{ScenarioGood, ScenarioRegression, ScenarioAA}
+var Scenarios = []string{ScenarioGood, ScenarioRegression, ScenarioAA,
+	ScenarioMisuseHold, ScenarioMisuseReset, ScenarioMisuseRetain, ScenarioMisuseDirty}
+
+// RetainLargeBodyBytes is the payload of the large PUTs (one in 16) of the
+// misuse-retain scenario's load, over the pools' 256 KiB size cap.
+const RetainLargeBodyBytes = 768 << 10
 
 // Redis modes.
 const (
@@ -201,7 +218,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	var reportOnly bool
 	e.Bool(&reportOnly, "DEMO_REPORT_ONLY", "moved: use poolparity-parity (make parity) to read the report from an existing Prometheus")
 
-	e.String(&c.Scenario, "SCENARIO", "good (pooled gray vs unpooled stable), regression (gray with injected latency) or aa (both unpooled)")
+	e.String(&c.Scenario, "SCENARIO", "good (pooled gray vs unpooled stable), regression (gray with injected latency), aa (both unpooled), or a pool misuse on gray: misuse-hold, misuse-reset, misuse-retain, misuse-dirty (docs/pool-misuse.md)")
 	e.Duration(&c.Duration, "DURATION", "how long the load runs")
 	e.Int(&c.GrayWeight, "GRAY_WEIGHT", "percent of requests sent to the gray track")
 	e.Float64(&c.RPS, "DEMO_RPS", "target requests per second, both tracks together")

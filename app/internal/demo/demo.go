@@ -247,9 +247,20 @@ func scenarioTracks(cfg Config) (stable, gray trackSpec) {
 		if cfg.FaultErrorRate > 0 {
 			grayFault = append(grayFault, "FAULT_ERROR_RATE="+strconv.FormatFloat(cfg.FaultErrorRate, 'g', -1, 64))
 		}
+	case ScenarioMisuseHold, ScenarioMisuseReset, ScenarioMisuseRetain, ScenarioMisuseDirty:
+		grayMode = cfg.Scenario // the scenario is named after the gray track's POOL_MODE
 	}
 	return trackSpec{name: "stable", mode: stableMode, gray: "false", port: cfg.StablePort},
 		trackSpec{name: "gray", mode: grayMode, gray: "true", port: cfg.GrayPort, extra: grayFault}
+}
+
+// scenarioLargeBodyBytes is the load's LargeBodyBytes: large PUTs for
+// misuse-retain, whose pools keep whatever a large request grew.
+func scenarioLargeBodyBytes(scenario string) int {
+	if scenario == ScenarioMisuseRetain {
+		return RetainLargeBodyBytes
+	}
+	return 0
 }
 
 // trackSettings is the service's configuration for track t on the Redis at
@@ -328,6 +339,7 @@ func (r *runner) loadAndRead(ctx context.Context, splitURL string, sp *splitter.
 		BaseURL: splitURL, Duration: cfg.Duration + margin,
 		MaxRequests: int(cfg.RPS*(cfg.Duration+margin).Seconds()*1.1) + 100,
 		RPS:         cfg.RPS, Concurrency: cfg.Concurrency, Keys: 2000, Seed: cfg.Seed,
+		LargeBodyBytes: scenarioLargeBodyBytes(cfg.Scenario),
 	}, nil)
 	if err != nil {
 		return parity.Report{}, loadgen.Stats{}, err

@@ -26,12 +26,23 @@ const (
 	LatencyAlert = "PoolParityLatencyRegression"
 )
 
+// MisuseAlerts names, per misuse scenario, the alerts that name its cause:
+// the scenario is as expected when at least one of them fires and the
+// verdict is FAIL (docs/pool-misuse.md).
+var MisuseAlerts = map[string][]string{
+	ScenarioMisuseHold:   {"PoolParityLowSyncPoolHitRatio", "PoolParityNoAllocationGain"},
+	ScenarioMisuseReset:  {"PoolParityCPUPerRequestRegression", "PoolParityLatencyRegression"},
+	ScenarioMisuseRetain: {"PoolParityLiveHeapRegression"},
+	ScenarioMisuseDirty:  {"PoolParityDirtyObjects"},
+}
+
 // Expect checks a report against what its scenario should show:
 //   - good: heap bytes per request gray/stable <= 0.5, gray sync.Pool hit
 //     ratio >= 0.9, latency parity PASS;
 //   - regression: latency p99 parity FAIL and PoolParityLatencyRegression
 //     firing;
-//   - aa: every row PASS and no critical or warning alert firing.
+//   - aa: every row PASS and no critical or warning alert firing;
+//   - misuse-*: verdict FAIL, and one of the scenario's MisuseAlerts firing.
 func Expect(scenario string, r parity.Report) []Expectation {
 	row := func(sli string) *parity.Row {
 		for i := range r.Rows {
@@ -97,6 +108,19 @@ func Expect(scenario string, r parity.Report) []Expectation {
 			}
 		}
 		add("no alert firing", len(fire) == 0, orNone(fire))
+	default:
+		want, ok := MisuseAlerts[scenario]
+		if !ok {
+			break
+		}
+		add("verdict FAIL", r.Verdict == parity.Fail, string(r.Verdict))
+		var fired []string
+		for _, name := range want {
+			if firing(name) {
+				fired = append(fired, name)
+			}
+		}
+		add(strings.Join(want, " or ")+" firing", len(fired) > 0, orNone(fired))
 	}
 	return out
 }

@@ -43,12 +43,25 @@ func TestExpect(t *testing.T) {
 	aaWarn := aa
 	aaWarn.Alerts = []parity.Alert{{Name: "PoolParityCPUPerRequestRegression", State: "firing", Severity: "warning"}}
 
+	dirty := parity.Report{Verdict: parity.Fail,
+		Alerts: []parity.Alert{{Name: "PoolParityDirtyObjects", State: "firing", Severity: "critical"}}}
+	dirtyPass := dirty
+	dirtyPass.Verdict = parity.Pass
+	costly := parity.Report{Verdict: parity.Fail,
+		Alerts: []parity.Alert{{Name: "PoolParityCPUPerRequestRegression", State: "firing", Severity: "warning"}}}
+
 	tests := []struct {
 		name     string
 		scenario string
 		report   parity.Report
 		want     bool
 	}{
+		{"a dirty pool caught by its alert meets misuse-dirty", demo.ScenarioMisuseDirty, dirty, true},
+		{"the dirty alert without a FAIL verdict does not", demo.ScenarioMisuseDirty, dirtyPass, false},
+		{"another cause's alert does not meet misuse-dirty", demo.ScenarioMisuseDirty, costly, false},
+		{"a costly reset caught by the CPU alert meets misuse-reset", demo.ScenarioMisuseReset, costly, true},
+		{"misuse-retain needs the memory alert", demo.ScenarioMisuseRetain, costly, false},
+		{"misuse-hold needs the hit-ratio or allocation alert", demo.ScenarioMisuseHold, slow, false},
 		{"a good pool meets the good scenario", demo.ScenarioGood, good, true},
 		{"a pool that saves too little misses it", demo.ScenarioGood, leaky, false},
 		{"a good pool is no regression", demo.ScenarioRegression, good, false},

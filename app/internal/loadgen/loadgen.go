@@ -90,11 +90,23 @@ type Config struct {
 	Mix Mix
 	// Timeout bounds one request; zero means 5s.
 	Timeout time.Duration
+	// LargeBodyBytes, when > 0, makes one PUT body in LargeBodyShare (1 in
+	// 16) carry a payload of about this many bytes instead of the usual
+	// 200 to 2,000: the long tail of request sizes a pool's size cap exists
+	// for. At most MaxLargeBodyBytes, under the service's 1 MiB body limit.
+	LargeBodyBytes int
 	// AllowHosts lists host names (never IP addresses) that BaseURL may name
 	// besides loopback: for example the Kubernetes Service an in-cluster load
 	// generator targets. Empty allows loopback only.
 	AllowHosts []string
 }
+
+// MaxLargeBodyBytes bounds LargeBodyBytes, leaving room under the
+// service's 1 MiB body limit for the rest of the JSON.
+const MaxLargeBodyBytes = 900 << 10
+
+// LargeBodyShare is how rare the large bodies are: one in this many.
+const LargeBodyShare = 16
 
 // Errors returned by Validate.
 var (
@@ -122,6 +134,9 @@ func (c Config) Validate() error {
 	}
 	if c.Keys < 1 {
 		errs = append(errs, fmt.Errorf("%w: keys must be >= 1", ErrBounds))
+	}
+	if c.LargeBodyBytes < 0 || c.LargeBodyBytes > MaxLargeBodyBytes {
+		errs = append(errs, fmt.Errorf("%w: large body bytes must be in [0, %d], got %d", ErrBounds, MaxLargeBodyBytes, c.LargeBodyBytes))
 	}
 	total := 0
 	for _, w := range c.mix().weights() {
@@ -291,7 +306,11 @@ func (g *Generator) plan(ctx context.Context, calls chan<- call) {
 	// small next to the service's.
 	bodies := make([][]byte, 256)
 	for i := range bodies {
-		bodies[i] = makeBody(rnd)
+		size := 200 + rnd.IntN(1801)
+		if g.cfg.LargeBodyBytes > 0 && i%LargeBodyShare == 0 {
+			size = g.cfg.LargeBodyBytes
+		}
+		bodies[i] = makeBody(rnd, size)
 	}
 
 	// Credit grows with the time that really passed, so that late ticks on
@@ -401,8 +420,8 @@ kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whis
 yankee zulu pool parity gray stable canary buffer scratch report latency`)
 
 // makeBody returns an item's JSON: a name, up to 8 tags and a payload of
-// roughly 200 to 2,000 bytes.
-func makeBody(rnd *rand.Rand) []byte {
+// about target bytes.
+func makeBody(rnd *rand.Rand, target int) []byte {
 	type item struct {
 		Name    string   `json:"name"`
 		Tags    []string `json:"tags"`
@@ -413,7 +432,6 @@ func makeBody(rnd *rand.Rand) []byte {
 		it.Tags = append(it.Tags, words[rnd.IntN(len(words))])
 	}
 	var p strings.Builder
-	target := 200 + rnd.IntN(1801)
 	for p.Len() < target {
 		p.WriteString(words[rnd.IntN(len(words))])
 		p.WriteByte(' ')

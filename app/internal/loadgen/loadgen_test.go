@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -177,6 +178,8 @@ func TestConfigValidate(t *testing.T) {
 		{"no rate is refused", func(c *loadgen.Config) { c.RPS = 0 }, loadgen.ErrBounds},
 		{"no workers is refused", func(c *loadgen.Config) { c.Concurrency = 0 }, loadgen.ErrBounds},
 		{"a mix of zeros is refused", func(c *loadgen.Config) { c.Mix = loadgen.Mix{Put: -1, Get: 1} }, loadgen.ErrBounds},
+		{"a large body over the service's limit is refused", func(c *loadgen.Config) { c.LargeBodyBytes = loadgen.MaxLargeBodyBytes + 1 }, loadgen.ErrBounds},
+		{"a negative large body is refused", func(c *loadgen.Config) { c.LargeBodyBytes = -1 }, loadgen.ErrBounds},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,5 +190,48 @@ func TestConfigValidate(t *testing.T) {
 				t.Errorf("Validate() = %v, want %v", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestLargeBodies: with LargeBodyBytes set, about one PUT in LargeBodyShare
+// carries a payload of that size, still a valid item under 1 MiB.
+func TestLargeBodies(t *testing.T) {
+	const large = 300 << 10
+	var mu sync.Mutex
+	var puts, big int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodPut {
+			b, _ := io.ReadAll(req.Body)
+			var v struct{ Payload string }
+			if err := json.Unmarshal(b, &v); err != nil || len(b) > 1<<20 {
+				http.Error(w, "bad body", http.StatusBadRequest)
+				return
+			}
+			mu.Lock()
+			puts++
+			if len(v.Payload) >= large {
+				big++
+			}
+			mu.Unlock()
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	c := cfg(srv.URL)
+	c.MaxRequests, c.LargeBodyBytes = 1200, large
+	g, err := loadgen.New(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := g.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ClientErrors != 0 {
+		t.Fatalf("%d client errors: a large body is not a valid item", st.ClientErrors)
+	}
+	// 1 in 16 expected; allow a wide band for the seeded draw.
+	if big == 0 || big*100 < puts*2 || big*100 > puts*15 {
+		t.Errorf("%d large bodies in %d PUTs, want about 1 in %d", big, puts, loadgen.LargeBodyShare)
 	}
 }

@@ -166,8 +166,9 @@ func (e *Encoder) Clean() error {
 }
 
 // PresizeBytes is the capacity ModeMisuseReset gives every pooled buffer:
-// the largest body a request may carry, so that buffers "never grow".
-const PresizeBytes = 1 << 20
+// twice the largest body a request may carry (1 MiB; JSON escaping can
+// double a response), so that buffers "never grow".
+const PresizeBytes = 2 << 20
 
 // ScrubBytes zeroes b's whole capacity, the costly reset of
 // ModeMisuseReset.
