@@ -16,7 +16,7 @@ export PATH := $(BIN):$(PATH)
 export KUBEBUILDER_ASSETS ?= $(BIN)/k8s
 GO ?= go
 
-# Demo knobs (see README): SCENARIO=good|regression|aa, DURATION, GRAY_WEIGHT.
+# Demo knobs (see README): SCENARIO=good|regression|aa|misuse-hold|misuse-reset|misuse-retain|misuse-dirty, DURATION, GRAY_WEIGHT.
 SCENARIO ?= good
 DURATION ?= 3m
 GRAY_WEIGHT ?= 50
@@ -119,7 +119,7 @@ bench: tools-go ## Run the instrument and service benchmarks and print benchstat
 
 .PHONY: misuse-bench
 misuse-bench: ## wrk on every POOL_MODE side by side (needs wrk, redis-server); writes the table into docs/pool-misuse.md.
-	$(GO) run ./hack/misusebench -write docs/pool-misuse.md
+	$(GO) run ./hack/misusebench -bench-write docs/pool-misuse.md
 
 ##@ Build
 

@@ -59,11 +59,15 @@ type scenario struct {
 }
 
 // scenarios are run in order on the installed chart. The bad gray injects 40 ms into every
-// API request of the gray track (FAULT_LATENCY), the latency fault the local demo uses.
+// API request of the gray track (FAULT_LATENCY), the latency fault the local demo uses; the
+// misuse gray runs a real pool misuse (POOL_MODE=misuse-dirty: a reset that forgets the decoded
+// item), which the pool sanitizer catches and PoolParityDirtyObjects names (docs/pool-misuse.md).
 var scenarios = []scenario{
 	{name: "good", want: "PASS"},
 	{name: "bad-latency", want: "FAIL", wantAlert: "PoolParityLatencyRegression",
 		set: []string{"--set", "tracks.gray.env[0].name=FAULT_LATENCY", "--set", "tracks.gray.env[0].value=40ms"}},
+	{name: "misuse-dirty", want: "FAIL", wantAlert: "PoolParityDirtyObjects",
+		set: []string{"--set", "tracks.gray.poolMode=misuse-dirty"}},
 }
 
 // stepScenarios runs each scenario: configure the chart, load it, watch the HPAs and the split,

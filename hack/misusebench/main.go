@@ -1,12 +1,12 @@
 // Command misusebench measures each pool mode of the service side by side with wrk: the
 // unpooled build, pooling done right and every misuse mode (docs/pool-misuse.md), each
 // started alone against one shared redis-server on loopback and loaded with the same
-// endpoint mix (mix.lua, the load generator's DefaultMix). It prints, and with -write
+// endpoint mix (mix.lua, the load generator's DefaultMix). It prints, and with -bench-write
 // puts into docs/pool-misuse.md between its markers, throughput, p99 latency and CPU
 // seconds per request as ratios to unpooled.
 //
 //	go run ./hack/misusebench                # make misuse-bench
-//	go run ./hack/misusebench -duration 30s -write docs/pool-misuse.md
+//	go run ./hack/misusebench -bench-duration 30s -bench-write docs/pool-misuse.md
 //
 // It needs wrk and redis-server on PATH (Debian packages wrk and redis-server); without
 // them it exits 2 with one line saying what to install. Everything runs on 127.0.0.1 and

@@ -5,8 +5,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// PoolMode is the POOL_MODE a track's pods run with.
-// +kubebuilder:validation:Enum=pooled;unpooled
+// PoolMode is the POOL_MODE a track's pods run with: pooled, unpooled, or one of the
+// misuse modes that reproduce pooling gone wrong (docs/pool-misuse.md).
+// +kubebuilder:validation:Enum=pooled;unpooled;misuse-hold;misuse-reset;misuse-retain;misuse-dirty
 type PoolMode string
 
 // The pool modes of the service (docs/contracts.md, section 1).

@@ -255,9 +255,13 @@ func scenarioTracks(cfg Config) (stable, gray trackSpec) {
 }
 
 // scenarioLargeBodyBytes is the load's LargeBodyBytes: large PUTs for
-// misuse-retain, whose pools keep whatever a large request grew.
+// misuse-retain, whose pools keep whatever a large request grew, and for
+// misuse-hold, where they bring the GC pressure under which a pool emptied
+// by garbage collection cannot serve the many objects a held request
+// takes at once.
 func scenarioLargeBodyBytes(scenario string) int {
-	if scenario == ScenarioMisuseRetain {
+	switch scenario {
+	case ScenarioMisuseRetain, ScenarioMisuseHold:
 		return RetainLargeBodyBytes
 	}
 	return 0

@@ -1,6 +1,10 @@
 package pools_test
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -106,5 +110,53 @@ func TestMisuseModesConfigureThePoolWrongly(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestChartAndCRDNameEveryMode holds the chart's values.schema.json and the
+// PoolCanary CRD to the service's set of modes: a mode the service accepts
+// but the chart refuses (or the reverse) fails here.
+func TestChartAndCRDNameEveryMode(t *testing.T) {
+	var want []string
+	for _, m := range pools.Modes {
+		want = append(want, string(m))
+	}
+	slices.Sort(want)
+	root := filepath.Join("..", "..", "..")
+	b, err := os.ReadFile(filepath.Join(root, "deploy", "helm", "poolparity", "values.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties struct {
+			Tracks struct {
+				Properties map[string]struct {
+					Properties struct {
+						PoolMode struct {
+							Enum []string `json:"enum"`
+						} `json:"poolMode"`
+					} `json:"properties"`
+				} `json:"properties"`
+			} `json:"tracks"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(b, &schema); err != nil {
+		t.Fatal(err)
+	}
+	for _, track := range []string{"stable", "gray"} {
+		got := slices.Clone(schema.Properties.Tracks.Properties[track].Properties.PoolMode.Enum)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("values.schema.json tracks.%s.poolMode enum %v, want the service's modes %v", track, got, want)
+		}
+	}
+	crd, err := os.ReadFile(filepath.Join(root, "deploy", "helm", "poolparity", "crds", "poolparity.dev_poolcanaries.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range want {
+		if !strings.Contains(string(crd), "- "+m+"\n") {
+			t.Errorf("the PoolCanary CRD does not accept pool mode %s", m)
+		}
 	}
 }
