@@ -58,6 +58,3 @@ func ParseMode(s string) (Mode, error) {
 // Pooled reports whether the mode takes objects from pools: every mode but
 // ModeUnpooled (and the zero Mode, which means unpooled).
 func (m Mode) Pooled() bool { return m != ModeUnpooled && m != "" }
-
-// Misuse reports whether the mode is one of the misuse modes.
-func (m Mode) Misuse() bool { return m.Pooled() && m != ModePooled }

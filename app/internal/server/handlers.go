@@ -436,11 +436,22 @@ func (s *Server) holding(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// heldLease returns the request's lease under ModeMisuseHold, or nil. In
+// every other mode it returns at once, without a context lookup on the
+// hot path.
+func (s *Server) heldLease(r *http.Request) *lease {
+	if !s.hold {
+		return nil
+	}
+	l, _ := r.Context().Value(leaseKey{}).(*lease)
+	return l
+}
+
 // takeScratch returns the request's scratch: the held one under
 // ModeMisuseHold (leased is true: the caller must not Put it), else a
 // fresh Get.
 func (s *Server) takeScratch(r *http.Request) (rs *requestScratch, leased bool) {
-	if l, ok := r.Context().Value(leaseKey{}).(*lease); ok {
+	if l := s.heldLease(r); l != nil {
 		return l.rs, true
 	}
 	return s.scratch.Get(), false
@@ -448,7 +459,7 @@ func (s *Server) takeScratch(r *http.Request) (rs *requestScratch, leased bool) 
 
 // takeEncoder is takeScratch for the encoder.
 func (s *Server) takeEncoder(r *http.Request) (enc *pools.Encoder, leased bool) {
-	if l, ok := r.Context().Value(leaseKey{}).(*lease); ok {
+	if l := s.heldLease(r); l != nil {
 		return l.enc, true
 	}
 	return s.enc.Get(), false
