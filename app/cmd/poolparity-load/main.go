@@ -58,6 +58,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	e.Int(&c.Load.Concurrency, "LOAD_CONCURRENCY", "workers (requests in flight at most)")
 	e.Int(&c.Load.Keys, "LOAD_KEYS", "size of the item id space")
 	e.Int(&c.Load.LargeBodyBytes, "LOAD_LARGE_BODY_BYTES", "when > 0, one PUT body in 16 carries a payload of about this many bytes (the long tail a pool size cap is for; at most 921600)")
+	e.Int(&c.Load.Burst, "LOAD_BURST", "when > 1, requests arrive in waves of this many at once, at the same average rate (at most LOAD_CONCURRENCY)")
 	e.Uint64(&c.Load.Seed, "LOAD_SEED", "seed of the call sequence")
 	e.Float64(&c.MaxErrorRatio, "LOAD_MAX_ERROR_RATIO", "exit 1 when more than this share of requests failed")
 	e.Bool(&c.KeepAlive, "LOAD_KEEP_ALIVE", "reuse connections; false opens one per request, so a Kubernetes Service spreads requests (not connections) over its pods")

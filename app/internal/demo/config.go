@@ -44,6 +44,22 @@ var Scenarios = []string{ScenarioGood, ScenarioRegression, ScenarioAA,
 // misuse-retain scenario's load, over the pools' 256 KiB size cap.
 const RetainLargeBodyBytes = 768 << 10
 
+// RetainWave is the smallest number of load workers of the misuse-retain
+// scenario, whose requests arrive in waves of that many: the objects of
+// one wave are in use at once, so each pool holds that many, and without
+// a size cap each of them keeps the largest buffer any request grew.
+const RetainWave = 128
+
+// RetainGOGC is the GOGC of both tracks in the misuse-retain scenario.
+// sync.Pool drops the objects not reused within two garbage collections.
+// The demo service's live heap is about 10 MiB, so at the scenario's rate
+// of allocation it collects several times a second and its pools keep
+// little; a service with a live heap several times larger (caches,
+// connections) collects that many times less often, and its pools keep
+// what they hold across collections. GOGC=400 gives the small service that
+// cadence, on both tracks alike.
+const RetainGOGC = 400
+
 // Redis modes.
 const (
 	// RedisAuto uses redis-server when it is on PATH, else RedisEmbedded.

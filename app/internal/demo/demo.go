@@ -152,11 +152,11 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 	}
 
 	cfg := r.cfg
-	fmt.Fprintf(r.stdout, "demo: scenario %s: stable %s (%s), gray %s (%s%s); split %d%% to gray at %s\n",
-		cfg.Scenario, stable.url(), stable.mode, gray.url(), gray.mode, faultDesc(gray.extra), cfg.GrayWeight, splitURL)
+	fmt.Fprintf(r.stdout, "demo: scenario %s: stable %s (%s%s), gray %s (%s%s); split %d%% to gray at %s\n",
+		cfg.Scenario, stable.url(), stable.mode, faultDesc(stable.extra), gray.url(), gray.mode, faultDesc(gray.extra), cfg.GrayWeight, splitURL)
 	fmt.Fprintf(r.stdout, "demo: Redis %s; Prometheus %s at %s (rules %s)\n", redisDesc, promVersion, r.promURL, cfg.RulesFile)
-	fmt.Fprintf(r.stdout, "demo: load %.0f req/s for %s with %d workers; report at the end (Ctrl-C stops everything)\n",
-		cfg.RPS, cfg.Duration, cfg.Concurrency)
+	fmt.Fprintf(r.stdout, "demo: load %.0f req/s for %s with %s; report at the end (Ctrl-C stops everything)\n",
+		cfg.RPS, cfg.Duration, scenarioLoad(cfg))
 
 	report, loadStats, err := r.loadAndRead(ctx, splitURL, sp)
 	if err != nil {
@@ -165,9 +165,9 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 	res.Load, res.Stable, res.Gray = loadStats, sp.Stats(splitter.Stable), sp.Stats(splitter.Gray)
 	report.Title = "poolparity demo: " + cfg.Scenario
 	report.Context = []parity.KV{
-		{Key: "scenario", Value: scenarioDesc(cfg, stable.mode, gray.mode, gray.extra)},
-		{Key: "load", Value: fmt.Sprintf("%d requests in %s (%.0f req/s target, %d workers, seed %d), %d errors",
-			loadStats.Requests, loadStats.Elapsed.Round(time.Second), cfg.RPS, cfg.Concurrency, cfg.Seed, loadStats.Errors)},
+		{Key: "scenario", Value: scenarioDesc(cfg, stable, gray)},
+		{Key: "load", Value: fmt.Sprintf("%d requests in %s (%.0f req/s target, %s, seed %d), %d errors",
+			loadStats.Requests, loadStats.Elapsed.Round(time.Second), cfg.RPS, scenarioLoad(cfg), cfg.Seed, loadStats.Errors)},
 		{Key: "split", Value: fmt.Sprintf("%d%% to gray: stable %d requests, gray %d", cfg.GrayWeight, res.Stable.Requests, res.Gray.Requests)},
 		{Key: "prometheus", Value: fmt.Sprintf("Prometheus %s, scrape and evaluation every %s, rules %s", promVersion, cfg.ScrapeInterval, cfg.RulesFile)},
 		{Key: "redis", Value: redisDesc},
@@ -250,21 +250,50 @@ func scenarioTracks(cfg Config) (stable, gray trackSpec) {
 	case ScenarioMisuseHold, ScenarioMisuseReset, ScenarioMisuseRetain, ScenarioMisuseDirty:
 		grayMode = cfg.Scenario // the scenario is named after the gray track's POOL_MODE
 	}
-	return trackSpec{name: "stable", mode: stableMode, gray: "false", port: cfg.StablePort},
-		trackSpec{name: "gray", mode: grayMode, gray: "true", port: cfg.GrayPort, extra: grayFault}
+	var both []string
+	if cfg.Scenario == ScenarioMisuseRetain {
+		// Both tracks collect as rarely as a service whose live heap is
+		// a few times this one's; see RetainGOGC.
+		both = []string{"GOGC=" + strconv.Itoa(RetainGOGC)}
+	}
+	return trackSpec{name: "stable", mode: stableMode, gray: "false", port: cfg.StablePort, extra: both},
+		trackSpec{name: "gray", mode: grayMode, gray: "true", port: cfg.GrayPort, extra: append(grayFault, both...)}
 }
 
-// scenarioLargeBodyBytes is the load's LargeBodyBytes: large PUTs for
-// misuse-retain, whose pools keep whatever a large request grew, and for
-// misuse-hold, where they bring the GC pressure under which a pool emptied
-// by garbage collection cannot serve the many objects a held request
-// takes at once.
-func scenarioLargeBodyBytes(scenario string) int {
-	switch scenario {
-	case ScenarioMisuseRetain, ScenarioMisuseHold:
-		return RetainLargeBodyBytes
+// loadShape is what a scenario changes in the load: how many workers, how
+// bursty the arrivals and how large the rare large bodies.
+type loadShape struct {
+	concurrency, burst, largeBodyBytes int
+}
+
+// scenarioLoad is the load of cfg's scenario. misuse-retain and
+// misuse-hold add large PUTs: retain's pools keep whatever a large request
+// grew, and hold's GC pressure empties the pools a held request takes many
+// objects from at once. misuse-retain's arrivals also come in waves of
+// RetainWave, so that a wave's worth of objects is in use at once and the
+// pools keep that many (docs/pool-misuse.md).
+func scenarioLoad(cfg Config) loadShape {
+	l := loadShape{concurrency: cfg.Concurrency}
+	switch cfg.Scenario {
+	case ScenarioMisuseRetain:
+		l.largeBodyBytes = RetainLargeBodyBytes
+		l.concurrency = max(cfg.Concurrency, RetainWave)
+		l.burst = l.concurrency
+	case ScenarioMisuseHold:
+		l.largeBodyBytes = RetainLargeBodyBytes
 	}
-	return 0
+	return l
+}
+
+func (l loadShape) String() string {
+	s := fmt.Sprintf("%d workers", l.concurrency)
+	if l.burst > 1 {
+		s += fmt.Sprintf(", in waves of %d", l.burst)
+	}
+	if l.largeBodyBytes > 0 {
+		s += fmt.Sprintf(", one PUT in %d of %d KiB", loadgen.LargeBodyShare, l.largeBodyBytes>>10)
+	}
+	return s
 }
 
 // trackSettings is the service's configuration for track t on the Redis at
@@ -339,11 +368,12 @@ func (r *runner) loadAndRead(ctx context.Context, splitURL string, sp *splitter.
 	// The load runs on past Duration, so that the report reads rules fed by
 	// live traffic; it is stopped right after the report is read.
 	margin := 90 * time.Second
+	shape := scenarioLoad(cfg)
 	gen, err := loadgen.New(loadgen.Config{
 		BaseURL: splitURL, Duration: cfg.Duration + margin,
 		MaxRequests: int(cfg.RPS*(cfg.Duration+margin).Seconds()*1.1) + 100,
-		RPS:         cfg.RPS, Concurrency: cfg.Concurrency, Keys: 2000, Seed: cfg.Seed,
-		LargeBodyBytes: scenarioLargeBodyBytes(cfg.Scenario),
+		RPS:         cfg.RPS, Concurrency: shape.concurrency, Keys: 2000, Seed: cfg.Seed,
+		LargeBodyBytes: shape.largeBodyBytes, Burst: shape.burst,
 	}, nil)
 	if err != nil {
 		return parity.Report{}, loadgen.Stats{}, err
@@ -664,7 +694,7 @@ func faultDesc(fault []string) string {
 	return ", " + strings.Join(fault, " ")
 }
 
-func scenarioDesc(cfg Config, stableMode, grayMode string, fault []string) string {
-	return fmt.Sprintf("%s: stable %s, gray %s%s; %s of load, %d%% to gray", cfg.Scenario, stableMode, grayMode,
-		faultDesc(fault), cfg.Duration, cfg.GrayWeight)
+func scenarioDesc(cfg Config, stable, gray trackSpec) string {
+	return fmt.Sprintf("%s: stable %s%s, gray %s%s; %s of load, %d%% to gray", cfg.Scenario, stable.mode, faultDesc(stable.extra),
+		gray.mode, faultDesc(gray.extra), cfg.Duration, cfg.GrayWeight)
 }

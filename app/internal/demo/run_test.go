@@ -17,27 +17,64 @@ func TestScenarioTracks(t *testing.T) {
 		mutate               func(*Config)
 		wantStable, wantGray string // pool modes
 		wantGrayExtra        []string
+		wantStableExtra      []string
 	}{
-		{"good: an unpooled stable against a pooled gray", func(*Config) {}, "unpooled", "pooled", nil},
-		{"aa: both unpooled", func(c *Config) { c.Scenario = ScenarioAA }, "unpooled", "unpooled", nil},
+		{"good: an unpooled stable against a pooled gray", func(*Config) {}, "unpooled", "pooled", nil, nil},
+		{"aa: both unpooled", func(c *Config) { c.Scenario = ScenarioAA }, "unpooled", "unpooled", nil, nil},
 		{"regression: the latency fault on gray only", func(c *Config) { c.Scenario = ScenarioRegression },
-			"unpooled", "pooled", []string{"FAULT_LATENCY=40ms"}},
+			"unpooled", "pooled", []string{"FAULT_LATENCY=40ms"}, nil},
 		{"regression with errors: both faults on gray", func(c *Config) { c.Scenario, c.FaultErrorRate = ScenarioRegression, 0.05 },
-			"unpooled", "pooled", []string{"FAULT_LATENCY=40ms", "FAULT_ERROR_RATE=0.05"}},
+			"unpooled", "pooled", []string{"FAULT_LATENCY=40ms", "FAULT_ERROR_RATE=0.05"}, nil},
+		{"misuse-dirty: the mode on gray only", func(c *Config) { c.Scenario = ScenarioMisuseDirty },
+			"unpooled", "misuse-dirty", nil, nil},
+		{"misuse-retain: the mode on gray, the same GOGC on both", func(c *Config) { c.Scenario = ScenarioMisuseRetain },
+			"unpooled", "misuse-retain", []string{"GOGC=400"}, []string{"GOGC=400"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := base
 			tt.mutate(&c)
 			stable, gray := scenarioTracks(c)
-			if stable.name != "stable" || stable.gray != "false" || stable.port != 18081 || stable.mode != tt.wantStable || len(stable.extra) != 0 {
-				t.Errorf("stable %+v, want unfaulted %s on 18081", stable, tt.wantStable)
+			if stable.name != "stable" || stable.gray != "false" || stable.port != 18081 || stable.mode != tt.wantStable || !slices.Equal(stable.extra, tt.wantStableExtra) {
+				t.Errorf("stable %+v, want %s on 18081 with %q", stable, tt.wantStable, tt.wantStableExtra)
 			}
 			if gray.name != "gray" || gray.gray != "true" || gray.port != 18082 || gray.mode != tt.wantGray || !slices.Equal(gray.extra, tt.wantGrayExtra) {
 				t.Errorf("gray %+v, want %s on 18082 with %q", gray, tt.wantGray, tt.wantGrayExtra)
 			}
 		})
 	}
+}
+
+func TestScenarioLoad(t *testing.T) {
+	base := Default()
+	tests := []struct {
+		scenario string
+		want     loadShape
+		desc     string
+	}{
+		{ScenarioGood, loadShape{concurrency: base.Concurrency}, "16 workers"},
+		{ScenarioMisuseHold, loadShape{concurrency: base.Concurrency, largeBodyBytes: RetainLargeBodyBytes},
+			"16 workers, one PUT in 16 of 768 KiB"},
+		{ScenarioMisuseRetain, loadShape{concurrency: RetainWave, burst: RetainWave, largeBodyBytes: RetainLargeBodyBytes},
+			"128 workers, in waves of 128, one PUT in 16 of 768 KiB"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			c := base
+			c.Scenario = tt.scenario
+			got := scenarioLoad(c)
+			if got != tt.want || got.String() != tt.desc {
+				t.Errorf("scenarioLoad = %+v (%q), want %+v (%q)", got, got, tt.want, tt.desc)
+			}
+		})
+	}
+	t.Run("more workers than a wave keep their number", func(t *testing.T) {
+		c := base
+		c.Scenario, c.Concurrency = ScenarioMisuseRetain, 2*RetainWave
+		if got := scenarioLoad(c); got.concurrency != 2*RetainWave || got.burst != 2*RetainWave {
+			t.Errorf("scenarioLoad = %+v, want waves of all %d workers", got, 2*RetainWave)
+		}
+	})
 }
 
 func TestTrackSettings(t *testing.T) {

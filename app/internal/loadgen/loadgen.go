@@ -95,6 +95,12 @@ type Config struct {
 	// 200 to 2,000: the long tail of request sizes a pool's size cap exists
 	// for. At most MaxLargeBodyBytes, under the service's 1 MiB body limit.
 	LargeBodyBytes int
+	// Burst, when > 1, makes calls arrive in waves of Burst at once, the
+	// waves paced so that the average rate stays RPS: the bursty arrivals
+	// of real traffic, under which Concurrency requests are in flight at
+	// once and a pool must hold that many objects. 0 or 1 spreads the calls
+	// evenly. At most Concurrency, so that a wave is in flight at once.
+	Burst int
 	// AllowHosts lists host names (never IP addresses) that BaseURL may name
 	// besides loopback: for example the Kubernetes Service an in-cluster load
 	// generator targets. Empty allows loopback only.
@@ -134,6 +140,9 @@ func (c Config) Validate() error {
 	}
 	if c.Keys < 1 {
 		errs = append(errs, fmt.Errorf("%w: keys must be >= 1", ErrBounds))
+	}
+	if c.Burst < 0 || c.Burst > c.Concurrency {
+		errs = append(errs, fmt.Errorf("%w: burst must be in [0, concurrency %d], got %d", ErrBounds, c.Concurrency, c.Burst))
 	}
 	if c.LargeBodyBytes < 0 || c.LargeBodyBytes > MaxLargeBodyBytes {
 		errs = append(errs, fmt.Errorf("%w: large body bytes must be in [0, %d], got %d", ErrBounds, MaxLargeBodyBytes, c.LargeBodyBytes))
@@ -315,11 +324,14 @@ func (g *Generator) plan(ctx context.Context, calls chan<- call) {
 
 	// Credit grows with the time that really passed, so that late ticks on
 	// a busy machine do not lower the rate; it is capped at 100ms worth of
-	// requests so that a stalled service is not then hit by a burst.
+	// requests (or one wave) so that a stalled service is not then hit by
+	// a burst. With Burst, calls are released only once a wave's worth of
+	// credit is there, and then the whole wave at once.
 	const tick = 10 * time.Millisecond
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
-	maxCredit := g.cfg.RPS*0.1 + 1
+	wave := float64(max(g.cfg.Burst, 1))
+	maxCredit := max(g.cfg.RPS*0.1+1, wave)
 	credit, last := 0.0, time.Now()
 	sent := 0
 	for sent < g.cfg.MaxRequests {
@@ -329,6 +341,9 @@ func (g *Generator) plan(ctx context.Context, calls chan<- call) {
 		case now := <-ticker.C:
 			credit = min(credit+g.cfg.RPS*now.Sub(last).Seconds(), maxCredit)
 			last = now
+		}
+		if credit < wave {
+			continue
 		}
 		for credit >= 1 && sent < g.cfg.MaxRequests {
 			credit--

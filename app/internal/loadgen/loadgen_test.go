@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -180,6 +181,9 @@ func TestConfigValidate(t *testing.T) {
 		{"a mix of zeros is refused", func(c *loadgen.Config) { c.Mix = loadgen.Mix{Put: -1, Get: 1} }, loadgen.ErrBounds},
 		{"a large body over the service's limit is refused", func(c *loadgen.Config) { c.LargeBodyBytes = loadgen.MaxLargeBodyBytes + 1 }, loadgen.ErrBounds},
 		{"a negative large body is refused", func(c *loadgen.Config) { c.LargeBodyBytes = -1 }, loadgen.ErrBounds},
+		{"a wave of all workers is valid", func(c *loadgen.Config) { c.Burst = c.Concurrency }, nil},
+		{"a wave larger than the workers is refused", func(c *loadgen.Config) { c.Burst = c.Concurrency + 1 }, loadgen.ErrBounds},
+		{"a negative wave is refused", func(c *loadgen.Config) { c.Burst = -1 }, loadgen.ErrBounds},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,6 +223,46 @@ func TestLargeBodies(t *testing.T) {
 	defer srv.Close()
 	c := cfg(srv.URL)
 	c.MaxRequests, c.LargeBodyBytes = 1200, large
+	st := runLoad(t, c)
+	if st.ClientErrors != 0 {
+		t.Fatalf("%d client errors: a large body is not a valid item", st.ClientErrors)
+	}
+	// 1 in 16 expected; allow a wide band for the seeded draw.
+	if big == 0 || big*100 < puts*2 || big*100 > puts*15 {
+		t.Errorf("%d large bodies in %d PUTs, want about 1 in %d", big, puts, loadgen.LargeBodyShare)
+	}
+}
+
+// TestBurstSendsWaves: with Burst, a wave's calls are in flight at once.
+// Evenly paced at 40 req/s, calls of 50 ms overlap about two at a time
+// (at most 5 from a late tick's credit); waves of 8 put 8 in flight.
+func TestBurstSendsWaves(t *testing.T) {
+	const wave = 8
+	var inFlight, most atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		_, _ = io.Copy(io.Discard, req.Body)
+		time.Sleep(50 * time.Millisecond)
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	c := cfg(srv.URL)
+	c.RPS, c.Concurrency, c.Burst, c.MaxRequests, c.Duration = 40, wave, wave, 4*wave, 10*time.Second
+	st := runLoad(t, c)
+	if st.Requests != uint64(c.MaxRequests) {
+		t.Errorf("%d requests, want all %d", st.Requests, c.MaxRequests)
+	}
+	if got := most.Load(); got < wave {
+		t.Errorf("at most %d requests in flight at once, want a wave of %d", got, wave)
+	}
+}
+
+// runLoad runs a generator for c to its end and returns its counts.
+func runLoad(t *testing.T, c loadgen.Config) loadgen.Stats {
+	t.Helper()
 	g, err := loadgen.New(c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -227,11 +271,5 @@ func TestLargeBodies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.ClientErrors != 0 {
-		t.Fatalf("%d client errors: a large body is not a valid item", st.ClientErrors)
-	}
-	// 1 in 16 expected; allow a wide band for the seeded draw.
-	if big == 0 || big*100 < puts*2 || big*100 > puts*15 {
-		t.Errorf("%d large bodies in %d PUTs, want about 1 in %d", big, puts, loadgen.LargeBodyShare)
-	}
+	return st
 }
