@@ -327,6 +327,17 @@ func applyShortcuts(values map[string]any, opts Options) error {
 				return fmt.Errorf("values: rules.alerts.%s is not a mapping", name)
 			}
 			a["for"] = opts.For
+			// PoolParityLatencyRegression has a for: per quantile.
+			if qs, ok := a["quantiles"].([]any); ok {
+				for i, q := range qs {
+					qm, ok := q.(map[string]any)
+					if !ok {
+						return fmt.Errorf("values: rules.alerts.%s.quantiles[%d] is not a mapping", name, i)
+					}
+					qm["for"] = opts.For
+				}
+				delete(a, "for")
+			}
 		}
 	}
 	return nil

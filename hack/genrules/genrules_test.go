@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,11 +43,20 @@ func index(f RuleFile) (records map[string]Rule, alerts map[string]Rule) {
 			if r.Record != "" {
 				records[r.Record] = r
 			} else {
-				alerts[r.Alert] = r
+				alerts[alertKey(r)] = r
 			}
 		}
 	}
 	return records, alerts
+}
+
+// alertKey names an alert rule: its alert name, and its quantile label
+// when it has one (PoolParityLatencyRegression has a rule per quantile).
+func alertKey(r Rule) string {
+	if q := r.Labels["quantile"]; q != "" {
+		return fmt.Sprintf("%s{quantile=%q}", r.Alert, q)
+	}
+	return r.Alert
 }
 
 // TestCommittedRulesMatchTemplate fails when a committed rules file drifts from the template.
@@ -156,9 +166,16 @@ func TestOverrides(t *testing.T) {
 		{
 			name: "the default alerts read the 5m family with the chart's durations",
 			check: func(t *testing.T, _, alerts map[string]Rule) {
-				a := alerts["PoolParityLatencyRegression"]
-				if !strings.Contains(a.Expr, "gray_over_stable_rate5m > 1.1") || a.For != "10m" || a.Labels["severity"] != "critical" {
-					t.Errorf("got expr %q for %q labels %v", a.Expr, a.For, a.Labels)
+				for _, tt := range []struct{ key, family, for_ string }{
+					{`PoolParityLatencyRegression{quantile="0.99"}`, "p99", "10m"},
+					{`PoolParityLatencyRegression{quantile="0.95"}`, "p95", "5m"},
+				} {
+					a := alerts[tt.key]
+					if !strings.Contains(a.Expr, "job:http_request_duration_seconds_"+tt.family+":gray_over_stable_rate5m > 1.1") ||
+						!strings.Contains(a.Expr, "job:http_request_duration_seconds_"+tt.family+":gray_minus_stable_rate5m > 0.005") ||
+						a.For != tt.for_ || a.Labels["severity"] != "critical" {
+						t.Errorf("%s: got expr %q for %q labels %v", tt.key, a.Expr, a.For, a.Labels)
+					}
 				}
 			},
 		},
@@ -166,8 +183,8 @@ func TestOverrides(t *testing.T) {
 			name: "-window 1m -for 30s moves every alert to the 1m family and 30s",
 			opts: Options{Window: "1m", For: "30s"},
 			check: func(t *testing.T, _, alerts map[string]Rule) {
-				if len(alerts) != 11 {
-					t.Errorf("got %d alerts, want 11", len(alerts))
+				if len(alerts) != 12 {
+					t.Errorf("got %d alert rules, want 12", len(alerts))
 				}
 				for name, a := range alerts {
 					// Families end in their window: ..._rate1m, ..._avg_over_time1m, ...:increase1m.
@@ -202,11 +219,15 @@ func TestOverrides(t *testing.T) {
 			},
 		},
 		{
-			name: "the p95 quantile can be alerted on instead",
-			opts: Options{Sets: []string{"rules.alerts.latencyRegression.quantile=p95"}},
+			name: "the latency alert can compare one quantile only",
+			opts: Options{Sets: []string{"rules.alerts.latencyRegression.quantiles=[{quantile: p95, for: 3m}]"}},
 			check: func(t *testing.T, _, alerts map[string]Rule) {
-				if !strings.Contains(alerts["PoolParityLatencyRegression"].Expr, "job:http_request_duration_seconds_p95:gray_over_stable_rate5m") {
-					t.Errorf("expr %s", alerts["PoolParityLatencyRegression"].Expr)
+				a, ok := alerts[`PoolParityLatencyRegression{quantile="0.95"}`]
+				if !ok || !strings.Contains(a.Expr, "job:http_request_duration_seconds_p95:gray_over_stable_rate5m") || a.For != "3m" {
+					t.Errorf("p95 rule %v: %q for %q", ok, a.Expr, a.For)
+				}
+				if _, ok := alerts[`PoolParityLatencyRegression{quantile="0.99"}`]; ok {
+					t.Error("the p99 rule is still rendered")
 				}
 			},
 		},
@@ -229,6 +250,8 @@ func TestBadOverrides(t *testing.T) {
 		{"an alerting window outside rules.windows", Options{Sets: []string{"rules.alerting.window=3m"}}, "must be one of rules.windows"},
 		{"an unknown key", Options{Sets: []string{"rules.minRequestRates=2"}}, "unknown key"},
 		{"a set without a value", Options{Sets: []string{"rules.minRequestRate"}}, "want key=value"},
+		{"an unknown latency quantile", Options{Sets: []string{"rules.alerts.latencyRegression.quantiles=[{quantile: p90, for: 5m}]"}}, "must be p95 or p99"},
+		{"no latency quantile", Options{Sets: []string{"rules.alerts.latencyRegression.quantiles=[]"}}, "must list at least one"},
 		{"a missing values file", Options{ValuesFiles: []string{"does-not-exist.yaml"}}, "reading values"},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -79,6 +80,7 @@ type window struct {
 	Disagreements                     []string
 	Failing                           []string // the rows the thresholds failed
 	StatFailing                       []string // the rows the statistical test failed
+	Firing                            []string // the critical or warning alerts firing at At
 }
 
 // runResult is one run.
@@ -263,6 +265,12 @@ func oneRun(ctx context.Context, cfg config, sc scenario, i int, rng *rand.Rand)
 				return rr, fmt.Errorf("judging at %s: %w", at, err)
 			}
 			w := window{At: at, Threshold: r.Verdict, Statistical: r.Statistical, Confirmed: r.Confirmed, Disagreements: r.Disagreements}
+			for name, sev := range firing {
+				if sev == "critical" || sev == "warning" {
+					w.Firing = append(w.Firing, name)
+				}
+			}
+			slices.Sort(w.Firing)
 			for _, row := range r.Rows {
 				if row.Verdict == parity.Fail {
 					w.Failing = append(w.Failing, row.SLI)
