@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/poolparity/poolparity/app/internal/parity"
 	"github.com/poolparity/poolparity/internal/envflag"
 )
 
@@ -29,11 +30,16 @@ type Config struct {
 	Selector string
 	// OutDir receives report.{txt,json,html}.
 	OutDir string
+	// Gate is the verdict that decides the exit status: "confirmed" (a
+	// threshold FAIL counts only where the statistical test confirms it;
+	// firing alerts always count) or "thresholds" (the threshold rows and
+	// the alerts alone). docs/verdict-eval.md measures both.
+	Gate string
 }
 
 // defaultConfig returns the defaults.
 func defaultConfig() Config {
-	return Config{Window: "5m", OutDir: "out"}
+	return Config{Window: "5m", OutDir: "out", Gate: string(parity.GateConfirmed)}
 }
 
 // Validate checks c and returns every problem at once.
@@ -53,13 +59,17 @@ func (c Config) Validate() error {
 	if c.OutDir == "" {
 		bad("OUT must not be empty")
 	}
+	if _, err := parity.ParseGate(c.Gate); err != nil {
+		bad("GATE: %v", err)
+	}
 	return errors.Join(errs...)
 }
 
 // parseConfig fills a Config from args and the environment read by getenv,
 // then validates it. PROMETHEUS_URL is read as it is; the other variables
-// carry the prefix PARITY_ (PARITY_WINDOW, PARITY_SELECTOR, PARITY_OUT). Each
-// is also a flag (-prometheus-url, -window, -selector, -out), which wins.
+// carry the prefix PARITY_ (PARITY_WINDOW, PARITY_SELECTOR, PARITY_OUT,
+// PARITY_GATE). Each is also a flag (-prometheus-url, -window, -selector,
+// -out, -gate), which wins.
 func parseConfig(name string, args []string, getenv func(string) string, usage io.Writer) (Config, error) {
 	c := defaultConfig()
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -69,6 +79,7 @@ func parseConfig(name string, args []string, getenv func(string) string, usage i
 	e.String(&c.Window, "PARITY_WINDOW", "recording-rule window the report reads (the chart's rules: 5m; the kind harness: 1m)")
 	e.String(&c.Selector, "PARITY_SELECTOR", `PromQL label matchers picking one service, e.g. namespace="shop",job="poolparity"`)
 	e.String(&c.OutDir, "PARITY_OUT", "directory for report.{txt,json,html}")
+	e.String(&c.Gate, "PARITY_GATE", "verdict behind the exit status: confirmed (a threshold FAIL needs the statistical test's FAIL; alerts always count) or thresholds")
 	if err := e.Parse(args); err != nil {
 		return c, err
 	}

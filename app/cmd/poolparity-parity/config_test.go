@@ -21,6 +21,8 @@ func TestValidate(t *testing.T) {
 		{"a URL without a host is refused", func(c *Config) { c.PrometheusURL = "http://" }, "PROMETHEUS_URL must be an http or https URL"},
 		{"a window that is no duration is refused", func(c *Config) { c.Window = "five" }, "WINDOW"},
 		{"an empty output directory is refused", func(c *Config) { c.OutDir = "" }, "OUT"},
+		{"the thresholds gate is valid", func(c *Config) { c.Gate = "thresholds" }, ""},
+		{"an unknown gate is refused", func(c *Config) { c.Gate = "strict" }, "GATE: unknown gate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,6 +67,27 @@ func TestParseConfig(t *testing.T) {
 			}
 			if c.PrometheusURL != tt.wantURL || c.Window != tt.wantWindow || c.Selector != tt.wantSel || c.OutDir != tt.wantOut {
 				t.Errorf("got %+v; want URL %q, window %q, selector %q, out %q", c, tt.wantURL, tt.wantWindow, tt.wantSel, tt.wantOut)
+			}
+		})
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"the gate defaults to confirmed", nil, nil, "confirmed"},
+		{"PARITY_GATE is read", nil, map[string]string{"PARITY_GATE": "thresholds"}, "thresholds"},
+		{"-gate wins", []string{"-gate", "confirmed"}, map[string]string{"PARITY_GATE": "thresholds"}, "confirmed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := map[string]string{"PROMETHEUS_URL": "http://p:9090"}
+			for k, v := range tt.env {
+				e[k] = v
+			}
+			c, err := parseConfig("parity", tt.args, env(e), io.Discard)
+			if err != nil || c.Gate != tt.want {
+				t.Errorf("gate %q (%v), want %q", c.Gate, err, tt.want)
 			}
 		})
 	}

@@ -77,7 +77,7 @@ func readReport(ctx context.Context, cfg Config, stdout io.Writer) (parity.Repor
 	// The statistical second opinion as docs/verdict-eval.md measured it: the 1m rules
 	// sampled every minute (no overlap) over the last 10 minutes.
 	checker := parity.NewChecker(v1.NewAPI(c), parity.WithWindow(cfg.Window), parity.WithSelector(cfg.Selector),
-		parity.WithStatTest(parity.DefaultStatTest(), 10*time.Minute, time.Minute, "1m"))
+		parity.WithStatTest(parity.DefaultStatTest(), 10*time.Minute, time.Minute, "1m"), parity.WithGate(parity.Gate(cfg.Gate)))
 	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	now := time.Now()

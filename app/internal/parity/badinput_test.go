@@ -110,6 +110,64 @@ func TestCheckWithAStatTest(t *testing.T) {
 	}
 }
 
+// TestGateConfirmed: with the confirmed gate a threshold FAIL decides the
+// verdict only where the statistical test confirms it.
+func TestGateConfirmed(t *testing.T) {
+	const cpu = "job_gray_status:process_cpu_seconds_per_request:ratio_rate1m"
+	tests := []struct {
+		name         string
+		gate         parity.Gate
+		sampledEqual bool // the test's samples show equal tracks
+		want         parity.Verdict
+	}{
+		{"thresholds: a breach fails", parity.GateThresholds, true, parity.Fail},
+		{"confirmed: a breach the samples do not confirm passes", parity.GateConfirmed, true, parity.Pass},
+		{"confirmed: a breach the samples confirm fails", parity.GateConfirmed, false, parity.Fail},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Gray spends 30% more CPU per request at the instant read: over the 1.15 threshold.
+			p := goodPool()
+			p.values[cpu]["true"] = 0.000536
+			if tt.sampledEqual {
+				p.rangeValues = map[string]map[string]float64{cpu: {"false": 0.000412, "true": 0.000412}}
+			}
+			c := parity.NewChecker(p, parity.WithWindow("1m"), parity.WithSelector(`job="poolparity"`), parity.WithGate(tt.gate),
+				parity.WithStatTest(parity.StatTest{MinSamples: 7, Confidence: 0.99, MinEffect: 0.71}, time.Minute, 10*time.Second, ""))
+			r, err := c.Check(context.Background(), at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Verdict != tt.want || r.Gate != tt.gate {
+				t.Errorf("verdict %s (%q) gate %q, want %s under gate %s", r.Verdict, r.Reasons, r.Gate, tt.want, tt.gate)
+			}
+			var b strings.Builder
+			if err := r.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			if shown := strings.Contains(b.String(), "verdict gate: thresholds confirmed"); shown != (tt.gate == parity.GateConfirmed) {
+				t.Errorf("the text report shows the gate: %v, want %v", shown, tt.gate == parity.GateConfirmed)
+			}
+		})
+	}
+	t.Run("the confirmed gate without a test is an error", func(t *testing.T) {
+		r, err := parity.NewChecker(goodPool(), parity.WithWindow("1m"), parity.WithGate(parity.GateConfirmed)).Check(context.Background(), at)
+		if err == nil || r.Verdict != parity.Error {
+			t.Errorf("verdict %s, error %v: want ERROR", r.Verdict, err)
+		}
+	})
+	t.Run("ParseGate", func(t *testing.T) {
+		for _, s := range []string{"thresholds", "confirmed"} {
+			if g, err := parity.ParseGate(s); err != nil || string(g) != s {
+				t.Errorf("ParseGate(%q) = %q, %v", s, g, err)
+			}
+		}
+		if _, err := parity.ParseGate("strict"); err == nil || !strings.Contains(err.Error(), "want thresholds or confirmed") {
+			t.Errorf("ParseGate(strict) error %v", err)
+		}
+	})
+}
+
 func TestGrayOverStable(t *testing.T) {
 	tests := []struct {
 		name         string

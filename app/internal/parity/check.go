@@ -29,7 +29,37 @@ type Checker struct {
 	groupMatch string
 	thresholds Thresholds
 	stat       *statConfig
+	gate       Gate
 }
+
+// Gate says which verdict is a Report's Verdict.
+type Gate string
+
+// The gates.
+const (
+	// GateThresholds: the threshold rows and the firing alerts decide (the
+	// default). The statistical test, if any, is shown beside them.
+	GateThresholds Gate = "thresholds"
+	// GateConfirmed: a threshold FAIL counts only where the statistical
+	// test confirms it (Confirm); a FAIL whose test has too few samples
+	// stays a FAIL, and firing alerts still fail. It needs WithStatTest.
+	// docs/verdict-eval.md measures it: no false alarm on equal tracks
+	// where the thresholds alone raised one in a fifth of the runs.
+	GateConfirmed Gate = "confirmed"
+)
+
+// ParseGate returns the Gate named s, or an error naming the valid ones.
+func ParseGate(s string) (Gate, error) {
+	switch g := Gate(s); g {
+	case GateThresholds, GateConfirmed:
+		return g, nil
+	}
+	return "", fmt.Errorf("unknown gate %q: want %s or %s", s, GateThresholds, GateConfirmed)
+}
+
+// WithGate picks the verdict that decides the Report (GateThresholds
+// unless told otherwise).
+func WithGate(g Gate) Option { return func(c *Checker) { c.gate = g } }
 
 type statConfig struct {
 	test         StatTest
@@ -157,6 +187,13 @@ func (c *Checker) Check(ctx context.Context, at time.Time) (Report, error) {
 		r.Verdict, r.Reasons = Error, []string{err.Error()}
 		return r, err
 	}
+	if c.gate == GateConfirmed && c.stat == nil {
+		return fail(errors.New("parity: the confirmed gate needs the statistical test (WithStatTest)"))
+	}
+	if c.gate != "" && c.gate != GateThresholds && c.gate != GateConfirmed {
+		return fail(fmt.Errorf("parity: unknown gate %q", c.gate))
+	}
+	r.Gate = c.gate
 	if err := c.checkRulesLoaded(ctx); err != nil {
 		return fail(err)
 	}
@@ -218,7 +255,11 @@ func (c *Checker) Check(ctx context.Context, at time.Time) (Report, error) {
 	if c.stat != nil {
 		r.Statistical, r.StatReasons = StatVerdict(r.Rows, quiet)
 		r.Disagreements = Disagreements(r.Rows)
-		r.Confirmed, _ = Decide(Decision{Rows: Confirm(r.Rows), Alerts: r.Alerts, Quiet: quiet})
+		var reasons []string
+		r.Confirmed, reasons = Decide(Decision{Rows: Confirm(r.Rows), Alerts: r.Alerts, Quiet: quiet})
+		if c.gate == GateConfirmed {
+			r.Verdict, r.Reasons = r.Confirmed, reasons
+		}
 	}
 	return r, nil
 }

@@ -179,6 +179,9 @@ func (r Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  DISAGREE %s\n", d)
 		}
 	}
+	if r.Gate == GateConfirmed {
+		b.WriteString("\nverdict gate: thresholds confirmed by the test (a threshold FAIL needs the test's FAIL)\n")
+	}
 	fmt.Fprintf(&b, "\nVERDICT: %s (%s)\n", r.Verdict, strings.Join(r.Reasons, "; "))
 	_, err := io.WriteString(w, b.String())
 	return err

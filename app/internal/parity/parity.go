@@ -156,7 +156,10 @@ type Report struct {
 	StatReasons []string `json:"stat_reasons,omitempty"`
 	// Confirmed is the verdict when a threshold FAIL also needs the test's
 	// FAIL on the same SLI (see Confirm).
-	Confirmed     Verdict  `json:"confirmed,omitempty"`
+	Confirmed Verdict `json:"confirmed,omitempty"`
+	// Gate is the verdict Verdict is (GateConfirmed: Confirmed); empty
+	// is GateThresholds.
+	Gate          Gate     `json:"gate,omitempty"`
 	Disagreements []string `json:"disagreements,omitempty"`
 	Charts        []Chart  `json:"charts,omitempty"`
 }

@@ -106,6 +106,9 @@ func TestDecide(t *testing.T) {
 // and serves fixed rules.
 type fakeProm struct {
 	values map[string]map[string]float64
+	// rangeValues, when set for a rule, replaces values in its range
+	// queries (the statistical test's samples).
+	rangeValues map[string]map[string]float64
 	pools  model.Vector
 	gets   model.Vector
 	rules  v1.RulesResult
@@ -138,7 +141,11 @@ func key(q string) string {
 }
 
 func (p *fakeProm) QueryRange(_ context.Context, q string, r v1.Range, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
-	if tracks, ok := p.values[key(q)]; ok && !strings.Contains(q, "gray_status=") {
+	tracks, ok := p.values[key(q)]
+	if rv, found := p.rangeValues[key(q)]; found {
+		tracks, ok = rv, true
+	}
+	if ok && !strings.Contains(q, "gray_status=") {
 		// A row's samples: each track's instant value times 1.00, 1.01, ... 1.04.
 		var m model.Matrix
 		for gs, v := range tracks {
