@@ -89,7 +89,7 @@ test-fuzz: ## Run each fuzz target briefly (FUZZTIME each).
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendUnquoted$$' -fuzztime $(FUZZTIME) ./app/internal/termstats
 
 .PHONY: test-e2e
-test-e2e: ## Run five demo scenarios (good, regression, aa, misuse-dirty, misuse-reset) in short form and assert their verdicts.
+test-e2e: ## Run six demo scenarios (good, regression, aa, misuse-dirty, misuse-reset, misuse-retain) in short form and assert their verdicts.
 	POOLPARITY_E2E=1 $(GO) test -v -count=1 -timeout 20m -run '^TestE2E' ./app/cmd/poolparity-demo
 
 # The pinned tools generation runs. Without one, make stops with one line; `make tools` builds them.

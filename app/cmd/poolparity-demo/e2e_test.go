@@ -14,14 +14,14 @@ import (
 	"github.com/poolparity/poolparity/app/internal/parity"
 )
 
-// TestE2E runs five of the demo's scenarios in short form against the real
+// TestE2E runs six of the demo's scenarios in short form against the real
 // service binary and a real Prometheus, and asserts their verdicts on large
 // effects only: the allocation ratio of a pooled gray track, its sync.Pool
-// hit ratio, an injected latency of tens of milliseconds, and two pool
-// misuses caught by the alerts that name them (misuse-dirty, misuse-reset).
-// It needs POOLPARITY_E2E=1 (`make test-e2e`, which .ci/run calls),
-// ./bin/prometheus (hack/install-tools.sh prometheus) and about eight
-// minutes.
+// hit ratio, an injected latency of tens of milliseconds, and three pool
+// misuses caught by the alerts that name them (misuse-dirty, misuse-reset,
+// misuse-retain). It needs POOLPARITY_E2E=1 (`make test-e2e`, which .ci/run
+// calls), ./bin/prometheus (hack/install-tools.sh prometheus) and about
+// nine minutes.
 func TestE2E(t *testing.T) {
 	if os.Getenv("POOLPARITY_E2E") != "1" {
 		t.Skip("set POOLPARITY_E2E=1 to run the end-to-end demo scenarios (make test-e2e)")
@@ -142,7 +142,24 @@ func TestE2E(t *testing.T) {
 				t.Error("the dirty-object alert fires for a reset that clears everything")
 			}
 		}},
+		{"misuse-retain", []int{exitFail}, func(t *testing.T, r parity.Report) {
+			// No size cap, waves of requests with large bodies: the gray pools
+			// keep a wave's worth of grown buffers, and the memory alert fires
+			// (its own floor, 16 MiB per pod, makes the effect large).
+			if r.Verdict != parity.Fail {
+				t.Errorf("verdict %s, want FAIL", r.Verdict)
+			}
+			if !firing(r, "PoolParityLiveHeapRegression") {
+				t.Errorf("PoolParityLiveHeapRegression is not firing; alerts: %+v", r.Alerts)
+			}
+			if firing(r, "PoolParityDirtyObjects") {
+				t.Error("the dirty-object alert fires for pools whose resets are correct")
+			}
+		}},
 	}
+	// The buffers misuse-retain keeps pile up over the first minute (its
+	// alert once went pending 48 s into a 70 s run): two minutes of load.
+	longer := map[string]string{"misuse-retain": "2m"}
 	start := time.Now()
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
@@ -150,8 +167,12 @@ func TestE2E(t *testing.T) {
 			var buf bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
+			d := duration
+			if l, ok := longer[sc.name]; ok {
+				d = l
+			}
 			env := map[string]string{
-				"SCENARIO": sc.name, "DURATION": duration, "GRAY_WEIGHT": "50",
+				"SCENARIO": sc.name, "DURATION": d, "GRAY_WEIGHT": "50",
 				"DEMO_SERVICE_BIN": svc, "DEMO_PROMETHEUS_BIN": prom, "DEMO_OUT": out,
 				"DEMO_RULES": filepath.Join(root, "deploy/prometheus/poolparity-demo.rules.yml"),
 			}
