@@ -109,10 +109,10 @@ type fakeProm struct {
 	// rangeValues, when set for a rule, replaces values in its range
 	// queries (the statistical test's samples).
 	rangeValues map[string]map[string]float64
-	pools  model.Vector
-	gets   model.Vector
-	rules  v1.RulesResult
-	asked  []string
+	pools       model.Vector
+	gets        model.Vector
+	rules       v1.RulesResult
+	asked       []string
 }
 
 func (p *fakeProm) Query(_ context.Context, q string, ts time.Time, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
