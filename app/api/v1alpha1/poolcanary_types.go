@@ -133,6 +133,17 @@ type SLI struct {
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z_:][a-zA-Z0-9_:]*$`
 	Rule string `json:"rule"`
 
+	// SampleRule is the per-track rule the statistical test samples every statistical.step;
+	// empty means Rule. Samples of a rule whose range is longer than the step overlap (a 5m
+	// rate read every minute shares four fifths of its requests with the next sample), and
+	// the test, which assumes independent samples, becomes overconfident. Give the rule of the
+	// same SLI whose range is at most the step, e.g.
+	// job_gray_status:http_request_duration_seconds:p99_rate1m for a 1m step. A rule whose
+	// name ends in a range longer than the step gets a note in the SLI's test result.
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z_:][a-zA-Z0-9_:]*$`
+	// +optional
+	SampleRule string `json:"sampleRule,omitempty"`
+
 	// MatchLabels narrow this SLI's query beyond analysis.matchLabels (e.g. {pool: json_buffer}
 	// for job_gray_status_pool:syncpool_hits:ratio_rate5m). Each track must end up with one series.
 	// +optional
@@ -187,7 +198,8 @@ const (
 
 // StatisticalTest configures the statistical second opinion: for each SLI a one-sided
 // Mann-Whitney U test of the gray track's samples against the stable track's, taken every
-// step over the window from a range query of the SLI's rule, with an effect-size bar.
+// step over the window from a range query of the SLI's sampleRule (or rule), with an
+// effect-size bar.
 type StatisticalTest struct {
 	// Mode is Off, Report, Gate or Confirm.
 	// +kubebuilder:default=Report
@@ -213,8 +225,9 @@ type StatisticalTest struct {
 	// +optional
 	Window metav1.Duration `json:"window,omitempty"`
 
-	// Step is the range query's step: one sample per track every step.
-	// +kubebuilder:default="30s"
+	// Step is the range query's step: one sample per track every step. Sample rules whose
+	// range is at most the step (SLI sampleRule) so that the samples do not overlap.
+	// +kubebuilder:default="1m"
 	// +optional
 	Step metav1.Duration `json:"step,omitempty"`
 

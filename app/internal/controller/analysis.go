@@ -13,6 +13,7 @@ import (
 
 	promapi "github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
@@ -114,7 +115,9 @@ func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, 
 			case statErr != nil:
 				row.Test = &parity.TestResult{Verdict: parity.Error, Note: statErr.Error()}
 			default:
-				ts, err := parity.ReadTrackSamples(ctx, api, expr, now.Add(-statWindow(st)), now, statStep(st))
+				sampled := sampleRule(sli)
+				sexpr := selectorQuery(sampled, mergeLabels(a.MatchLabels, sli.MatchLabels))
+				ts, err := parity.ReadTrackSamples(ctx, api, sexpr, now.Add(-statWindow(st)), now, statStep(st))
 				if err != nil {
 					row.Test = &parity.TestResult{Verdict: parity.Error, Note: err.Error()}
 					statErrs = append(statErrs, fmt.Sprintf("%s: %v", sli.Name, err))
@@ -122,6 +125,9 @@ func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, 
 					tr := test.Judge(crit, ts.Stable, ts.Gray)
 					if tr.Verdict == parity.NoData && len(ts.Why) > 0 {
 						tr.Note = strings.Join(ts.Why, "; ")
+					}
+					if hint := overlapHint(sampled, statStep(st)); hint != "" {
+						tr.Note = strings.TrimPrefix(tr.Note+"; "+hint, "; ")
 					}
 					row.Test = &tr
 				}
@@ -257,7 +263,51 @@ func statStep(st v1alpha1.StatisticalTest) time.Duration {
 	if st.Step.Duration > 0 {
 		return st.Step.Duration
 	}
-	return 30 * time.Second
+	return time.Minute
+}
+
+// sampleRule is the rule the statistical test samples for sli.
+func sampleRule(sli *v1alpha1.SLI) string {
+	if sli.SampleRule != "" {
+		return sli.SampleRule
+	}
+	return sli.Rule
+}
+
+// ruleRange returns the range a recording rule's name ends in, by the
+// level:metric:operations convention (rate5m, avg_over_time1m,
+// increase30s, ratio_rate1h: the last operation ends in a Prometheus
+// duration), and false for a name without one.
+func ruleRange(rule string) (time.Duration, bool) {
+	ops := rule[strings.LastIndexByte(rule, ':')+1:]
+	i := len(ops)
+	for i > 0 && strings.IndexByte("smhdwy", ops[i-1]) >= 0 {
+		i--
+	}
+	unit := len(ops) - i
+	j := i
+	for j > 0 && ops[j-1] >= '0' && ops[j-1] <= '9' {
+		j--
+	}
+	if unit != 1 || j == i {
+		return 0, false
+	}
+	d, err := model.ParseDuration(ops[j:])
+	if err != nil || d <= 0 {
+		return 0, false
+	}
+	return time.Duration(d), true
+}
+
+// overlapHint explains, for a sampled rule whose range is longer than the
+// step, that its samples overlap; "" otherwise.
+func overlapHint(rule string, step time.Duration) string {
+	r, ok := ruleRange(rule)
+	if !ok || r <= step {
+		return ""
+	}
+	return fmt.Sprintf("samples of %s (range %s) taken every %s overlap and make the test overconfident: set sampleRule to a rule whose range is at most %s",
+		rule, model.Duration(r), model.Duration(step), model.Duration(step))
 }
 
 // fillResult copies a judged row into the SLI's status, values as decimal strings.

@@ -182,3 +182,53 @@ func TestAnalyzerGatesOnTooFewSamples(t *testing.T) {
 		t.Errorf("verdict %s (%s), want NoData for too few samples", got.Verdict, got.Message)
 	}
 }
+
+// TestAnalyzerSamplesTheSampleRule: the thresholds read each SLI's rule at an instant, the
+// statistical test samples its sampleRule (else its rule) every step, 1m by default, with the
+// same labels; a sampled rule whose range is longer than the step gets a note.
+func TestAnalyzerSamplesTheSampleRule(t *testing.T) {
+	const (
+		p99_5m = "job_gray_status:http_request_duration_seconds:p99_rate5m"
+		p99_1m = "job_gray_status:http_request_duration_seconds:p99_rate1m"
+	)
+	tests := []struct {
+		name       string
+		sampleRule string
+		step       time.Duration
+		wantRange  string // the p99 range query
+		wantNote   bool   // the overlap note on the p99 test
+	}{
+		{"the 1m rule sampled every minute (the default step)", p99_1m, 0, p99_1m + `{job="poolparity"} step 60`, false},
+		{"no sampleRule samples the rule, and says its samples overlap", "", 0, p99_5m + `{job="poolparity"} step 60`, true},
+		{"a 5m rule sampled every 5m does not overlap", "", 5 * time.Minute, p99_5m + `{job="poolparity"} step 300`, false},
+		{"a 1m rule sampled every 30s overlaps", p99_1m, 30 * time.Second, p99_1m + `{job="poolparity"} step 30`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeProm(t, "regression")
+			a := testAnalysis(f.srv.URL)
+			a.SLIs[0].SampleRule = tt.sampleRule
+			a.Statistical = v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalReport, Step: metav1.Duration{Duration: tt.step}}
+			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, time.Now())
+			if got.Verdict != v1alpha1.VerdictFail || f.count(p99_5m) == 0 {
+				t.Fatalf("verdict %s (%s), %d instant reads of %s: want the threshold FAIL read from the rule", got.Verdict, got.Message, f.count(p99_5m), p99_5m)
+			}
+			var p99 []string
+			for _, q := range f.rangeQueries() {
+				if strings.Contains(q, "p99") {
+					p99 = append(p99, q)
+				}
+			}
+			if len(p99) != 1 || p99[0] != tt.wantRange {
+				t.Errorf("p99 range queries %q, want [%q]", p99, tt.wantRange)
+			}
+			test := got.SLIs[0].Test
+			if test == nil || test.Verdict != v1alpha1.VerdictFail {
+				t.Fatalf("p99 test %+v, want FAIL on the sampled rule", test)
+			}
+			if has := strings.Contains(test.Note, "overlap"); has != tt.wantNote {
+				t.Errorf("p99 test note %q: overlap note %v, want %v", test.Note, has, tt.wantNote)
+			}
+		})
+	}
+}

@@ -67,8 +67,10 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 	for _, o := range ours {
 		kinds[o.GetKind()]++
 	}
+	// One MetricTemplate per parity check: the latency ratio of each alerted quantile (p99,
+	// p95), the error delta and the CPU ratio.
 	want := map[string]int{"Deployment": 1, "Service": 1, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
-		"Role": 1, "RoleBinding": 1, "AnalysisTemplate": 1, "MetricTemplate": 3}
+		"Role": 1, "RoleBinding": 1, "AnalysisTemplate": 1, "MetricTemplate": 4}
 	for k, n := range want {
 		if kinds[k] != n {
 			t.Errorf("rendered %d %s objects from the controller options, want %d (all: %v)", kinds[k], k, n, kinds)

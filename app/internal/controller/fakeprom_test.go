@@ -19,7 +19,8 @@ type fakeProm struct {
 
 	mu      sync.Mutex
 	mode    string             // "good", "regression", "nodata", "quiet"
-	queries map[string]int     // rule name -> count
+	queries map[string]int     // rule name -> count of instant and range queries
+	ranges  []string           // every range query, "<query> step <step>"
 	values  map[string]float64 // rule name -> stable value (gray is the same, or worse in "regression")
 }
 
@@ -29,6 +30,7 @@ func newFakeProm(t *testing.T, mode string) *fakeProm {
 	f := &fakeProm{mode: mode, queries: map[string]int{}, values: map[string]float64{
 		"job_gray_status:http_requests:rate5m":                             20, // req/s: 6000 per 5m
 		"job_gray_status:http_request_duration_seconds:p99_rate5m":         0.050,
+		"job_gray_status:http_request_duration_seconds:p99_rate1m":         0.050,
 		"job_gray_status:http_request_errors:ratio_rate5m":                 0.001,
 		"job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate5m": 40000,
 	}}
@@ -50,6 +52,13 @@ func (f *fakeProm) setMode(m string) {
 	f.mu.Lock()
 	f.mode = m
 	f.mu.Unlock()
+}
+
+// rangeQueries returns every range query so far, "<query> step <step>".
+func (f *fakeProm) rangeQueries() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.ranges...)
 }
 
 func (f *fakeProm) count(rule string) int {
@@ -77,6 +86,9 @@ func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
 
 	f.mu.Lock()
 	f.queries[rule]++
+	if r.URL.Path == "/api/v1/query_range" {
+		f.ranges = append(f.ranges, q+" step "+r.Form.Get("step"))
+	}
 	mode := f.mode
 	stable, known := f.values[rule]
 	f.mu.Unlock()
@@ -140,7 +152,7 @@ func (f *fakeProm) serveRange(w http.ResponseWriter, rule, mode string, stable f
 			n = 3
 		}
 		factor := 1.0
-		if mode == "regression" && rule == "job_gray_status:http_request_duration_seconds:p99_rate5m" {
+		if mode == "regression" && strings.HasPrefix(rule, "job_gray_status:http_request_duration_seconds:p99_rate") {
 			factor = 2
 		}
 		for _, tr := range []struct {

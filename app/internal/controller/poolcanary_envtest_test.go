@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -26,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/app/internal/controller"
@@ -108,6 +111,46 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 		pc.Spec.Analysis.SLIs[0].MaxDelta = ptr.To("0.1")
 		if err := c.Create(ctx, pc); err == nil || !strings.Contains(err.Error(), "exactly one of") {
 			t.Errorf("two thresholds on one SLI: got %v, want a validation error", err)
+		}
+	})
+
+	t.Run("the CRD refuses a sampleRule that is no rule name", func(t *testing.T) {
+		ns := newNamespace(t, c, "invalid")
+		pc := newCanary(ns, "bad", "http://127.0.0.1:1")
+		pc.Spec.Analysis.SLIs[0].SampleRule = "rate(x[1m])"
+		if err := c.Create(ctx, pc); err == nil || !strings.Contains(err.Error(), "sampleRule") {
+			t.Errorf("sampleRule %q: got %v, want a validation error", pc.Spec.Analysis.SLIs[0].SampleRule, err)
+		}
+	})
+
+	t.Run("the documented PoolCanary examples apply and default the step to 1m", func(t *testing.T) {
+		ns := newNamespace(t, c, "docs")
+		for _, doc := range []string{"README.md", "docs/controller.md"} {
+			canaries := documentedCanaries(t, filepath.Join("..", "..", "..", doc))
+			if len(canaries) == 0 {
+				t.Errorf("%s: no PoolCanary example found", doc)
+			}
+			for i, u := range canaries {
+				// Created as written (unstructured, as kubectl sends it), so that the API
+				// server's defaults fill what the example leaves out.
+				name := fmt.Sprintf("doc%d-%s", i, strings.ToLower(strings.TrimSuffix(filepath.Base(doc), ".md")))
+				u.SetNamespace(ns)
+				u.SetName(name)
+				if err := c.Create(ctx, u); err != nil {
+					t.Errorf("%s example %d: %v", doc, i, err)
+					continue
+				}
+				got := getCanary(ctx, t, c, ns, name)
+				st := got.Spec.Analysis.Statistical
+				if st.Step.Duration != time.Minute && !strings.Contains(fmt.Sprint(u.Object), "step:") {
+					t.Errorf("%s example %d: statistical.step defaulted to %s, want 1m", doc, i, st.Step.Duration)
+				}
+				for _, sli := range got.Spec.Analysis.SLIs {
+					if sli.SampleRule == "" || strings.HasSuffix(sli.SampleRule, "5m") {
+						t.Errorf("%s example %d: SLI %s samples %q, want its 1m rule as sampleRule", doc, i, sli.Name, sli.SampleRule)
+					}
+				}
+			}
 		}
 	})
 
@@ -536,4 +579,39 @@ func isSubsequence(want, got []int32) bool {
 		}
 	}
 	return i == len(want)
+}
+
+// documentedCanaries returns the PoolCanary objects of the yaml blocks of the Markdown file
+// at path, as written; each must also decode strictly into the CRD types (a field they do not
+// have fails the test).
+func documentedCanaries(t *testing.T, path string) []*unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*unstructured.Unstructured
+	blocks := strings.Split(string(b), "```")
+	for i := 1; i < len(blocks); i += 2 {
+		body, ok := strings.CutPrefix(blocks[i], "yaml\n")
+		if !ok {
+			continue
+		}
+		for _, doc := range strings.Split(body, "\n---\n") {
+			if !strings.Contains(doc, "kind: PoolCanary\n") {
+				continue
+			}
+			var pc v1alpha1.PoolCanary
+			if err := yaml.UnmarshalStrict([]byte(doc), &pc); err != nil {
+				t.Errorf("%s: a PoolCanary example does not decode: %v", path, err)
+				continue
+			}
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			out = append(out, u)
+		}
+	}
+	return out
 }
