@@ -201,8 +201,9 @@ const (
 // step over the window from a range query of the SLI's sampleRule (or rule), with an
 // effect-size bar.
 type StatisticalTest struct {
-	// Mode is Off, Report, Gate or Confirm.
-	// +kubebuilder:default=Report
+	// Mode is Off, Report, Gate or Confirm. Confirm, the default, is the verdict
+	// docs/verdict-eval.md measured without a false alarm on equal tracks.
+	// +kubebuilder:default=Confirm
 	// +optional
 	Mode StatisticalMode `json:"mode,omitempty"`
 

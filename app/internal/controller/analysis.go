@@ -76,7 +76,7 @@ func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, 
 	st := a.Statistical
 	mode := st.Mode
 	if mode == "" {
-		mode = v1alpha1.StatisticalReport
+		mode = v1alpha1.StatisticalConfirm
 	}
 	test, statErr := statTest(st)
 	test = test.ForTests(len(a.SLIs))

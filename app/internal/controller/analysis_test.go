@@ -86,8 +86,14 @@ func TestPrometheusAnalyzer(t *testing.T) {
 		{name: "minRatio fails a gray value below it", mode: "good", wantVerdict: v1alpha1.VerdictFail,
 			analysis: func(a *v1alpha1.Analysis) {
 				a.SLIs = []v1alpha1.SLI{{Name: "allocs", Rule: "job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate5m", MinRatio: ptr.To("1.5")}}
+				a.Statistical.Mode = v1alpha1.StatisticalReport // the thresholds alone decide
 			},
 			wantSLI: map[string]v1alpha1.Verdict{"allocs": v1alpha1.VerdictFail}},
+		{name: "by default (Confirm) a breach that equal samples do not confirm passes", mode: "good", wantVerdict: v1alpha1.VerdictPass,
+			analysis: func(a *v1alpha1.Analysis) {
+				a.SLIs = []v1alpha1.SLI{{Name: "allocs", Rule: "job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate5m", MinRatio: ptr.To("1.5")}}
+			},
+			wantSLI: map[string]v1alpha1.Verdict{"allocs": v1alpha1.VerdictPass}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
