@@ -85,8 +85,8 @@ test-rules: ## Check the rules and run the promtool rule unit tests.
 
 .PHONY: test-fuzz
 test-fuzz: ## Run each fuzz target briefly (FUZZTIME each).
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeItem$$' -fuzztime $(FUZZTIME) ./app/internal/item
-	$(GO) test -run '^$$' -fuzz '^FuzzAppendUnquoted$$' -fuzztime $(FUZZTIME) ./app/internal/termstats
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeItem$$' -fuzztime $(FUZZTIME) ./internal/item
+	$(GO) test -run '^$$' -fuzz '^FuzzAppendUnquoted$$' -fuzztime $(FUZZTIME) ./internal/termstats
 
 .PHONY: test-e2e
 test-e2e: ## Run six demo scenarios (good, regression, aa, misuse-dirty, misuse-reset, misuse-retain) in short form and assert their verdicts.
@@ -110,7 +110,7 @@ generate-check: generate ## Regenerate, then fail when git shows a changed or un
 
 .PHONY: verdict-eval
 verdict-eval: ## Measure false alarms and detection of the alert rules and the parity judge; writes docs/verdict-eval.md.
-	$(GO) run ./app/internal/parity/verdicteval -out docs/verdict-eval.md
+	$(GO) run ./hack/verdicteval -out docs/verdict-eval.md
 
 .PHONY: bench
 bench: tools-go ## Run the instrument and service benchmarks and print benchstat tables.

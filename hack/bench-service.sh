@@ -7,7 +7,7 @@
 #   BENCH_SKIP_LOAD=1 hack/bench-service.sh     # in-process benchmarks only
 #
 # What it runs:
-#   1. In-process handler benchmarks (app/internal/server) against a real Redis:
+#   1. In-process handler benchmarks (internal/server) against a real Redis:
 #      BenchmarkReport and BenchmarkItemGet, sub-benchmarks mode=pooled|unpooled,
 #      compared with `benchstat -col /mode` (base: pooled).
 #   2. The request-metrics cost: BenchmarkMetricsCost metrics=on|off and the
@@ -17,7 +17,7 @@
 #      and p99 per mode. Bounded: LOAD_DURATION per mode, 127.0.0.1 only.
 #
 # Redis: REDIS_ADDR when set; otherwise the benchmarks start their own
-# redis-server (see app/internal/redistest) and the load step starts one on a
+# redis-server (see internal/redistest) and the load step starts one on a
 # free loopback port. Debian: apt-get install -y redis-server wrk.
 #
 # Environment:
@@ -49,14 +49,14 @@ fi
 log "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 log "1/3 handler benchmarks (count=$count, benchtime=$benchtime)"
 go test -run '^$' -bench '^(BenchmarkReport|BenchmarkItemGet)$' -benchmem -count "$count" -benchtime "$benchtime" \
-	./app/internal/server | tee "$outdir/handlers.txt"
+	./internal/server | tee "$outdir/handlers.txt"
 echo
 echo "## Handlers, pooled vs unpooled (base: pooled)"
 "$benchstat" -col /mode "$outdir/handlers.txt"
 
 log "2/3 metrics cost"
 go test -run '^$' -bench '^(BenchmarkMetricsCost|BenchmarkObserveRequest)$' -benchmem -count "$count" -benchtime "$benchtime" \
-	./app/internal/server | tee "$outdir/metrics.txt"
+	./internal/server | tee "$outdir/metrics.txt"
 echo
 echo "## Request metrics on vs off (base: on)"
 "$benchstat" -col /metrics -filter '.name:MetricsCost' "$outdir/metrics.txt"

@@ -1,4 +1,4 @@
--- wrk script for hack/misusebench: the load generator's default endpoint mix (app/internal/loadgen
+-- wrk script for hack/misusebench: the load generator's default endpoint mix (internal/loadgen
 -- DefaultMix: 40 GET item, 25 PUT item, 15 list, 15 report, 5 DELETE) over 200 item ids.
 local body = '{"name":"alpha-bravo","tags":["pool","parity"],"payload":"' .. string.rep("gray stable canary buffer ", 40) .. '"}'
 local ops = {}

@@ -1,6 +1,6 @@
 // Command poolparity-controller runs the PoolCanary controller: a controller-runtime manager
 // with its metrics endpoint, health probes and leader election, and the PoolCanary
-// reconciler from app/internal/controller. Settings come from flags and environment
+// reconciler from internal/controller. Settings come from flags and environment
 // variables (see Config).
 package main
 

@@ -16,8 +16,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
-	"github.com/poolparity/poolparity/app/internal/controller"
-	"github.com/poolparity/poolparity/app/internal/telemetry"
+	"github.com/poolparity/poolparity/internal/controller"
+	"github.com/poolparity/poolparity/internal/telemetry"
 )
 
 // Leader election stores its Lease in the controller's namespace (a namespaced Role in the chart).

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poolparity/poolparity/app/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity"
 )
 
 // TestE2E runs six of the demo's scenarios in short form against the real

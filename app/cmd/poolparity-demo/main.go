@@ -24,8 +24,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/poolparity/poolparity/app/internal/demo"
-	"github.com/poolparity/poolparity/app/internal/parity"
+	"github.com/poolparity/poolparity/internal/demo"
+	"github.com/poolparity/poolparity/internal/parity"
 )
 
 // Exit statuses (parity's, shared with the other report command).

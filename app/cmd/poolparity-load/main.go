@@ -1,4 +1,4 @@
-// Command poolparity-load is the project's load generator (app/internal/loadgen) as a binary: a
+// Command poolparity-load is the project's load generator (internal/loadgen) as a binary: a
 // bounded, seeded mix of item writes, reads, listings, reports and deletes at a fixed rate. It
 // ships in the service image, and the kind cluster's load Job runs it against the split Service,
 // so the share of requests per track follows the ready replicas of each.
@@ -24,8 +24,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/poolparity/poolparity/app/internal/loadgen"
 	"github.com/poolparity/poolparity/internal/envflag"
+	"github.com/poolparity/poolparity/internal/loadgen"
 )
 
 // Config is the command's settings: the generator's, and how the command judges and connects.

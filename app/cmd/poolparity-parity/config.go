@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/poolparity/poolparity/app/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/envflag"
 )
 

@@ -25,7 +25,7 @@ import (
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
-	"github.com/poolparity/poolparity/app/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity"
 )
 
 // chartSpan is how far back the report's charts reach.

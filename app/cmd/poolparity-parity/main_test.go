@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poolparity/poolparity/app/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity"
 )
 
 // fakeProm answers the parts of the Prometheus HTTP API that the parity

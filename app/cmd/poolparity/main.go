@@ -19,9 +19,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/poolparity/poolparity/app/internal/config"
-	"github.com/poolparity/poolparity/app/internal/service"
-	"github.com/poolparity/poolparity/app/internal/telemetry"
+	"github.com/poolparity/poolparity/internal/config"
+	"github.com/poolparity/poolparity/internal/service"
+	"github.com/poolparity/poolparity/internal/telemetry"
 )
 
 func main() {

@@ -1,0 +1,162 @@
+package config_test
+
+import (
+	"io"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/poolparity/poolparity/internal/config"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestParseReadsEnvAndFlagsWin(t *testing.T) {
+	c, err := config.Parse("t", []string{"-pool-mode=pooled", "-shutdown-delay=1s"}, env(map[string]string{
+		"POOL_MODE": "unpooled", "GRAY_STATUS": "true", "REDIS_ADDR": "127.0.0.1:1", "FAULT_ERROR_RATE": "0.25",
+		"FAULT_LATENCY": "15ms", "REDIS_POOL_SIZE": "7",
+	}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PoolMode != "pooled" || !c.GrayStatus || c.RedisAddr != "127.0.0.1:1" || c.FaultErrorRate != 0.25 ||
+		c.FaultLatency != 15*time.Millisecond || c.RedisPoolSize != 7 || c.ShutdownDelay != time.Second ||
+		c.ShutdownTimeout != 20*time.Second || c.HTTPAddr != ":8080" {
+		t.Fatalf("got %+v", c)
+	}
+}
+
+func TestParseRejectsBadSettings(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"an unknown pool mode is rejected", map[string]string{"POOL_MODE": "sometimes"}, nil, "POOL_MODE"},
+		{"a non-boolean gray status is rejected", map[string]string{"GRAY_STATUS": "maybe"}, nil, "GRAY_STATUS"},
+		{"an error rate above 1 is rejected", map[string]string{"FAULT_ERROR_RATE": "1.5"}, nil, "FAULT_ERROR_RATE"},
+		{"a negative delay is rejected", nil, []string{"-shutdown-delay=-1s"}, "SHUTDOWN_DELAY"},
+		{"a zero shutdown timeout is rejected", map[string]string{"SHUTDOWN_TIMEOUT": "0s"}, nil, "SHUTDOWN_TIMEOUT"},
+		{"a bad duration is rejected", map[string]string{"REDIS_READ_TIMEOUT": "soon"}, nil, "REDIS_READ_TIMEOUT"},
+		{"an unknown log level is rejected", map[string]string{"LOG_LEVEL": "loud"}, nil, "LOG_LEVEL"},
+		{"stray arguments are rejected", nil, []string{"extra"}, "unexpected arguments"},
+		{"a negative heavy in-flight bound is rejected", map[string]string{"HEAVY_MAX_IN_FLIGHT": "-1"}, nil, "HEAVY_MAX_IN_FLIGHT"},
+		{"a negative read budget is rejected", nil, []string{"-heavy-max-read-bytes=-5"}, "HEAVY_MAX_READ_BYTES"},
+		{"a non-numeric held budget is rejected", map[string]string{"HEAVY_MAX_HELD_BYTES": "32MiB"}, nil, "HEAVY_MAX_HELD_BYTES"},
+		{"a negative queue wait is rejected", map[string]string{"HEAVY_QUEUE_WAIT": "-1s"}, nil, "HEAVY_QUEUE_WAIT"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := config.Parse("t", tt.args, env(tt.env), io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want one mentioning %s", err, tt.want)
+			}
+		})
+	}
+}
+
+// everySetting gives each setting a valid value that differs from its
+// default. TestFlagAndEnvAgree fails when a setting is missing here.
+var everySetting = map[string]string{
+	"HTTP_ADDR":                           "127.0.0.1:9999",
+	"GRAY_STATUS":                         "true",
+	"POOL_MODE":                           "pooled",
+	"POOL_CHECK_EVERY":                    "3",
+	"LOG_LEVEL":                           "debug",
+	"REDIS_ADDR":                          "127.0.0.1:1",
+	"REDIS_PASSWORD":                      "secret",
+	"REDIS_DB":                            "3",
+	"REDIS_POOL_SIZE":                     "7",
+	"REDIS_DIAL_TIMEOUT":                  "3s",
+	"REDIS_READ_TIMEOUT":                  "4s",
+	"REDIS_WRITE_TIMEOUT":                 "5s",
+	"REDIS_POOL_TIMEOUT":                  "6s",
+	"SHUTDOWN_DELAY":                      "1s",
+	"SHUTDOWN_TIMEOUT":                    "9s",
+	"HEAVY_MAX_IN_FLIGHT":                 "4",
+	"HEAVY_QUEUE_WAIT":                    "2s",
+	"HEAVY_MAX_READ_BYTES":                "134217728",
+	"HEAVY_MAX_HELD_BYTES":                "16777216",
+	"FAULT_LATENCY":                       "15ms",
+	"FAULT_ERROR_RATE":                    "0.25",
+	"OTEL_EXPORTER_OTLP_ENDPOINT":         "http://127.0.0.1:4318",
+	"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT":  "http://127.0.0.1:4319/t",
+	"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "https://collector.example:4318/m",
+	"OTEL_EXPORTER_OTLP_PROTOCOL":         "grpc",
+	"OTEL_EXPORTER_OTLP_HEADERS":          "authorization=Bearer%20x,tenant=a",
+	"OTEL_EXPORTER_OTLP_TIMEOUT":          "2500",
+	"OTEL_METRIC_EXPORT_INTERVAL":         "5000",
+}
+
+// TestFlagAndEnvAgree sets each setting once through its variable and
+// once through its flag, and checks that both give the same Config. It
+// also checks that the table covers every flag Parse defines.
+func TestFlagAndEnvAgree(t *testing.T) {
+	var usage strings.Builder
+	if _, err := config.Parse("t", []string{"-h"}, env(nil), &usage); err == nil {
+		t.Fatal("-h: want flag.ErrHelp")
+	}
+	for _, m := range regexp.MustCompile(`(?m)^\s+-([a-z0-9-]+)`).FindAllStringSubmatch(usage.String(), -1) {
+		if _, ok := everySetting[strings.ToUpper(strings.ReplaceAll(m[1], "-", "_"))]; !ok {
+			t.Errorf("flag -%s is not in everySetting", m[1])
+		}
+	}
+	for name, value := range everySetting {
+		t.Run(name, func(t *testing.T) {
+			fromEnv, err := config.Parse("t", nil, env(map[string]string{name: value}), io.Discard)
+			if err != nil {
+				t.Fatalf("env %s=%s: %v", name, value, err)
+			}
+			flagName := "-" + strings.ToLower(strings.ReplaceAll(name, "_", "-"))
+			fromFlag, err := config.Parse("t", []string{flagName + "=" + value}, env(nil), io.Discard)
+			if err != nil {
+				t.Fatalf("flag %s=%s: %v", flagName, value, err)
+			}
+			if !reflect.DeepEqual(fromEnv, fromFlag) {
+				t.Fatalf("env and flag differ:\nenv:  %+v\nflag: %+v", fromEnv, fromFlag)
+			}
+			if reflect.DeepEqual(fromEnv, config.Default()) {
+				t.Fatalf("%s=%s left the default configuration unchanged", name, value)
+			}
+			if !reflect.DeepEqual(fromEnv.OTLP(), fromFlag.OTLP()) {
+				t.Fatalf("resolved OTLP settings differ: %+v vs %+v", fromEnv.OTLP(), fromFlag.OTLP())
+			}
+		})
+	}
+}
+
+func TestFlagWinsOverOTELVariable(t *testing.T) {
+	c, err := config.Parse("t", []string{"-otel-exporter-otlp-endpoint=http://flag:4318"},
+		env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://env:4318"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.OTLP()
+	if o.TracesURL() != "http://flag:4318/v1/traces" || o.MetricsURL() != "http://flag:4318/v1/metrics" {
+		t.Fatalf("traces %s, metrics %s: want the flag's endpoint", o.TracesURL(), o.MetricsURL())
+	}
+}
+
+func TestParseRejectsBadOTELSettings(t *testing.T) {
+	for _, tt := range []struct{ name, value string }{
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "ftp://host:21"},
+		{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://"},
+		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "::"},
+		{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"},
+		{"OTEL_EXPORTER_OTLP_HEADERS", "novalue"},
+		{"OTEL_EXPORTER_OTLP_HEADERS", "k=%zz"},
+		{"OTEL_EXPORTER_OTLP_TIMEOUT", "-1"},
+		{"OTEL_EXPORTER_OTLP_TIMEOUT", "10s"},
+		{"OTEL_METRIC_EXPORT_INTERVAL", "0"},
+	} {
+		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
+			_, err := config.Parse("t", nil, env(map[string]string{tt.name: tt.value}), io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tt.name) {
+				t.Fatalf("err = %v, want one naming %s", err, tt.name)
+			}
+		})
+	}
+}

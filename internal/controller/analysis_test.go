@@ -1,0 +1,240 @@
+package controller_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/internal/controller"
+)
+
+// testAnalysis is the analysis the tests use: p99 latency by ratio, errors by delta.
+func testAnalysis(url string) v1alpha1.Analysis {
+	return v1alpha1.Analysis{
+		PrometheusURL:   url,
+		Interval:        metav1.Duration{Duration: time.Second},
+		Timeout:         metav1.Duration{Duration: 5 * time.Second},
+		MatchLabels:     map[string]string{"job": "poolparity"},
+		RequestRateRule: "job_gray_status:http_requests:rate5m",
+		RequestWindow:   metav1.Duration{Duration: 5 * time.Minute},
+		MinRequests:     100,
+		FailureLimit:    2,
+		SLIs: []v1alpha1.SLI{
+			{Name: "p99", Rule: "job_gray_status:http_request_duration_seconds:p99_rate5m", MaxRatio: ptr.To("1.10")},
+			{Name: "errors", Rule: "job_gray_status:http_request_errors:ratio_rate5m", MaxDelta: ptr.To("0.005")},
+		},
+	}
+}
+
+func TestPrometheusAnalyzer(t *testing.T) {
+	tests := []struct {
+		name        string
+		mode        string
+		down        bool
+		analysis    func(a *v1alpha1.Analysis)
+		wantVerdict v1alpha1.Verdict
+		wantMessage string
+		wantSLI     map[string]v1alpha1.Verdict
+	}{
+		{name: "equal tracks pass", mode: "good", wantVerdict: v1alpha1.VerdictPass,
+			wantSLI: map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictPass, "errors": v1alpha1.VerdictPass}},
+		{name: "a gray track twice as slow fails the p99 ratio", mode: "regression", wantVerdict: v1alpha1.VerdictFail,
+			wantMessage: "p99 gray/stable 2.00 > 1.10",
+			wantSLI:     map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictFail, "errors": v1alpha1.VerdictPass}},
+		{name: "no series is inconclusive", mode: "nodata", wantVerdict: v1alpha1.VerdictNoData, wantMessage: "too little traffic"},
+		{name: "no series is inconclusive without a traffic guard", mode: "nodata", wantVerdict: v1alpha1.VerdictNoData,
+			analysis:    func(a *v1alpha1.Analysis) { a.MinRequests = 0 },
+			wantMessage: "p99 has no data (stable track has no series; gray track has no series)"},
+		{name: "a regression on too little traffic does not count", mode: "quiet", wantVerdict: v1alpha1.VerdictNoData,
+			wantMessage: "stable track served 3 requests in 5m0s (minimum: more than 100)"},
+		{name: "a track serving exactly minRequests is too quiet, as the rules' minRequestRate must be exceeded", mode: "good",
+			analysis:    func(a *v1alpha1.Analysis) { a.MinRequests = 6000 }, // 20 req/s for 5m
+			wantVerdict: v1alpha1.VerdictNoData, wantMessage: "served 6000 requests in 5m0s (minimum: more than 6000)"},
+		{name: "a Prometheus answering an error is an error", mode: "error", wantVerdict: v1alpha1.VerdictError,
+			wantMessage: "too many samples"},
+		{name: "a Prometheus slower than the timeout is an error", mode: "slow", wantVerdict: v1alpha1.VerdictError,
+			analysis:    func(a *v1alpha1.Analysis) { a.Timeout.Duration = 200 * time.Millisecond },
+			wantMessage: "no answer in time"},
+		{name: "several series on a track are no data, not the worst or a mix", mode: "dup", wantVerdict: v1alpha1.VerdictNoData,
+			analysis:    func(a *v1alpha1.Analysis) { a.MinRequests = 0 },
+			wantMessage: "gray track has 2 series"},
+		{name: "an unparsable threshold is an error, never a pass", mode: "good", wantVerdict: v1alpha1.VerdictError,
+			analysis:    func(a *v1alpha1.Analysis) { a.SLIs[0].MaxRatio = ptr.To("1.1.0") },
+			wantMessage: `"1.1.0" is not a decimal number`,
+			wantSLI:     map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictError}},
+		{name: "a ratio breach within the floor passes", mode: "regression", wantVerdict: v1alpha1.VerdictPass,
+			analysis: func(a *v1alpha1.Analysis) {
+				a.SLIs[0].Floor = ptr.To("0.06") // gray is 50ms slower
+				a.Statistical.Mode = v1alpha1.StatisticalOff
+			},
+			wantSLI: map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictPass}},
+		{name: "a ratio breach beyond the floor fails", mode: "regression", wantVerdict: v1alpha1.VerdictFail,
+			analysis: func(a *v1alpha1.Analysis) { a.SLIs[0].Floor = ptr.To("0.005") },
+			wantSLI:  map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictFail}},
+		{name: "an unreachable Prometheus is an error", down: true, wantVerdict: v1alpha1.VerdictError, wantMessage: "connection refused"},
+		{name: "a rule without series is no data", mode: "good", wantVerdict: v1alpha1.VerdictNoData,
+			analysis: func(a *v1alpha1.Analysis) {
+				a.SLIs = append(a.SLIs, v1alpha1.SLI{Name: "cpu", Rule: "job_gray_status:unknown:ratio_rate5m", MaxRatio: ptr.To("1.15")})
+			},
+			wantMessage: "cpu has no data (stable track has no series; gray track has no series)",
+			wantSLI:     map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictPass, "cpu": v1alpha1.VerdictNoData}},
+		{name: "minRatio fails a gray value below it", mode: "good", wantVerdict: v1alpha1.VerdictFail,
+			analysis: func(a *v1alpha1.Analysis) {
+				a.SLIs = []v1alpha1.SLI{{Name: "allocs", Rule: "job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate5m", MinRatio: ptr.To("1.5")}}
+				a.Statistical.Mode = v1alpha1.StatisticalReport // the thresholds alone decide
+			},
+			wantSLI: map[string]v1alpha1.Verdict{"allocs": v1alpha1.VerdictFail}},
+		{name: "by default (Confirm) a breach that equal samples do not confirm passes", mode: "good", wantVerdict: v1alpha1.VerdictPass,
+			analysis: func(a *v1alpha1.Analysis) {
+				a.SLIs = []v1alpha1.SLI{{Name: "allocs", Rule: "job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate5m", MinRatio: ptr.To("1.5")}}
+			},
+			wantSLI: map[string]v1alpha1.Verdict{"allocs": v1alpha1.VerdictPass}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url := ""
+			if tt.down {
+				url = downPromURL(t)
+			} else {
+				url = newFakeProm(t, tt.mode).srv.URL
+			}
+			a := testAnalysis(url)
+			if tt.analysis != nil {
+				tt.analysis(&a)
+			}
+			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, time.Now())
+			if got.Verdict != tt.wantVerdict {
+				t.Fatalf("verdict %s (%s), want %s", got.Verdict, got.Message, tt.wantVerdict)
+			}
+			if !strings.Contains(got.Message, tt.wantMessage) {
+				t.Errorf("message %q does not contain %q", got.Message, tt.wantMessage)
+			}
+			for _, r := range got.SLIs {
+				if want, ok := tt.wantSLI[r.Name]; ok && r.Verdict != want {
+					t.Errorf("SLI %s: verdict %s, want %s (%+v)", r.Name, r.Verdict, want, r)
+				}
+			}
+		})
+	}
+}
+
+func TestAnalyzerReportsBothTracks(t *testing.T) {
+	f := newFakeProm(t, "regression")
+	a := testAnalysis(f.srv.URL)
+	got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, time.Now())
+	p99 := got.SLIs[0]
+	if p99.Name != "p99" || p99.Stable != "0.05" || p99.Gray != "0.1" || p99.Ratio != "2" || p99.Delta != "0.05" || p99.Threshold != "maxRatio 1.10" {
+		t.Fatalf("p99 result %+v, want stable 0.05, gray 0.1, ratio 2, delta 0.05, threshold maxRatio 1.10", p99)
+	}
+}
+
+func TestAnalyzerStatisticalSecondOpinion(t *testing.T) {
+	tests := []struct {
+		name        string
+		mode        string
+		stat        v1alpha1.StatisticalMode
+		maxRatio    string
+		wantVerdict v1alpha1.Verdict
+		wantStat    v1alpha1.Verdict
+		wantP99Test v1alpha1.Verdict
+	}{
+		{name: "equal tracks pass both", mode: "good", stat: v1alpha1.StatisticalReport,
+			wantVerdict: v1alpha1.VerdictPass, wantStat: v1alpha1.VerdictPass, wantP99Test: v1alpha1.VerdictPass},
+		{name: "a slower gray fails both", mode: "regression", stat: v1alpha1.StatisticalReport,
+			wantVerdict: v1alpha1.VerdictFail, wantStat: v1alpha1.VerdictFail, wantP99Test: v1alpha1.VerdictFail},
+		{name: "in Report mode the test does not decide, and the disagreement is shown", mode: "regression", stat: v1alpha1.StatisticalReport, maxRatio: "3",
+			wantVerdict: v1alpha1.VerdictPass, wantStat: v1alpha1.VerdictFail, wantP99Test: v1alpha1.VerdictFail},
+		{name: "in Confirm mode a breach the test does not confirm passes", mode: "good", stat: v1alpha1.StatisticalConfirm, maxRatio: "0.5",
+			wantVerdict: v1alpha1.VerdictPass, wantStat: v1alpha1.VerdictPass, wantP99Test: v1alpha1.VerdictPass},
+		{name: "in Confirm mode a confirmed breach fails", mode: "regression", stat: v1alpha1.StatisticalConfirm,
+			wantVerdict: v1alpha1.VerdictFail, wantStat: v1alpha1.VerdictFail, wantP99Test: v1alpha1.VerdictFail},
+		{name: "in Gate mode a statistical failure fails a threshold pass", mode: "regression", stat: v1alpha1.StatisticalGate, maxRatio: "3",
+			wantVerdict: v1alpha1.VerdictFail, wantStat: v1alpha1.VerdictFail, wantP99Test: v1alpha1.VerdictFail},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := testAnalysis(newFakeProm(t, tt.mode).srv.URL)
+			a.Statistical = v1alpha1.StatisticalTest{Mode: tt.stat}
+			if tt.maxRatio != "" {
+				a.SLIs[0].MaxRatio = ptr.To(tt.maxRatio)
+			}
+			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, time.Now())
+			if got.Verdict != tt.wantVerdict {
+				t.Errorf("verdict %s (%s), want %s", got.Verdict, got.Message, tt.wantVerdict)
+			}
+			if got.Statistical == nil || got.Statistical.Verdict != tt.wantStat {
+				t.Fatalf("statistical %+v, want verdict %s", got.Statistical, tt.wantStat)
+			}
+			if tt.wantStat != tt.wantVerdict && tt.stat == v1alpha1.StatisticalReport && !strings.Contains(got.Statistical.Message, "disagreements: p99: threshold PASS, statistical FAIL") {
+				t.Errorf("statistical message %q does not report the disagreement", got.Statistical.Message)
+			}
+			if p99 := got.SLIs[0]; p99.Test == nil || p99.Test.Verdict != tt.wantP99Test || p99.Test.StableSamples != 20 {
+				t.Errorf("p99 test %+v, want %s on 20 samples per track", p99.Test, tt.wantP99Test)
+			}
+		})
+	}
+}
+
+func TestAnalyzerGatesOnTooFewSamples(t *testing.T) {
+	a := testAnalysis(newFakeProm(t, "good").srv.URL)
+	a.Statistical = v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalGate, MinSamples: 40}
+	got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, time.Now())
+	if got.Verdict != v1alpha1.VerdictNoData || !strings.Contains(got.Message, "too few samples") {
+		t.Errorf("verdict %s (%s), want NoData for too few samples", got.Verdict, got.Message)
+	}
+}
+
+// TestAnalyzerSamplesTheSampleRule: the thresholds read each SLI's rule at an instant, the
+// statistical test samples its sampleRule (else its rule) every step, 1m by default, with the
+// same labels; a sampled rule whose range is longer than the step gets a note.
+func TestAnalyzerSamplesTheSampleRule(t *testing.T) {
+	const (
+		p99_5m = "job_gray_status:http_request_duration_seconds:p99_rate5m"
+		p99_1m = "job_gray_status:http_request_duration_seconds:p99_rate1m"
+	)
+	tests := []struct {
+		name       string
+		sampleRule string
+		step       time.Duration
+		wantRange  string // the p99 range query
+		wantNote   bool   // the overlap note on the p99 test
+	}{
+		{"the 1m rule sampled every minute (the default step)", p99_1m, 0, p99_1m + `{job="poolparity"} step 60`, false},
+		{"no sampleRule samples the rule, and says its samples overlap", "", 0, p99_5m + `{job="poolparity"} step 60`, true},
+		{"a 5m rule sampled every 5m does not overlap", "", 5 * time.Minute, p99_5m + `{job="poolparity"} step 300`, false},
+		{"a 1m rule sampled every 30s overlaps", p99_1m, 30 * time.Second, p99_1m + `{job="poolparity"} step 30`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeProm(t, "regression")
+			a := testAnalysis(f.srv.URL)
+			a.SLIs[0].SampleRule = tt.sampleRule
+			a.Statistical = v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalReport, Step: metav1.Duration{Duration: tt.step}}
+			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, time.Now())
+			if got.Verdict != v1alpha1.VerdictFail || f.count(p99_5m) == 0 {
+				t.Fatalf("verdict %s (%s), %d instant reads of %s: want the threshold FAIL read from the rule", got.Verdict, got.Message, f.count(p99_5m), p99_5m)
+			}
+			var p99 []string
+			for _, q := range f.rangeQueries() {
+				if strings.Contains(q, "p99") {
+					p99 = append(p99, q)
+				}
+			}
+			if len(p99) != 1 || p99[0] != tt.wantRange {
+				t.Errorf("p99 range queries %q, want [%q]", p99, tt.wantRange)
+			}
+			test := got.SLIs[0].Test
+			if test == nil || test.Verdict != v1alpha1.VerdictFail {
+				t.Fatalf("p99 test %+v, want FAIL on the sampled rule", test)
+			}
+			if has := strings.Contains(test.Note, "overlap"); has != tt.wantNote {
+				t.Errorf("p99 test note %q: overlap note %v, want %v", test.Note, has, tt.wantNote)
+			}
+		})
+	}
+}

@@ -1,0 +1,217 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/deploy/deploytest"
+	"github.com/poolparity/poolparity/deploy/render"
+	"github.com/poolparity/poolparity/internal/controller"
+	"github.com/poolparity/poolparity/internal/testenv"
+	"github.com/poolparity/poolparity/internal/testtool"
+)
+
+// Pinned modules whose CRDs validate the chart's Argo Rollouts and Flagger objects. The proxy
+// serves both and they need no newer Go (argo-rollouts v1.10.2 and v1.9.3 need go >= 1.26.10).
+// CI downloads them with `go mod download -json module@version` (testenv.ModuleDir); they are not
+// in go.mod.
+const (
+	argoRolloutsModule  = "github.com/argoproj/argo-rollouts"
+	argoRolloutsVersion = "v1.10.1"
+	flaggerModule       = "github.com/fluxcd/flagger"
+	flaggerVersion      = "v1.36.1"
+)
+
+// TestChartControllerObjectsOnAPIServer renders the chart with the controller, the Argo Rollouts
+// AnalysisTemplate and the Flagger MetricTemplates enabled, and creates every object those
+// options add on a real kube-apiserver that has the PoolCanary, Argo Rollouts and Flagger CRDs,
+// with strict field validation: an unknown or misplaced field fails.
+func TestChartControllerObjectsOnAPIServer(t *testing.T) {
+	rendered := deploytest.HelmTemplate(t, render.ValueSet{Name: "controller"},
+		"--set", "controller.enabled=true",
+		"--set", "controller.argoRollouts.enabled=true",
+		"--set", "controller.argoRollouts.count=5",
+		"--set", `controller.argoRollouts.matchers=job="poolparity"`,
+		"--set", "controller.flagger.enabled=true",
+		"--set-string", `controller.flagger.matchers=namespace="{{ namespace }}"`,
+	)
+	objs, err := deploytest.Decode(rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours []*unstructured.Unstructured
+	for _, o := range objs {
+		if isControllerObject(o) {
+			ours = append(ours, o)
+		}
+	}
+	kinds := map[string]int{}
+	for _, o := range ours {
+		kinds[o.GetKind()]++
+	}
+	// One MetricTemplate per parity check: the latency ratio of each alerted quantile (p99,
+	// p95), the error delta and the CPU ratio.
+	want := map[string]int{"Deployment": 1, "Service": 1, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
+		"Role": 1, "RoleBinding": 1, "AnalysisTemplate": 1, "MetricTemplate": 4}
+	for k, n := range want {
+		if kinds[k] != n {
+			t.Errorf("rendered %d %s objects from the controller options, want %d (all: %v)", kinds[k], k, n, kinds)
+		}
+	}
+
+	argoDir, err := testenv.ModuleDir(argoRolloutsModule, argoRolloutsVersion)
+	if err != nil {
+		testtool.SkipOrFail(t, "Argo Rollouts CRDs unavailable: %v", err)
+	}
+	flaggerDir, err := testenv.ModuleDir(flaggerModule, flaggerVersion)
+	if err != nil {
+		testtool.SkipOrFail(t, "Flagger CRDs unavailable: %v", err)
+	}
+	env := testenv.Start(t, testenv.WithCRDPaths(
+		crdDir(t),
+		filepath.Join(argoDir, "manifests", "crds", "analysis-template-crd.yaml"),
+		filepath.Join(flaggerDir, "artifacts", "flagger", "crd.yaml"),
+	))
+	t.Logf("envtest with the PoolCanary, Argo Rollouts and Flagger CRDs started in %s", env.StartDuration.Round(time.Millisecond))
+	ctx := context.Background()
+	if err := env.CreateNamespace(ctx, render.Namespace, testenv.RestrictedLabels()); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range ours {
+		obj := o.DeepCopy()
+		if ns, _ := env.Client.IsObjectNamespaced(obj); ns && obj.GetNamespace() == "" {
+			obj.SetNamespace(render.Namespace)
+		}
+		if err := env.Client.Create(ctx, obj, client.FieldValidation("Strict")); err != nil {
+			t.Errorf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+			continue
+		}
+		if obj.GetKind() == "Deployment" {
+			var d appsv1.Deployment
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d); err != nil {
+				t.Fatal(err)
+			}
+			pod := testenv.PodFromTemplate("controller-template", render.Namespace, d.Spec.Template)
+			if err := env.DryRunCreate(ctx, pod); err != nil {
+				t.Errorf("the controller's pod template is not admitted under restricted PodSecurity: %v", err)
+			}
+		}
+	}
+
+	if !t.Failed() {
+		t.Run("the chart's RBAC lets the controller run a rollout as its ServiceAccount", func(t *testing.T) {
+			runAsServiceAccount(t, env)
+		})
+	}
+
+	// The templates carry the chart's alert thresholds and the parity rules of the alert window.
+	for _, o := range ours {
+		switch o.GetKind() {
+		case "AnalysisTemplate":
+			metrics, _, _ := unstructured.NestedSlice(o.Object, "spec", "metrics")
+			var queries []string
+			for _, m := range metrics {
+				q, _, _ := unstructured.NestedString(m.(map[string]any), "provider", "prometheus", "query")
+				queries = append(queries, q)
+			}
+			// The latency ratio counts only above the effect-size floor, as in the alert.
+			want := `job:http_request_duration_seconds_p99:gray_over_stable_rate5m{job="poolparity"} * (job:http_request_duration_seconds_p99:gray_minus_stable_rate5m{job="poolparity"} > bool 0.005)`
+			if !slices.Contains(queries, want) {
+				t.Errorf("AnalysisTemplate queries %q: want the p99 parity rule with the matchers and the floor, %q", queries, want)
+			}
+		case "MetricTemplate":
+			q, _, _ := unstructured.NestedString(o.Object, "spec", "query")
+			if !strings.HasPrefix(q, "job:") || !strings.Contains(q, `gray_`) || !strings.Contains(q, `{namespace="{{ namespace }}"}`) ||
+				(strings.Contains(q, "duration_seconds") && !strings.Contains(q, `gray_minus_stable_rate5m{namespace="{{ namespace }}"} > bool 0.005`)) {
+				t.Errorf("MetricTemplate %s query %q: want a parity rule with Flagger's namespace variable", o.GetName(), q)
+			}
+		}
+	}
+}
+
+// isControllerObject reports whether a rendered object comes from the controller options.
+func isControllerObject(o *unstructured.Unstructured) bool {
+	switch o.GetKind() {
+	case "AnalysisTemplate", "MetricTemplate":
+		return true
+	}
+	return o.GetLabels()["app.kubernetes.io/component"] == "controller"
+}
+
+// runAsServiceAccount runs the manager (with leader election in the release namespace) as the
+// chart's controller ServiceAccount, bound by the rendered RBAC only, through a whole
+// promotion: the generated roles must cover PoolCanaries, their status, Deployments, Events
+// and the Lease.
+func runAsServiceAccount(t *testing.T, env *testenv.Env) {
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + render.Namespace + ":" + render.Release + "-controller",
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + render.Namespace, "system:authenticated"},
+	}
+	scheme := testScheme(t)
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:        "0",
+		LeaderElection:                true,
+		LeaderElectionID:              "poolparity-controller.poolparity.dev",
+		LeaderElectionNamespace:       render.Namespace,
+		LeaderElectionReleaseOnCancel: true,
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &controller.PoolCanaryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("poolparity-controller")}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t, c, "rbac")
+	prom := newFakeProm(t, "good")
+	pc := newCanary(ns, "shop", prom.srv.URL)
+	pc.Spec.Steps = []int32{50}
+	if err := c.Create(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "phase Promoted under the chart's RBAC", func() (bool, string) {
+		cur := getCanary(ctx, t, c, ns, "shop")
+		return cur.Status.Phase == v1alpha1.PhasePromoted, fmt.Sprintf("phase %q, conditions %v", cur.Status.Phase, cur.Status.Conditions)
+	})
+	waitEvent(ctx, t, c, ns, "shop", controller.ReasonPromoted)
+	var lease coordinationv1.Lease
+	if err := c.Get(ctx, types.NamespacedName{Namespace: render.Namespace, Name: "poolparity-controller.poolparity.dev"}, &lease); err != nil {
+		t.Errorf("the leader election Lease: %v", err)
+	}
+}

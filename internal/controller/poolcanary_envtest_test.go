@@ -1,0 +1,617 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
+
+	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/internal/controller"
+	"github.com/poolparity/poolparity/internal/testenv"
+)
+
+// crdDir is the chart's crds/ folder, where hack/gen-controller.sh writes the PoolCanary CRD.
+func crdDir(t *testing.T) string {
+	t.Helper()
+	abs, err := filepath.Abs(filepath.Join("..", "..", "deploy", "helm", "poolparity", "crds"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestPoolCanaryOnAPIServer runs the reconciler in a manager against a real kube-apiserver and
+// etcd (envtest), with a fake Prometheus per scenario. There is no kube-controller-manager, so
+// Deployments never get pods: the tests read the replica counts the controller sets.
+func TestPoolCanaryOnAPIServer(t *testing.T) {
+	scheme := testScheme(t)
+	env := testenv.Start(t, testenv.WithScheme(scheme), testenv.WithCRDPaths(crdDir(t)))
+	t.Logf("envtest control plane started in %s", env.StartDuration.Round(time.Millisecond))
+
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	m, err := controller.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &controller.PoolCanaryReconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorder("poolparity-controller"),
+		Metrics:                 m,
+		MaxConcurrentReconciles: 4,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	c := env.Client
+
+	t.Run("the CRD refuses invalid canaries", func(t *testing.T) {
+		ns := newNamespace(t, c, "invalid")
+		pc := newCanary(ns, "bad", "http://127.0.0.1:1")
+		pc.Spec.Steps = []int32{50, 10}
+		if err := c.Create(ctx, pc); err == nil || !strings.Contains(err.Error(), "steps must be increasing") {
+			t.Errorf("decreasing steps: got %v, want a validation error", err)
+		}
+		pc = newCanary(ns, "bad", "http://127.0.0.1:1")
+		pc.Spec.Analysis.SLIs[0].MaxDelta = ptr.To("0.1")
+		if err := c.Create(ctx, pc); err == nil || !strings.Contains(err.Error(), "exactly one of") {
+			t.Errorf("two thresholds on one SLI: got %v, want a validation error", err)
+		}
+	})
+
+	t.Run("the CRD refuses a sampleRule that is no rule name", func(t *testing.T) {
+		ns := newNamespace(t, c, "invalid")
+		pc := newCanary(ns, "bad", "http://127.0.0.1:1")
+		pc.Spec.Analysis.SLIs[0].SampleRule = "rate(x[1m])"
+		if err := c.Create(ctx, pc); err == nil || !strings.Contains(err.Error(), "sampleRule") {
+			t.Errorf("sampleRule %q: got %v, want a validation error", pc.Spec.Analysis.SLIs[0].SampleRule, err)
+		}
+	})
+
+	t.Run("the documented PoolCanary examples apply and default the step to 1m", func(t *testing.T) {
+		ns := newNamespace(t, c, "docs")
+		for _, doc := range []string{"README.md", "docs/controller.md"} {
+			canaries := documentedCanaries(t, filepath.Join("..", "..", doc))
+			if len(canaries) == 0 {
+				t.Errorf("%s: no PoolCanary example found", doc)
+			}
+			for i, u := range canaries {
+				// Created as written (unstructured, as kubectl sends it), so that the API
+				// server's defaults fill what the example leaves out.
+				name := fmt.Sprintf("doc%d-%s", i, strings.ToLower(strings.TrimSuffix(filepath.Base(doc), ".md")))
+				u.SetNamespace(ns)
+				u.SetName(name)
+				if err := c.Create(ctx, u); err != nil {
+					t.Errorf("%s example %d: %v", doc, i, err)
+					continue
+				}
+				got := getCanary(ctx, t, c, ns, name)
+				st := got.Spec.Analysis.Statistical
+				if st.Step.Duration != time.Minute && !strings.Contains(fmt.Sprint(u.Object), "step:") {
+					t.Errorf("%s example %d: statistical.step defaulted to %s, want 1m", doc, i, st.Step.Duration)
+				}
+				for _, sli := range got.Spec.Analysis.SLIs {
+					if sli.SampleRule == "" || strings.HasSuffix(sli.SampleRule, "5m") {
+						t.Errorf("%s example %d: SLI %s samples %q, want its 1m rule as sampleRule", doc, i, sli.Name, sli.SampleRule)
+					}
+				}
+			}
+		}
+	})
+
+	// The scenarios run in parallel, each in its own namespace with its own fake Prometheus;
+	// the group returns when all of them have.
+	t.Run("scenarios", func(t *testing.T) { runScenarios(ctx, t, c) })
+
+	if t.Failed() {
+		return
+	}
+	// The controller's own metrics are on the registry it was given.
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, mf := range mfs {
+		names = append(names, mf.GetName())
+	}
+	for _, want := range []string{"poolparity_canary_analyses_total", "poolparity_canary_rollouts_total", "poolparity_canary_weight_percent", "poolparity_canary_phase"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("metric %s missing from the registry (have %v)", want, names)
+		}
+	}
+}
+
+func runScenarios(ctx context.Context, t *testing.T, c client.Client) {
+	t.Run("parity holding through every step promotes the gray pool mode", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "promote")
+		prom := newFakeProm(t, "good")
+		pc := newCanary(ns, "shop", prom.srv.URL)
+		pc.Spec.Replicas = ptr.To[int32](10)
+		begin := time.Now()
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		// The first step: 10% of 10 replicas is one gray pod.
+		waitFor(t, 20*time.Second, "the first step's split (9 stable + 1 gray)", func() (bool, string) {
+			s, g := deployReplicas(ctx, t, c, ns, "shop")
+			return s == 9 && g == 1, fmt.Sprintf("stable %d, gray %d", s, g)
+		})
+		checkTrackDeployment(ctx, t, c, ns, "shop-gray", "gray", "true", "pooled")
+		checkTrackDeployment(ctx, t, c, ns, "shop-stable", "stable", "false", "unpooled")
+
+		var weights []int32
+		waitFor(t, 30*time.Second, "phase Promoted", func() (bool, string) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			if n := len(weights); n == 0 || weights[n-1] != cur.Status.CurrentWeight {
+				weights = append(weights, cur.Status.CurrentWeight)
+			}
+			return cur.Status.Phase == v1alpha1.PhasePromoted, fmt.Sprintf("phase %s, weight %d", cur.Status.Phase, cur.Status.CurrentWeight)
+		})
+		t.Logf("promoted in %s through weights %v", time.Since(begin).Round(time.Millisecond), weights)
+		got := getCanary(ctx, t, c, ns, "shop")
+		if want := []int32{10, 25, 50, 0}; !isSubsequence(want, weights) || weights[len(weights)-1] != 0 {
+			t.Errorf("weights seen %v, want them to step through %v", weights, want)
+		}
+		if got.Status.StablePoolMode != v1alpha1.PoolModePooled || got.Status.CurrentWeight != 0 {
+			t.Errorf("after promotion: stable pool mode %q, weight %d; want pooled, 0", got.Status.StablePoolMode, got.Status.CurrentWeight)
+		}
+		if la := got.Status.LastAnalysis; la == nil || la.Verdict != v1alpha1.VerdictPass || la.Weight != 50 || len(la.SLIs) != 2 || la.SLIs[0].Stable == "" || la.SLIs[0].Ratio != "1" {
+			t.Errorf("last analysis %+v: want a Pass at weight 50 with both tracks' values", la)
+		}
+		waitFor(t, 10*time.Second, "every replica on a pooled stable track", func() (bool, string) {
+			s, g := deployReplicas(ctx, t, c, ns, "shop")
+			return s == 10 && g == 0, fmt.Sprintf("stable %d, gray %d", s, g)
+		})
+		checkTrackDeployment(ctx, t, c, ns, "shop-stable", "stable", "false", "pooled")
+		waitEvent(ctx, t, c, ns, "shop", controller.ReasonPromoted)
+		if n := countEvents(ctx, t, c, ns, "shop", controller.EventStepAdvanced); n < 2 {
+			t.Errorf("%d StepAdvanced events, want 2", n)
+		}
+	})
+
+	t.Run("a change to spec.replicas through the scale subresource keeps the split", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "scale")
+		prom := newFakeProm(t, "good")
+		pc := newCanary(ns, "shop", prom.srv.URL)
+		pc.Spec.Replicas = ptr.To[int32](10)
+		pc.Spec.Steps = []int32{25}
+		pc.Spec.StepInterval = metav1.Duration{Duration: time.Hour} // hold the step
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 20*time.Second, "25% of 10 (7 stable + 3 gray)", func() (bool, string) {
+			s, g := deployReplicas(ctx, t, c, ns, "shop")
+			return s == 7 && g == 3, fmt.Sprintf("stable %d, gray %d", s, g)
+		})
+
+		// An HPA can target the canary: the API server resolves its scale subresource.
+		hpa := &autoscalingv2.HorizontalPodAutoscaler{
+			ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: ns},
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "poolparity.dev/v1alpha1", Kind: "PoolCanary", Name: "shop"},
+				MinReplicas:    ptr.To[int32](2),
+				MaxReplicas:    20,
+				Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+					Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](60)},
+				}}},
+			},
+		}
+		if err := c.Create(ctx, hpa); err != nil {
+			t.Fatalf("creating an HPA that targets the PoolCanary: %v", err)
+		}
+
+		// Scale as the HPA controller does: read and update the scale subresource.
+		scale := &autoscalingv1.Scale{}
+		if err := c.SubResource("scale").Get(ctx, getCanary(ctx, t, c, ns, "shop"), scale); err != nil {
+			t.Fatalf("reading /scale: %v", err)
+		}
+		wantSel := "app.kubernetes.io/component=app,app.kubernetes.io/instance=shop,app.kubernetes.io/name=poolparity"
+		if scale.Spec.Replicas != 10 || scale.Status.Selector != wantSel {
+			t.Errorf("/scale: spec.replicas %d, status.selector %q; want 10, %q", scale.Spec.Replicas, scale.Status.Selector, wantSel)
+		}
+		for _, step := range []struct{ replicas, stable, gray int32 }{{4, 3, 1}, {17, 12, 5}, {2, 1, 1}} {
+			// Like the HPA controller: read /scale, set spec.replicas, write it; retry on conflict.
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				pc := getCanary(ctx, t, c, ns, "shop")
+				if err := c.SubResource("scale").Get(ctx, pc, scale); err != nil {
+					return err
+				}
+				scale.Spec.Replicas = step.replicas
+				return c.SubResource("scale").Update(ctx, pc, client.WithSubResourceBody(scale))
+			})
+			if err != nil {
+				t.Fatalf("writing /scale: %v", err)
+			}
+			waitFor(t, 10*time.Second, fmt.Sprintf("25%% of %d (%d stable + %d gray)", step.replicas, step.stable, step.gray), func() (bool, string) {
+				s, g := deployReplicas(ctx, t, c, ns, "shop")
+				return s == step.stable && g == step.gray, fmt.Sprintf("stable %d, gray %d", s, g)
+			})
+		}
+		if cur := getCanary(ctx, t, c, ns, "shop"); cur.Status.CurrentWeight != 25 || cur.Status.Phase != v1alpha1.PhaseProgressing {
+			t.Errorf("scaling changed the rollout: weight %d, phase %s", cur.Status.CurrentWeight, cur.Status.Phase)
+		}
+
+		// status.replicas (the scale subresource's current count) adds up both Deployments' pods.
+		for _, name := range []string{"shop-stable", "shop-gray"} {
+			var d appsv1.Deployment
+			if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &d); err != nil {
+				t.Fatal(err)
+			}
+			d.Status.Replicas = *d.Spec.Replicas
+			if err := c.Status().Update(ctx, &d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFor(t, 10*time.Second, "/scale status.replicas = 2", func() (bool, string) {
+			if err := c.SubResource("scale").Get(ctx, getCanary(ctx, t, c, ns, "shop"), scale); err != nil {
+				t.Fatal(err)
+			}
+			return scale.Status.Replicas == 2, fmt.Sprintf("status.replicas %d", scale.Status.Replicas)
+		})
+	})
+
+	t.Run("a regression rolls back after failureLimit breaches", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "rollback")
+		prom := newFakeProm(t, "regression")
+		pc := newCanary(ns, "shop", prom.srv.URL)
+		pc.Spec.Replicas = ptr.To[int32](4)
+		begin := time.Now()
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, "phase RolledBack", func() (bool, string) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhaseRolledBack, fmt.Sprintf("phase %s, failed analyses %d", cur.Status.Phase, cur.Status.FailedAnalyses)
+		})
+		t.Logf("rolled back in %s", time.Since(begin).Round(time.Millisecond))
+		got := getCanary(ctx, t, c, ns, "shop")
+		if got.Status.FailedAnalyses != 2 || got.Status.CurrentWeight != 0 || got.Status.StablePoolMode != v1alpha1.PoolModeUnpooled {
+			t.Errorf("after rollback: %d failed analyses, weight %d, stable %s; want 2, 0, unpooled", got.Status.FailedAnalyses, got.Status.CurrentWeight, got.Status.StablePoolMode)
+		}
+		if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionParity); c == nil || c.Status != metav1.ConditionFalse {
+			t.Errorf("Parity condition %+v, want False", c)
+		}
+		waitFor(t, 10*time.Second, "gray at 0", func() (bool, string) {
+			s, g := deployReplicas(ctx, t, c, ns, "shop")
+			return s == 4 && g == 0, fmt.Sprintf("stable %d, gray %d", s, g)
+		})
+		waitEvent(ctx, t, c, ns, "shop", controller.ReasonRolledBack)
+		if n := countEvents(ctx, t, c, ns, "shop", controller.EventAnalysisFailed); n != 2 {
+			t.Errorf("%d AnalysisFailed events, want 2", n)
+		}
+		// The rollout has ended: no more analyses.
+		n := prom.count("job_gray_status:http_request_duration_seconds:p99_rate5m")
+		time.Sleep(2500 * time.Millisecond)
+		if m := prom.count("job_gray_status:http_request_duration_seconds:p99_rate5m"); m != n {
+			t.Errorf("%d more analyses after the rollback", m-n)
+		}
+	})
+
+	t.Run("no data holds the step and never promotes", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "nodata")
+		prom := newFakeProm(t, "nodata")
+		pc := newCanary(ns, "shop", prom.srv.URL)
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 20*time.Second, "two inconclusive analyses", func() (bool, string) {
+			n := prom.count("job_gray_status:http_requests:rate5m")
+			return n >= 2, fmt.Sprintf("%d analyses", n)
+		})
+		cur := getCanary(ctx, t, c, ns, "shop")
+		if cur.Status.Phase != v1alpha1.PhaseProgressing || cur.Status.CurrentWeight != 10 || cur.Status.FailedAnalyses != 0 {
+			t.Errorf("no data moved the rollout: phase %s, weight %d, failed %d", cur.Status.Phase, cur.Status.CurrentWeight, cur.Status.FailedAnalyses)
+		}
+		if la := cur.Status.LastAnalysis; la == nil || la.Verdict != v1alpha1.VerdictNoData {
+			t.Errorf("last analysis %+v, want NoData", la)
+		}
+		if c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionParity); c == nil || c.Status != metav1.ConditionUnknown {
+			t.Errorf("Parity condition %+v, want Unknown", c)
+		}
+		waitEvent(ctx, t, c, ns, "shop", controller.EventAnalysisInconclusive)
+
+		// Data arrives: the rollout resumes and promotes.
+		prom.setMode("good")
+		waitFor(t, 30*time.Second, "phase Promoted once data arrives", func() (bool, string) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhasePromoted, fmt.Sprintf("phase %s, weight %d", cur.Status.Phase, cur.Status.CurrentWeight)
+		})
+	})
+
+	t.Run("an unreachable Prometheus holds the step with an Event", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "promdown")
+		pc := newCanary(ns, "shop", downPromURL(t))
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		ev := waitEvent(ctx, t, c, ns, "shop", controller.EventPrometheusUnavailable)
+		if ev.Type != corev1.EventTypeWarning || !strings.Contains(ev.Note, "holding weight 10") {
+			t.Errorf("event %s %q, want a Warning saying the weight is held", ev.Type, ev.Note)
+		}
+		time.Sleep(2 * time.Second)
+		cur := getCanary(ctx, t, c, ns, "shop")
+		if cur.Status.Phase != v1alpha1.PhaseProgressing || cur.Status.CurrentWeight != 10 || cur.Status.FailedAnalyses != 0 {
+			t.Errorf("an unreachable Prometheus moved the rollout: phase %s, weight %d, failed %d", cur.Status.Phase, cur.Status.CurrentWeight, cur.Status.FailedAnalyses)
+		}
+		if la := cur.Status.LastAnalysis; la == nil || la.Verdict != v1alpha1.VerdictError {
+			t.Errorf("last analysis %+v, want Error", la)
+		}
+		s, g := deployReplicas(ctx, t, c, ns, "shop")
+		if s != 1 || g != 1 {
+			t.Errorf("split while holding: stable %d, gray %d; want 1 + 1", s, g)
+		}
+	})
+
+	t.Run("a Deployment the canary does not own is not taken over", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "conflict")
+		other := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "shop-gray", Namespace: ns},
+			Spec: appsv1.DeploymentSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "other"}},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+				},
+			},
+		}
+		if err := c.Create(ctx, other); err != nil {
+			t.Fatal(err)
+		}
+		pc := newCanary(ns, "shop", "http://127.0.0.1:1")
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 20*time.Second, "phase Failed", func() (bool, string) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhaseFailed, fmt.Sprintf("phase %s", cur.Status.Phase)
+		})
+		waitEvent(ctx, t, c, ns, "shop", controller.EventOwnershipConflict)
+	})
+}
+
+// newCanary returns a canary with 2 replicas, steps 10/25/50 of 1s each, analysis every second
+// and failureLimit 2.
+func newCanary(ns, name, promURL string) *v1alpha1.PoolCanary {
+	return &v1alpha1.PoolCanary{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1alpha1.PoolCanarySpec{
+			Replicas: ptr.To[int32](2),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+				Name:  "poolparity",
+				Image: "ghcr.io/poolparity/poolparity:test",
+			}}}},
+			PoolModes:    v1alpha1.TrackPoolModes{Stable: v1alpha1.PoolModeUnpooled, Gray: v1alpha1.PoolModePooled},
+			Steps:        []int32{10, 25, 50},
+			StepInterval: metav1.Duration{Duration: time.Second},
+			Analysis:     testAnalysis(promURL),
+		},
+	}
+}
+
+func newNamespace(t *testing.T, c client.Client, prefix string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	if err := c.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+func getCanary(ctx context.Context, t *testing.T, c client.Client, ns, name string) *v1alpha1.PoolCanary {
+	t.Helper()
+	var pc v1alpha1.PoolCanary
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &pc); err != nil {
+		t.Fatal(err)
+	}
+	return &pc
+}
+
+// deployReplicas returns spec.replicas of the canary's two Deployments (-1 when absent).
+func deployReplicas(ctx context.Context, t *testing.T, c client.Client, ns, canary string) (stable, gray int32) {
+	t.Helper()
+	get := func(track string) int32 {
+		var d appsv1.Deployment
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: canary + "-" + track}, &d); err != nil {
+			return -1
+		}
+		return ptr.Deref(d.Spec.Replicas, -1)
+	}
+	return get("stable"), get("gray")
+}
+
+// checkTrackDeployment checks a track's labels, selector and Downward API env.
+func checkTrackDeployment(ctx context.Context, t *testing.T, c client.Client, ns, name, track, grayStatus, poolMode string) {
+	t.Helper()
+	var d appsv1.Deployment
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &d); err != nil {
+		t.Fatal(err)
+	}
+	pod := d.Spec.Template.Labels
+	want := map[string]string{
+		"app.kubernetes.io/name": "poolparity", "app.kubernetes.io/instance": "shop", "app.kubernetes.io/component": "app",
+		"poolparity.dev/track": track, "poolparity.dev/gray-status": grayStatus, "poolparity.dev/pool-mode": poolMode,
+	}
+	for k, v := range want {
+		if pod[k] != v {
+			t.Errorf("%s pod label %s=%q, want %q", name, k, pod[k], v)
+		}
+	}
+	if d.Spec.Selector.MatchLabels["poolparity.dev/track"] != track || d.Spec.Selector.MatchLabels["poolparity.dev/pool-mode"] != "" {
+		t.Errorf("%s selector %v: want the track and no pool mode", name, d.Spec.Selector.MatchLabels)
+	}
+	if len(d.OwnerReferences) != 1 || d.OwnerReferences[0].Kind != "PoolCanary" || !ptr.Deref(d.OwnerReferences[0].Controller, false) {
+		t.Errorf("%s owner references %+v, want the PoolCanary as controller", name, d.OwnerReferences)
+	}
+	env := map[string]string{}
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			env[e.Name] = e.ValueFrom.FieldRef.FieldPath
+		}
+	}
+	if env["GRAY_STATUS"] != "metadata.labels['poolparity.dev/gray-status']" || env["POOL_MODE"] != "metadata.labels['poolparity.dev/pool-mode']" {
+		t.Errorf("%s env from the Downward API: %v", name, env)
+	}
+}
+
+// waitFor polls cond every 50ms until it holds or timeout passes, then fails with its last note.
+func waitFor[T any](t *testing.T, timeout time.Duration, what string, cond func() (bool, T)) T {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, note := cond()
+		if ok {
+			return note
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s; last: %v", timeout, what, note)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func canaryEvents(ctx context.Context, t *testing.T, c client.Client, ns, name, reason string) []eventsv1.Event {
+	t.Helper()
+	var list eventsv1.EventList
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "PoolCanary" && e.Regarding.Name == name && e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// countEvents counts occurrences (an events.k8s.io series counts each repeat).
+func countEvents(ctx context.Context, t *testing.T, c client.Client, ns, name, reason string) int {
+	t.Helper()
+	n := 0
+	for _, e := range canaryEvents(ctx, t, c, ns, name, reason) {
+		if e.Series != nil {
+			n += int(e.Series.Count)
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+func waitEvent(ctx context.Context, t *testing.T, c client.Client, ns, name, reason string) eventsv1.Event {
+	t.Helper()
+	return waitFor(t, 15*time.Second, "a "+reason+" event", func() (bool, eventsv1.Event) {
+		evs := canaryEvents(ctx, t, c, ns, name, reason)
+		if len(evs) == 0 {
+			return false, eventsv1.Event{}
+		}
+		return true, evs[0]
+	})
+}
+
+func isSubsequence(want, got []int32) bool {
+	i := 0
+	for _, g := range got {
+		if i < len(want) && g == want[i] {
+			i++
+		}
+	}
+	return i == len(want)
+}
+
+// documentedCanaries returns the PoolCanary objects of the yaml blocks of the Markdown file
+// at path, as written; each must also decode strictly into the CRD types (a field they do not
+// have fails the test).
+func documentedCanaries(t *testing.T, path string) []*unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*unstructured.Unstructured
+	blocks := strings.Split(string(b), "```")
+	for i := 1; i < len(blocks); i += 2 {
+		body, ok := strings.CutPrefix(blocks[i], "yaml\n")
+		if !ok {
+			continue
+		}
+		for _, doc := range strings.Split(body, "\n---\n") {
+			if !strings.Contains(doc, "kind: PoolCanary\n") {
+				continue
+			}
+			var pc v1alpha1.PoolCanary
+			if err := yaml.UnmarshalStrict([]byte(doc), &pc); err != nil {
+				t.Errorf("%s: a PoolCanary example does not decode: %v", path, err)
+				continue
+			}
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			out = append(out, u)
+		}
+	}
+	return out
+}

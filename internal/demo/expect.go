@@ -1,0 +1,157 @@
+package demo
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/poolparity/poolparity/internal/parity"
+)
+
+// Expectation is one expected outcome of a scenario, checked against a
+// report.
+type Expectation struct {
+	What string `json:"what"`
+	OK   bool   `json:"ok"`
+	Got  string `json:"got"`
+}
+
+// Expected large effects of the scenarios (the issue's acceptance numbers).
+const (
+	// GoodAllocRatioMax: a pooled gray allocates at most half of stable's
+	// heap bytes per request.
+	GoodAllocRatioMax = 0.5
+	// GoodHitRatioMin: a pooled gray reuses at least 90% of its objects.
+	GoodHitRatioMin = 0.9
+	// LatencyAlert is the alert the regression scenario must fire.
+	LatencyAlert = "PoolParityLatencyRegression"
+)
+
+// MisuseAlerts names, per misuse scenario, the alerts that name its cause:
+// the scenario is as expected when at least one of them fires and the
+// verdict is FAIL (docs/pool-misuse.md). Hold is caught by memory as well:
+// a request that holds one item scratch per item makes its pool keep that
+// many, each grown by the largest item it served, while sync.Pool refills
+// too fast for the hit ratio to fall under steady load (measured there).
+var MisuseAlerts = map[string][]string{
+	ScenarioMisuseHold:   {"PoolParityLowSyncPoolHitRatio", "PoolParityNoAllocationGain", "PoolParityLiveHeapRegression"},
+	ScenarioMisuseReset:  {"PoolParityCPUPerRequestRegression", "PoolParityLatencyRegression"},
+	ScenarioMisuseRetain: {"PoolParityLiveHeapRegression"},
+	ScenarioMisuseDirty:  {"PoolParityDirtyObjects"},
+}
+
+// Expect checks a report against what its scenario should show:
+//   - good: heap bytes per request gray/stable <= 0.5, gray sync.Pool hit
+//     ratio >= 0.9, latency parity PASS;
+//   - regression: latency p99 parity FAIL and PoolParityLatencyRegression
+//     firing;
+//   - aa: every row PASS and no critical or warning alert firing;
+//   - misuse-*: verdict FAIL, and one of the scenario's MisuseAlerts firing.
+func Expect(scenario string, r parity.Report) []Expectation {
+	row := func(sli string) *parity.Row {
+		for i := range r.Rows {
+			if r.Rows[i].SLI == sli {
+				return &r.Rows[i]
+			}
+		}
+		return nil
+	}
+	value := func(sli string) (float64, string) {
+		rw := row(sli)
+		if rw == nil || rw.Value == nil {
+			return 0, "no data"
+		}
+		c := rw.Cells()
+		return *rw.Value, c.Compared
+	}
+	verdict := func(sli string) parity.Verdict {
+		if rw := row(sli); rw != nil {
+			return rw.Verdict
+		}
+		return parity.NoData
+	}
+	firing := func(name string) bool {
+		for _, a := range r.Alerts {
+			if a.Name == name && a.State == "firing" {
+				return true
+			}
+		}
+		return false
+	}
+	var out []Expectation
+	add := func(what string, ok bool, got string) { out = append(out, Expectation{What: what, OK: ok, Got: got}) }
+
+	switch scenario {
+	case ScenarioGood:
+		v, got := value("heap alloc per request")
+		add(fmt.Sprintf("heap alloc per request gray/stable <= %.1f", GoodAllocRatioMax), got != "no data" && v <= GoodAllocRatioMax, got)
+		v, got = value("sync.Pool hit ratio")
+		add(fmt.Sprintf("gray sync.Pool hit ratio >= %.0f%%", GoodHitRatioMin*100), got != "no data" && v >= GoodHitRatioMin, got)
+		p95, p99 := verdict("latency p95"), verdict("latency p99")
+		add("latency parity PASS", p95 == parity.Pass && p99 == parity.Pass, fmt.Sprintf("p95 %s, p99 %s", p95, p99))
+	case ScenarioRegression:
+		p99 := verdict("latency p99")
+		_, got := value("latency p99")
+		add("latency p99 parity FAIL", p99 == parity.Fail, fmt.Sprintf("%s, %s", p99, got))
+		add(LatencyAlert+" firing", firing(LatencyAlert), alertStates(r, LatencyAlert))
+	case ScenarioAA:
+		var notPass []string
+		for _, rw := range r.Rows {
+			if rw.Verdict != parity.Pass {
+				notPass = append(notPass, rw.SLI+" "+string(rw.Verdict))
+			}
+		}
+		add("every row PASS", len(notPass) == 0, orNone(notPass))
+		// Nothing differs between the tracks, so no alert may fire, not
+		// even the informational one: PoolParityNoAllocationGain judges
+		// pooling only where the gray track takes from its pools.
+		var fire []string
+		for _, a := range r.Alerts {
+			if a.State == "firing" {
+				fire = append(fire, a.Name)
+			}
+		}
+		add("no alert firing", len(fire) == 0, orNone(fire))
+	default:
+		want, ok := MisuseAlerts[scenario]
+		if !ok {
+			break
+		}
+		add("verdict FAIL", r.Verdict == parity.Fail, string(r.Verdict))
+		var fired []string
+		for _, name := range want {
+			if firing(name) {
+				fired = append(fired, name)
+			}
+		}
+		add(strings.Join(want, " or ")+" firing", len(fired) > 0, orNone(fired))
+	}
+	return out
+}
+
+func alertStates(r parity.Report, name string) string {
+	for _, a := range r.Alerts {
+		if a.Name == name {
+			return a.State
+		}
+	}
+	return "inactive"
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+func expectationText(es []Expectation) string {
+	var parts []string
+	for _, e := range es {
+		mark := "ok"
+		if !e.OK {
+			mark = "NO"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s [%s]", e.What, e.Got, mark))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,232 @@
+package parity
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/poolparity/poolparity/internal/parity/mwu"
+)
+
+// StatTest configures the statistical second opinion: a one-sided
+// Mann-Whitney U test of the gray samples against the stable samples of an
+// SLI over the analysis window, with an effect-size bar.
+type StatTest struct {
+	// Confidence is the confidence level; the test fails an SLI when its
+	// p-value is below 1 - Confidence. Default 0.99.
+	Confidence float64
+	// MinEffect is the smallest Vargha-Delaney A (the probability that a
+	// gray sample is worse than a stable one) that fails an SLI; 0.5 is no
+	// effect, 0.71 a large one. Default 0.71.
+	MinEffect float64
+	// MinSamples is the fewest samples per track; fewer is NO DATA.
+	// Default 8.
+	MinSamples int
+}
+
+// DefaultStatTest returns the defaults described on StatTest.
+func DefaultStatTest() StatTest { return StatTest{Confidence: 0.99, MinEffect: 0.71, MinSamples: 8} }
+
+// TestResult is the statistical verdict on one SLI.
+type TestResult struct {
+	// Verdict: FAIL when gray is worse with p below 1 - confidence, an
+	// effect of at least MinEffect and (for a criterion with a floor) a
+	// median difference above the floor; NO DATA with too few samples.
+	Verdict Verdict `json:"verdict"`
+	// P is the one-sided p-value; A the effect size (P(gray worse)).
+	P float64 `json:"p"`
+	A float64 `json:"a"`
+	// MedianDelta is median(gray) - median(stable).
+	MedianDelta float64 `json:"median_delta"`
+	// NStable and NGray are the sample counts.
+	NStable int `json:"n_stable"`
+	NGray   int `json:"n_gray"`
+	// Note explains a NO DATA or a pass held by the floor.
+	Note string `json:"note,omitempty"`
+}
+
+// Judge runs the test on samples of the criterion's SLI. Which direction
+// is worse follows the comparison: higher for the at-most limits, lower
+// for the at-least ones.
+func (s StatTest) Judge(c Criterion, stable, gray []float64) TestResult {
+	s = s.withDefaults()
+	res := TestResult{NStable: len(stable), NGray: len(gray)}
+	if len(stable) < s.MinSamples || len(gray) < s.MinSamples {
+		res.Verdict = NoData
+		res.Note = fmt.Sprintf("too few samples for the test: stable %d, gray %d, need %d each", len(stable), len(gray), s.MinSamples)
+		return res
+	}
+	alt, sign := mwu.Greater, 1.0
+	if c.Comparison == RatioAtLeast || c.Comparison == DeltaAtLeast || c.Comparison == GrayAtLeast {
+		alt, sign = mwu.Less, -1
+	}
+	r, err := mwu.Test(stable, gray, alt)
+	if err != nil {
+		res.Verdict, res.Note = Error, err.Error()
+		return res
+	}
+	res.P = r.P
+	res.A = r.A
+	if alt == mwu.Less {
+		res.A = 1 - r.A
+	}
+	res.MedianDelta = median(gray) - median(stable)
+	worse := r.P < 1-s.Confidence && res.A >= s.MinEffect
+	if worse && c.Floor > 0 && sign*res.MedianDelta <= c.Floor {
+		worse = false
+		res.Note = fmt.Sprintf("significant, but the median difference %s is within the %s floor", FormatDelta(c.Unit, res.MedianDelta), FormatValue(c.Unit, c.Floor))
+	}
+	res.Verdict = verdictOf(!worse)
+	return res
+}
+
+// ForTests returns s with its confidence raised for k tests at once (the
+// Bonferroni correction): with eight SLIs each tested at 99%, one of them
+// fails by chance in about 8% of equal windows; at 1 - 0.01/8 each, in at
+// most 1%.
+func (s StatTest) ForTests(k int) StatTest {
+	s = s.withDefaults()
+	if k > 1 {
+		s.Confidence = 1 - (1-s.Confidence)/float64(k)
+	}
+	return s
+}
+
+// Confirm returns the rows with each threshold FAIL that the statistical
+// test did not confirm turned into a PASS with a note: a regression then
+// needs the threshold, the floor and significance. A FAIL whose test has
+// no verdict (too few samples, an error) stays a FAIL.
+func Confirm(rows []Row) []Row {
+	out := make([]Row, len(rows))
+	for i, r := range rows {
+		if r.Verdict == Fail && r.Test != nil && r.Test.Verdict == Pass {
+			r.Verdict = Pass
+			r.Note = fmt.Sprintf("over the threshold but not significantly worse (p=%.2g, A=%.2f)", r.Test.P, r.Test.A)
+		}
+		out[i] = r
+	}
+	return out
+}
+
+func (s StatTest) withDefaults() StatTest {
+	d := DefaultStatTest()
+	if s.Confidence <= 0 || s.Confidence >= 1 {
+		s.Confidence = d.Confidence
+	}
+	if s.MinEffect <= 0 {
+		s.MinEffect = d.MinEffect
+	}
+	if s.MinSamples <= 0 {
+		s.MinSamples = d.MinSamples
+	}
+	return s
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n == 0 {
+		return math.NaN()
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// TrackSamples are one SLI's samples per track over a window.
+type TrackSamples struct {
+	Stable, Gray []float64
+	// Why says why a track has no samples.
+	Why []string
+}
+
+// ReadTrackSamples runs the range query expr from start to end at step and
+// returns each track's finite values, told apart by gray_status. With
+// several series on a track the samples are not taken (ambiguous, as in
+// ReadTracks).
+func ReadTrackSamples(ctx context.Context, q Querier, expr string, start, end time.Time, step time.Duration) (TrackSamples, error) {
+	val, _, _, err := q.QueryRange(ctx, expr, v1.Range{Start: start, End: end, Step: step})
+	if err != nil {
+		return TrackSamples{}, fmt.Errorf("querying range %s: %w", expr, DescribeQueryError(err))
+	}
+	m, ok := val.(model.Matrix)
+	if !ok {
+		return TrackSamples{}, fmt.Errorf("querying range %s: got a %s, want a matrix", expr, val.Type())
+	}
+	var out TrackSamples
+	count := map[string]int{}
+	samples := map[string][]float64{}
+	for _, s := range m {
+		gs := string(s.Metric["gray_status"])
+		count[gs]++
+		for _, p := range s.Values {
+			if f := float64(p.Value); !math.IsNaN(f) && !math.IsInf(f, 0) {
+				samples[gs] = append(samples[gs], f)
+			}
+		}
+	}
+	for _, tr := range []struct {
+		name, status string
+		dst          *[]float64
+	}{{"stable", "false", &out.Stable}, {"gray", "true", &out.Gray}} {
+		if why := seriesCount(tr.name, count[tr.status]); why != "" {
+			out.Why = append(out.Why, why)
+			continue
+		}
+		*tr.dst = samples[tr.status]
+	}
+	return out, nil
+}
+
+// StatVerdict is the statistical verdict over the rows' tests: NO DATA when
+// the tracks are too quiet (quiet != "") or a row has no test result, else
+// FAIL when a test fails, else NO DATA when a test had too few samples,
+// else PASS.
+func StatVerdict(rows []Row, quiet string) (Verdict, []string) {
+	if quiet != "" {
+		return NoData, []string{quiet}
+	}
+	var fails, nodata []string
+	for _, r := range rows {
+		switch {
+		case r.Test == nil:
+			nodata = append(nodata, r.SLI+": not tested")
+		case r.Test.Verdict == Fail:
+			fails = append(fails, fmt.Sprintf("%s: gray worse, p=%.2g, A=%.2f", r.SLI, r.Test.P, r.Test.A))
+		case r.Test.Verdict != Pass:
+			nodata = append(nodata, r.SLI+": "+r.Test.Note)
+		}
+	}
+	switch {
+	case len(fails) > 0:
+		return Fail, append(fails, nodata...)
+	case len(nodata) > 0:
+		return NoData, nodata
+	case len(rows) == 0:
+		return NoData, []string{"no SLI was tested"}
+	}
+	return Pass, []string{fmt.Sprintf("%d of %d SLIs show no significant regression", len(rows), len(rows))}
+}
+
+// Disagreements lists each row where the threshold verdict and the
+// statistical verdict are a different PASS or FAIL.
+func Disagreements(rows []Row) []string {
+	var out []string
+	for _, r := range rows {
+		if r.Test == nil {
+			continue
+		}
+		t, s := r.Verdict, r.Test.Verdict
+		if (t == Pass || t == Fail) && (s == Pass || s == Fail) && t != s {
+			out = append(out, fmt.Sprintf("%s: threshold %s, statistical %s (p=%.2g, A=%.2f)", r.SLI, t, s, r.Test.P, r.Test.A))
+		}
+	}
+	return out
+}

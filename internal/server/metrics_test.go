@@ -1,0 +1,74 @@
+package server_test
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/poolparity/poolparity/internal/server"
+	"github.com/poolparity/poolparity/internal/server/servertest"
+)
+
+// maxHTTPSeries is the bound on the request metrics' series per pod. With
+// the rest of a pod's series (runtime, process, Redis pool, pools: about
+// 100) it keeps a pod under 300; the service tests check the sum.
+const maxHTTPSeries = 160
+
+func TestRequestMetricsAreBoundedInTheWorstCase(t *testing.T) {
+	mfs, total, err := servertest.WorstCase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		t.Logf("%s: %d series", mf.GetName(), servertest.Series(mf))
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "method" && len(lp.GetValue()) > 7 {
+					t.Errorf("unbounded method label %q", lp.GetValue())
+				}
+			}
+		}
+	}
+	if total > maxHTTPSeries {
+		t.Errorf("%d request series in the worst case, want <= %d", total, maxHTTPSeries)
+	}
+}
+
+func TestRequestLabels(t *testing.T) {
+	tests := []struct {
+		name, method, route string
+		code                int
+		want                map[string]string // labels of the one counter series
+		histogram           bool
+	}{
+		{"an accepted method keeps its name", "PUT", server.RouteItem, 200, map[string]string{"method": "PUT", "code": "200"}, true},
+		{"HEAD counts as the GET that serves it", "HEAD", server.RouteItem, 404, map[string]string{"method": "GET", "code": "404"}, true},
+		{"a method the route refuses is other", "POST", server.RouteItem, 405, map[string]string{"method": "other", "code": "405"}, false},
+		{"a code the route does not list is a class", "GET", server.RouteItem, 502, map[string]string{"code": "5xx"}, true},
+		{"a non-error code the route does not list is other", "GET", server.RouteHealthz, 302, map[string]string{"code": "other"}, false},
+		{"a shed request is counted, not timed", "GET", server.RouteReport, 429, map[string]string{"code": "429"}, false},
+		{"health checks are not timed", "GET", server.RouteReadyz, 200, map[string]string{"code": "200"}, false},
+		{"an unknown route is other", "GET", "/x", 404, map[string]string{"route": "other", "method": "other", "code": "404"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			rec, err := server.NewPromRecorder(reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.ObserveRequest(tt.method, tt.route, tt.code, 0)
+			if got := counterValue(t, reg, "http_requests_total", tt.want); got != 1 {
+				t.Errorf("http_requests_total%v = %v, want 1", tt.want, got)
+			}
+			mfs, _ := reg.Gather()
+			hasHistogram := false
+			for _, mf := range mfs {
+				hasHistogram = hasHistogram || mf.GetName() == "http_request_duration_seconds"
+			}
+			if hasHistogram != tt.histogram {
+				t.Errorf("observed in the histogram = %v, want %v", hasHistogram, tt.histogram)
+			}
+		})
+	}
+}
