@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
@@ -42,6 +43,7 @@ type config struct {
 }
 
 func defaultConfig() config {
+	st := catalog.Default().Stat
 	return config{
 		AARuns: 50, Runs: 20, Seed: 1,
 		RulesFile: "deploy/prometheus/poolparity.rules.yml",
@@ -50,8 +52,9 @@ func defaultConfig() config {
 		RPS: 20, MedianLatency: 0.020, P99Latency: 0.060,
 		BaseErrors: 0.001,
 		Drift:      0.05, StallProb: 0.01, StallShare: 0.3, StallFactor: 3,
-		// Samples of the 1m rules every minute do not overlap; ten minutes give 11 per track.
-		Stat: parity.DefaultStatTest(), StatFamily: "1m", StatStep: time.Minute, StatWindow: 10 * time.Minute,
+		// The catalog's defaults: samples of the 1m rules every minute do not overlap; ten
+		// minutes give 11 per track.
+		Stat: parity.DefaultStatTest(), StatFamily: st.SampleFamily, StatStep: st.Step, StatWindow: st.Window,
 	}
 }
 
@@ -244,8 +247,11 @@ func oneRun(ctx context.Context, cfg config, sc scenario, i int, rng *rand.Rand)
 		return rr, err
 	}
 	q := &engineQuerier{engine: engine, storage: st, records: ev.records}
-	checker := parity.NewChecker(q, parity.WithWindow("5m"), parity.WithSelector(`job="poolparity"`),
-		parity.WithStatTest(cfg.Stat, cfg.StatWindow, cfg.StatStep, cfg.StatFamily))
+	cat := catalog.Default()
+	opts := parity.Options{
+		Window: "5m", Selector: `job="poolparity"`, Alerts: true,
+		Stat: parity.StatReport, Test: cfg.Stat, StatWindow: cfg.StatWindow, StatStep: cfg.StatStep, SampleFamily: cfg.StatFamily,
+	}
 
 	for at := time.Duration(0); at <= cfg.Length; at += cfg.Eval {
 		ts := t0.Add(at)
@@ -260,7 +266,8 @@ func oneRun(ctx context.Context, cfg config, sc scenario, i int, rng *rand.Rand)
 			}
 		}
 		if at >= cfg.Start+cfg.Window && (at-cfg.Start)%cfg.Window == 0 {
-			r, err := checker.Check(ctx, ts)
+			opts.At = ts
+			r, err := parity.Evaluate(ctx, q, cat, opts)
 			if err != nil {
 				return rr, fmt.Errorf("judging at %s: %w", at, err)
 			}

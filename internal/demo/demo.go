@@ -36,6 +36,7 @@ import (
 
 	"github.com/poolparity/poolparity/internal/embedredis"
 	"github.com/poolparity/poolparity/internal/loadgen"
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/splitter"
 )
@@ -403,16 +404,19 @@ func (r *runner) loadAndRead(ctx context.Context, splitURL string, sp *splitter.
 	// few scrapes since the rules filled (overlapping samples: shown, not decisive).
 	now := time.Now()
 	statSpan := max(now.Sub(start)-30*time.Second, 10*cfg.ScrapeInterval)
-	checker := parity.NewChecker(promAPI, parity.WithWindow(cfg.Window), parity.WithSelector(`job="poolparity"`),
-		parity.WithStatTest(parity.DefaultStatTest(), statSpan, max(statSpan/20, cfg.ScrapeInterval), ""))
+	cat := catalog.Default()
 	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	report, err := checker.Check(qctx, now)
+	report, err := parity.Evaluate(qctx, promAPI, cat, parity.Options{
+		At: now, Window: cfg.Window, Selector: `job="poolparity"`,
+		Stat: parity.StatReport, StatWindow: statSpan, StatStep: max(statSpan/20, cfg.ScrapeInterval), SampleFamily: "-",
+		Alerts: true, Pools: true,
+	})
 	if err != nil {
 		return report, loadStats, err
 	}
 	step := max(cfg.ScrapeInterval, now.Sub(start)/150).Round(time.Second)
-	if report.Charts, err = checker.Charts(qctx, start, now, step); err != nil {
+	if report.Charts, err = parity.Charts(qctx, promAPI, cat, cfg.Window, `job="poolparity"`, start, now, step); err != nil {
 		return report, loadStats, err
 	}
 	stopLoad()

@@ -5,16 +5,14 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"sigs.k8s.io/yaml"
 
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
@@ -53,9 +51,9 @@ func TestBadPrometheusIsNeverAPass(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), tt.timeout)
 			defer cancel()
-			r, err := parity.NewChecker(v1.NewAPI(client), parity.WithWindow("1m")).Check(ctx, at)
+			r, err := parity.Evaluate(ctx, v1.NewAPI(client), catalog.Default(), parity.Options{At: at, Window: "1m", Alerts: true})
 			if err == nil {
-				t.Fatal("Check returned no error")
+				t.Fatal("Evaluate returned no error")
 			}
 			if r.Verdict != parity.Error {
 				t.Errorf("verdict %s, want ERROR", r.Verdict)
@@ -91,9 +89,10 @@ func TestCheckWithAStatTest(t *testing.T) {
 			// sample is above every stable one (the fake varies samples by 0-4%).
 			p := goodPool()
 			p.values["job_gray_status:process_cpu_seconds_per_request:ratio_rate1m"]["true"] = 0.000440
-			c := parity.NewChecker(p, parity.WithWindow("1m"), parity.WithSelector(`job="poolparity"`),
-				parity.WithStatTest(parity.StatTest{MinSamples: tt.minSamples, Confidence: 0.99, MinEffect: 0.71}, time.Minute, 10*time.Second, ""))
-			r, err := c.Check(context.Background(), at)
+			r, err := parity.Evaluate(context.Background(), p, catalog.Default(), parity.Options{
+				At: at, Window: "1m", Selector: `job="poolparity"`, Alerts: true,
+				Stat: parity.StatReport, Test: parity.StatTest{MinSamples: tt.minSamples}, StatWindow: time.Minute, StatStep: 10 * time.Second, SampleFamily: "-",
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,9 +131,10 @@ func TestGateConfirmed(t *testing.T) {
 			if tt.sampledEqual {
 				p.rangeValues = map[string]map[string]float64{cpu: {"false": 0.000412, "true": 0.000412}}
 			}
-			c := parity.NewChecker(p, parity.WithWindow("1m"), parity.WithSelector(`job="poolparity"`), parity.WithGate(tt.gate),
-				parity.WithStatTest(parity.StatTest{MinSamples: 7, Confidence: 0.99, MinEffect: 0.71}, time.Minute, 10*time.Second, ""))
-			r, err := c.Check(context.Background(), at)
+			r, err := parity.Evaluate(context.Background(), p, catalog.Default(), parity.Options{
+				At: at, Window: "1m", Selector: `job="poolparity"`, Alerts: true,
+				Stat: tt.gate.Mode(), Test: parity.StatTest{MinSamples: 7}, StatWindow: time.Minute, StatStep: 10 * time.Second, SampleFamily: "-",
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,12 +150,6 @@ func TestGateConfirmed(t *testing.T) {
 			}
 		})
 	}
-	t.Run("the confirmed gate without a test is an error", func(t *testing.T) {
-		r, err := parity.NewChecker(goodPool(), parity.WithWindow("1m"), parity.WithGate(parity.GateConfirmed)).Check(context.Background(), at)
-		if err == nil || r.Verdict != parity.Error {
-			t.Errorf("verdict %s, error %v: want ERROR", r.Verdict, err)
-		}
-	})
 	t.Run("ParseGate", func(t *testing.T) {
 		for _, s := range []string{"thresholds", "confirmed"} {
 			if g, err := parity.ParseGate(s); err != nil || string(g) != s {
@@ -185,54 +179,6 @@ func TestGrayOverStable(t *testing.T) {
 				t.Fatalf("GrayOverStable(%v, %v) = %v, want %v", tt.gray, tt.stable, got, tt.want)
 			}
 		})
-	}
-}
-
-// TestDefaultThresholdsMatchTheChart fails when the judge's defaults drift from the chart's
-// rules: values, which the alerts use.
-func TestDefaultThresholdsMatchTheChart(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "helm", "poolparity", "values.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v struct {
-		Rules struct {
-			MinRequestRate float64 `json:"minRequestRate"`
-			Alerts         struct {
-				Latency struct {
-					Threshold float64 `json:"threshold"`
-					MinDelta  float64 `json:"minDelta"`
-				} `json:"latencyRegression"`
-				Errors struct {
-					Threshold float64 `json:"threshold"`
-				} `json:"errorRegression"`
-				CPU struct {
-					Threshold float64 `json:"threshold"`
-				} `json:"cpuPerRequestRegression"`
-				Hits struct {
-					Threshold float64 `json:"threshold"`
-				} `json:"lowSyncPoolHitRatio"`
-			} `json:"alerts"`
-		} `json:"rules"`
-	}
-	if err := yaml.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
-	d, a := parity.DefaultThresholds(), v.Rules.Alerts
-	for _, c := range []struct {
-		name        string
-		judge, rule float64
-	}{
-		{"latency ratio", d.LatencyRatio, a.Latency.Threshold},
-		{"latency floor (minDelta)", d.LatencyFloor, a.Latency.MinDelta},
-		{"error delta", d.ErrorDelta, a.Errors.Threshold},
-		{"CPU ratio", d.CPURatio, a.CPU.Threshold},
-		{"sync.Pool hit ratio", d.SyncPoolHitRatio, a.Hits.Threshold},
-		{"minimum request rate", d.MinRequestRate, v.Rules.MinRequestRate},
-	} {
-		if c.judge != c.rule {
-			t.Errorf("%s: the judge uses %v, the chart's rules %v", c.name, c.judge, c.rule)
-		}
 	}
 }
 

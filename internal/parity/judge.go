@@ -10,6 +10,8 @@ import (
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/poolparity/poolparity/internal/catalog"
 )
 
 // This file is the one judge: how a criterion turns a stable and a gray
@@ -22,7 +24,8 @@ import (
 // Criterion is how one SLI is judged: the comparison of gray against
 // stable, its threshold and, for ratio limits, an effect-size floor.
 type Criterion struct {
-	// SLI names the indicator, e.g. "latency p99".
+	// ID identifies the SLI (catalog.ID); SLI is its display name.
+	ID  catalog.ID
 	SLI string
 	// Unit of the per-track values.
 	Unit Unit
@@ -53,7 +56,7 @@ func GrayOverStable(gray, stable float64) float64 {
 // against a zero stable value is +Inf: it fails an at-most limit and the
 // row's Value stays nil (JSON has no infinity) with a note saying why.
 func (c Criterion) Evaluate(stable, gray *float64) Row {
-	row := Row{SLI: c.SLI, Unit: c.Unit, Comparison: c.Comparison, Threshold: c.Threshold, Floor: c.Floor, Stable: stable, Gray: gray}
+	row := Row{ID: c.ID, SLI: c.SLI, Unit: c.Unit, Comparison: c.Comparison, Threshold: c.Threshold, Floor: c.Floor, Stable: stable, Gray: gray}
 	switch {
 	case c.Comparison == GrayAtLeast:
 		if gray == nil {

@@ -1,27 +1,32 @@
 // Package parity judges a gray (canary) track against its stable baseline
 // from the poolparity recording rules, read through the Prometheus HTTP API.
 //
-// A Checker queries one row per service level indicator (latency, errors,
-// CPU and heap bytes per request, GC CPU share, sync.Pool and Redis pool hit
-// ratios), each with the stable value, the gray value, their ratio or
-// difference, a threshold and a verdict, and lists the poolparity alerts
-// that are pending or firing. Judge turns rows and alerts into one verdict.
-// A Report renders as a text table, as JSON and as a self-contained HTML
-// page with inline SVG charts.
+// Evaluate is the one evaluator: for every SLI of a catalog
+// (internal/catalog) it reads the stable value, the gray value, forms their
+// ratio or difference against the SLI's threshold, applies the traffic
+// guard and the no-data rules, runs the statistical test when asked, lists
+// the poolparity alerts that are pending or firing and decides one verdict
+// (Decide). A Report renders as a text table, as JSON and as a
+// self-contained HTML page with inline SVG charts.
 //
-// The local demo (app/cmd/poolparity-demo), the chart's `make parity` and
-// the canary controller share this package, so the three can never disagree
-// on what PASS means.
+// The files split the roles: judge.go, stat.go and evaluate.go judge;
+// promread.go reads Prometheus and decides nothing; format.go, html.go and
+// files.go render. The local demo (app/cmd/poolparity-demo),
+// poolparity-parity, the PoolCanary controller, the kind harness and
+// verdict-eval all call Evaluate, so they can never disagree on what PASS
+// means.
 //
 // # Concurrency
 //
-// A Checker holds no mutable state and is safe for concurrent use if its
-// Querier is (the client_golang API client is). A Report is a plain value.
+// Evaluate holds no state and is safe for concurrent use if its Querier is
+// (the client_golang API client is). A Report is a plain value.
 package parity
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/poolparity/poolparity/internal/catalog"
 )
 
 // Verdict is the outcome of one row or of a whole report.
@@ -37,39 +42,36 @@ const (
 	Error Verdict = "ERROR"
 )
 
-// Comparison says how a row's compared value is formed and tested.
-type Comparison string
+// Comparison says how a row's compared value is formed and tested
+// (catalog.Comparison).
+type Comparison = catalog.Comparison
 
-// The comparisons.
+// The comparisons (see catalog).
 const (
-	// RatioAtMost: gray/stable must be <= Threshold (with a Floor: or
-	// gray-stable <= Floor).
-	RatioAtMost Comparison = "ratio<="
-	// RatioAtLeast: gray/stable must be >= Threshold.
-	RatioAtLeast Comparison = "ratio>="
-	// DeltaAtMost: gray-stable must be <= Threshold.
-	DeltaAtMost Comparison = "delta<="
-	// DeltaAtLeast: gray-stable must be >= Threshold.
-	DeltaAtLeast Comparison = "delta>="
-	// GrayAtLeast: the gray value itself must be >= Threshold.
-	GrayAtLeast Comparison = "gray>="
+	RatioAtMost  = catalog.RatioAtMost
+	RatioAtLeast = catalog.RatioAtLeast
+	DeltaAtMost  = catalog.DeltaAtMost
+	DeltaAtLeast = catalog.DeltaAtLeast
+	GrayAtLeast  = catalog.GrayAtLeast
 )
 
-// Unit says how a value is printed.
-type Unit string
+// Unit says how a value is printed (catalog.Unit).
+type Unit = catalog.Unit
 
-// The units.
+// The units (see catalog).
 const (
-	Seconds Unit = "seconds"
-	Bytes   Unit = "bytes"
-	Ratio   Unit = "ratio" // a fraction of one, printed as a percentage
-	PerSec  Unit = "per_second"
+	Seconds = catalog.Seconds
+	Bytes   = catalog.Bytes
+	Ratio   = catalog.Ratio
+	PerSec  = catalog.PerSec
 )
 
 // Row is one SLI of a report. Stable, Gray and Value are nil when
 // Prometheus had no sample for them.
 type Row struct {
-	// SLI names the indicator, e.g. "latency p99".
+	// ID identifies the SLI (catalog.ID).
+	ID catalog.ID `json:"id,omitempty"`
+	// SLI is the SLI's display name, e.g. "latency p99".
 	SLI string `json:"sli"`
 	// Unit of Stable and Gray.
 	Unit Unit `json:"unit"`
@@ -162,53 +164,6 @@ type Report struct {
 	Gate          Gate     `json:"gate,omitempty"`
 	Disagreements []string `json:"disagreements,omitempty"`
 	Charts        []Chart  `json:"charts,omitempty"`
-}
-
-// Thresholds are the limits of the rows. The defaults equal the alert
-// thresholds in the chart's values.yaml (rules.alerts.*); the rows that
-// have no alert get a limit chosen to catch only a clear regression.
-type Thresholds struct {
-	// LatencyRatio bounds gray/stable p95 and p99 latency.
-	LatencyRatio float64
-	// ErrorDelta bounds gray-stable 5xx ratio, in ratio points.
-	ErrorDelta float64
-	// CPURatio bounds gray/stable CPU seconds per request.
-	CPURatio float64
-	// AllocRatio bounds gray/stable heap bytes allocated per request. Parity
-	// asks only that gray be no worse; the alert PoolParityNoAllocationGain
-	// (0.9) tells whether pooling pays.
-	AllocRatio float64
-	// GCCPUDelta bounds gray-stable GC share of CPU, in ratio points.
-	GCCPUDelta float64
-	// SyncPoolHitRatio is the lowest gets-weighted hit ratio of the gray
-	// track's sync.Pools (checked only when the gray track is pooled).
-	SyncPoolHitRatio float64
-	// RedisHitDelta is the lowest gray-stable go-redis pool hit ratio, in
-	// ratio points (negative: how much worse gray may be).
-	RedisHitDelta float64
-	// LatencyFloor is the effect-size floor of the latency rows, in
-	// seconds: a latency ratio over LatencyRatio fails only when gray -
-	// stable is also above it (rules.alerts.latencyRegression.minDelta).
-	LatencyFloor float64
-	// MinRequestRate is the request rate (req/s) each track must exceed
-	// for any row to count (rules.minRequestRate).
-	MinRequestRate float64
-}
-
-// DefaultThresholds returns the limits described on Thresholds. A test
-// fails when they drift from the chart's values.yaml.
-func DefaultThresholds() Thresholds {
-	return Thresholds{
-		LatencyRatio:     1.10,
-		ErrorDelta:       0.005,
-		CPURatio:         1.15,
-		AllocRatio:       1.10,
-		GCCPUDelta:       0.05,
-		SyncPoolHitRatio: 0.5,
-		RedisHitDelta:    -0.10,
-		LatencyFloor:     0.005,
-		MinRequestRate:   1,
-	}
 }
 
 // failingSeverities are the alert severities that fail a report when

@@ -14,6 +14,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
@@ -239,13 +240,13 @@ func regression() *fakeProm {
 
 func check(t *testing.T, p *fakeProm) parity.Report {
 	t.Helper()
-	c := parity.NewChecker(p, parity.WithWindow("1m"), parity.WithSelector(`job="poolparity"`))
-	r, err := c.Check(context.Background(), at)
+	cat := catalog.Default()
+	r, err := parity.Evaluate(context.Background(), p, cat, parity.Options{At: at, Window: "1m", Selector: `job="poolparity"`, Alerts: true, Pools: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.Context = []parity.KV{{Key: "scenario", Value: "good"}, {Key: "load", Value: "18000 requests in 1m30s"}}
-	r.Charts, err = c.Charts(context.Background(), at.Add(-time.Minute), at, 10*time.Second)
+	r.Charts, err = parity.Charts(context.Background(), p, cat, "1m", `job="poolparity"`, at.Add(-time.Minute), at, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestCheckWithoutDataIsNoData(t *testing.T) {
 func TestCheckWithoutRulesIsAnError(t *testing.T) {
 	p := goodPool()
 	p.rules = v1.RulesResult{}
-	r, err := parity.NewChecker(p, parity.WithWindow("1m")).Check(context.Background(), at)
+	r, err := parity.Evaluate(context.Background(), p, catalog.Default(), parity.Options{At: at, Window: "1m", Alerts: true})
 	if err == nil || !strings.Contains(err.Error(), "min_track_rate1m") {
 		t.Errorf("error %v, want ErrNoRules naming the missing rule", err)
 	}

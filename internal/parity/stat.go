@@ -10,6 +10,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity/mwu"
 )
 
@@ -18,19 +19,19 @@ import (
 // SLI over the analysis window, with an effect-size bar.
 type StatTest struct {
 	// Confidence is the confidence level; the test fails an SLI when its
-	// p-value is below 1 - Confidence. Default 0.99.
+	// p-value is below 1 - Confidence. Zero takes the catalog's.
 	Confidence float64
 	// MinEffect is the smallest Vargha-Delaney A (the probability that a
 	// gray sample is worse than a stable one) that fails an SLI; 0.5 is no
-	// effect, 0.71 a large one. Default 0.71.
+	// effect. Zero takes the catalog's.
 	MinEffect float64
 	// MinSamples is the fewest samples per track; fewer is NO DATA.
-	// Default 8.
+	// Zero takes the catalog's.
 	MinSamples int
 }
 
-// DefaultStatTest returns the defaults described on StatTest.
-func DefaultStatTest() StatTest { return StatTest{Confidence: 0.99, MinEffect: 0.71, MinSamples: 8} }
+// DefaultStatTest returns the catalog's defaults (catalog.Default().Stat).
+func DefaultStatTest() StatTest { return StatTest{}.withCatalog(catalog.Default().Stat) }
 
 // TestResult is the statistical verdict on one SLI.
 type TestResult struct {
@@ -62,7 +63,7 @@ func (s StatTest) Judge(c Criterion, stable, gray []float64) TestResult {
 		return res
 	}
 	alt, sign := mwu.Greater, 1.0
-	if c.Comparison == RatioAtLeast || c.Comparison == DeltaAtLeast || c.Comparison == GrayAtLeast {
+	if !c.Comparison.HigherIsWorse() {
 		alt, sign = mwu.Less, -1
 	}
 	r, err := mwu.Test(stable, gray, alt)
@@ -113,8 +114,11 @@ func Confirm(rows []Row) []Row {
 	return out
 }
 
-func (s StatTest) withDefaults() StatTest {
-	d := DefaultStatTest()
+func (s StatTest) withDefaults() StatTest { return s.withCatalog(catalog.Default().Stat) }
+
+// withCatalog fills the settings s leaves unset (or out of range) from st.
+func (s StatTest) withCatalog(st catalog.Stat) StatTest {
+	d := StatTest{Confidence: st.Confidence, MinEffect: st.MinEffect, MinSamples: st.MinSamples}
 	if s.Confidence <= 0 || s.Confidence >= 1 {
 		s.Confidence = d.Confidence
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
@@ -74,19 +75,22 @@ func readReport(ctx context.Context, cfg Config, stdout io.Writer) (parity.Repor
 	if err != nil {
 		return parity.Report{}, fmt.Errorf("prometheus client: %w", err)
 	}
-	// The statistical second opinion as docs/verdict-eval.md measured it: the 1m rules
-	// sampled every minute (no overlap) over the last 10 minutes.
-	checker := parity.NewChecker(v1.NewAPI(c), parity.WithWindow(cfg.Window), parity.WithSelector(cfg.Selector),
-		parity.WithStatTest(parity.DefaultStatTest(), 10*time.Minute, time.Minute, "1m"), parity.WithGate(parity.Gate(cfg.Gate)))
+	// The statistical second opinion as docs/verdict-eval.md measured it: the catalog's
+	// defaults (the 1m rules sampled every minute, no overlap, over the last 10 minutes).
+	q := v1.NewAPI(c)
+	cat := catalog.Default()
 	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	now := time.Now()
-	report, err := checker.Check(qctx, now)
+	report, err := parity.Evaluate(qctx, q, cat, parity.Options{
+		At: now, Window: cfg.Window, Selector: cfg.Selector,
+		Stat: parity.Gate(cfg.Gate).Mode(), Alerts: true, Pools: true,
+	})
 	if err != nil {
 		return report, promError(promURL, cfg.Window, err)
 	}
 	step := (chartSpan / 150).Round(time.Second)
-	if report.Charts, err = checker.Charts(qctx, now.Add(-chartSpan), now, step); err != nil {
+	if report.Charts, err = parity.Charts(qctx, q, cat, cfg.Window, cfg.Selector, now.Add(-chartSpan), now, step); err != nil {
 		return report, promError(promURL, cfg.Window, err)
 	}
 	report.Context = []parity.KV{

@@ -1,4 +1,4 @@
-package controller
+package parity
 
 import (
 	"testing"
@@ -27,9 +27,9 @@ func TestRuleRange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
-			got, ok := ruleRange(tt.rule)
+			got, ok := RuleRange(tt.rule)
 			if got != tt.want || ok != tt.ok {
-				t.Errorf("ruleRange(%q) = %v, %v; want %v, %v", tt.rule, got, ok, tt.want, tt.ok)
+				t.Errorf("RuleRange(%q) = %v, %v; want %v, %v", tt.rule, got, ok, tt.want, tt.ok)
 			}
 		})
 	}
@@ -40,8 +40,8 @@ func FuzzRuleRange(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, rule string) {
-		if d, ok := ruleRange(rule); ok && d <= 0 {
-			t.Errorf("ruleRange(%q) = %v, true: want a positive range", rule, d)
+		if d, ok := RuleRange(rule); ok && d <= 0 {
+			t.Errorf("RuleRange(%q) = %v, true: want a positive range", rule, d)
 		}
 	})
 }

@@ -1,0 +1,447 @@
+// Package catalog is the parity contract as typed values: every service level
+// indicator (SLI) that compares the gray (pooled) track with the stable one,
+// defined once.
+//
+// Each SLI has an ID (the name PoolCanary's analysis.slis uses), a display
+// name (the parity table's row), a unit, the per-track recording rule it
+// reads for every window family, the parity series the rules record for it,
+// the comparison and its default threshold and effect-size floor, the alert
+// that raises it and whether it is always judged. The statistical defaults
+// and the traffic guard's defaults live here too.
+//
+// Everything that spells a part of the contract derives from Default: the
+// judge's rows (internal/parity), the PoolCanary CRD's enum and defaults
+// (app/api/v1alpha1, checked by a test), the chart's alert thresholds and its
+// Argo Rollouts and Flagger checks, the dashboards' threshold lines and the
+// docs' threshold table (written by hack/gen). Adding an SLI is one entry in
+// Default plus its recording rule in deploy/helm/poolparity/files/rules.yaml.tmpl.
+//
+// A Catalog is a plain value: copy it to change a threshold (WithThreshold)
+// or to narrow it to some SLIs (Select). It holds no state and is safe for
+// concurrent use.
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ID identifies an SLI: lower-case words joined by hyphens, e.g.
+// "latency-p99". It is the SLI's name in PoolCanary's analysis.slis and in
+// the canary's status.
+type ID string
+
+// The SLIs of the default catalog.
+const (
+	LatencyP95          ID = "latency-p95"
+	LatencyP99          ID = "latency-p99"
+	ErrorRatio          ID = "error-ratio"
+	CPUPerRequest       ID = "cpu-per-request"
+	HeapAllocPerRequest ID = "heap-alloc-per-request"
+	GCCPUShare          ID = "gc-cpu-share"
+	SyncPoolHitRatio    ID = "syncpool-hit-ratio"
+	RedisPoolHitRatio   ID = "redis-pool-hit-ratio"
+)
+
+// Comparison says how an SLI's compared value is formed and tested.
+type Comparison string
+
+// The comparisons.
+const (
+	// RatioAtMost: gray/stable must be <= Threshold (with a Floor: or
+	// gray-stable <= Floor). Higher is worse.
+	RatioAtMost Comparison = "ratio<="
+	// RatioAtLeast: gray/stable must be >= Threshold. Lower is worse.
+	RatioAtLeast Comparison = "ratio>="
+	// DeltaAtMost: gray-stable must be <= Threshold. Higher is worse.
+	DeltaAtMost Comparison = "delta<="
+	// DeltaAtLeast: gray-stable must be >= Threshold. Lower is worse.
+	DeltaAtLeast Comparison = "delta>="
+	// GrayAtLeast: the gray value itself must be >= Threshold. Lower is worse.
+	GrayAtLeast Comparison = "gray>="
+)
+
+// HigherIsWorse reports whether a higher gray value is a regression under c.
+func (c Comparison) HigherIsWorse() bool { return c == RatioAtMost || c == DeltaAtMost }
+
+// IsRatio reports whether c compares gray/stable.
+func (c Comparison) IsRatio() bool { return c == RatioAtMost || c == RatioAtLeast }
+
+// Unit says how an SLI's values are printed.
+type Unit string
+
+// The units.
+const (
+	Seconds Unit = "seconds"
+	Bytes   Unit = "bytes"
+	Ratio   Unit = "ratio" // a fraction of one, printed as a percentage
+	PerSec  Unit = "per_second"
+)
+
+// Judged says when an SLI is judged.
+type Judged string
+
+// When an SLI is judged.
+const (
+	// Always: the SLI is required; no series is NO DATA for the verdict.
+	Always Judged = "always"
+	// WhenGrayPooled: judged only when the gray track exposes sync.Pool
+	// series (runs pooled); otherwise left out with a note.
+	WhenGrayPooled Judged = "when-gray-pooled"
+)
+
+// Alert is the alerting rule that raises an SLI's regression.
+type Alert struct {
+	// Name of the alerting rule, e.g. PoolParityLatencyRegression.
+	Name string
+	// ValuesKey is the rule's key under the chart's rules.alerts, e.g.
+	// latencyRegression; its `threshold` is the SLI's Threshold.
+	ValuesKey string
+	// Labels tell this SLI's rule apart when one alert covers several
+	// SLIs, e.g. {quantile: p99}.
+	Labels map[string]string
+}
+
+// SLI is one parity indicator.
+type SLI struct {
+	// ID is the SLI's stable identifier.
+	ID ID
+	// Name is the display name, the parity table's row, e.g. "latency p99".
+	Name string
+	// Unit of the per-track values.
+	Unit Unit
+	// Comparison and Threshold define the parity test.
+	Comparison Comparison
+	Threshold  float64
+	// Floor is the effect-size floor of a RatioAtMost SLI, in Unit: a ratio
+	// above Threshold fails only when gray - stable is also above Floor.
+	// Zero means none.
+	Floor float64
+	// Rule is the per-track recording rule (one series per gray_status)
+	// without its window: the rule of window family W is Rule+W, e.g.
+	// job_gray_status:http_request_duration_seconds:p99_rate + 5m.
+	Rule string
+	// WeightRule, when set, makes the track's value the average of Rule's
+	// series (one per pool) weighted by WeightRule's (e.g. each pool's gets
+	// per second), again without the window.
+	WeightRule string
+	// ParityRule is the rule recording gray against stable (one series per
+	// job), without its window, e.g.
+	// job:http_request_duration_seconds_p99:gray_over_stable_rate. Empty
+	// when the rules record none; the chart's Argo Rollouts and Flagger
+	// checks are made from the SLIs that have one and an Alert.
+	ParityRule string
+	// FloorRule is the gray-minus-stable rule Floor is checked against in
+	// the Argo Rollouts and Flagger checks, without its window.
+	FloorRule string
+	// Alert is the alert that raises this SLI, nil when none does.
+	Alert *Alert
+	// Judged says when the SLI counts.
+	Judged Judged
+	// Doc is one sentence on what the SLI catches, for the docs' table.
+	Doc string
+}
+
+// TrackRule returns the SLI's per-track rule of window family w.
+func (s SLI) TrackRule(w string) string { return s.Rule + w }
+
+// Rules returns the recording rules of window family w the SLI reads.
+func (s SLI) Rules(w string) []string {
+	out := []string{s.Rule + w}
+	if s.WeightRule != "" {
+		out = append(out, s.WeightRule+w)
+	}
+	return out
+}
+
+// Query returns the PromQL giving one series per track (label gray_status)
+// of window family w, with the label matchers sel (without braces; may be
+// empty) on every series.
+func (s SLI) Query(w, sel string) string {
+	m := "{" + sel + "}"
+	if s.WeightRule == "" {
+		return s.Rule + w + m
+	}
+	return fmt.Sprintf("sum by (gray_status) (%[1]s%[3]s%[4]s * %[2]s%[3]s%[4]s) / sum by (gray_status) (%[2]s%[3]s%[4]s)",
+		s.Rule, s.WeightRule, w, m)
+}
+
+// TrackQuery is Query for one track: sel must select it. It returns one
+// series (the weighted average over pools for a WeightRule SLI; the largest
+// series otherwise).
+func (s SLI) TrackQuery(w, sel string) string {
+	m := "{" + sel + "}"
+	if s.WeightRule == "" {
+		return "max(" + s.Rule + w + m + ")"
+	}
+	return fmt.Sprintf("sum(%[1]s%[3]s%[4]s * %[2]s%[3]s%[4]s) / sum(%[2]s%[3]s%[4]s)", s.Rule, s.WeightRule, w, m)
+}
+
+// Stat are the statistical test's defaults: a one-sided Mann-Whitney U test
+// of each SLI's gray samples against its stable samples.
+type Stat struct {
+	// Confidence: an SLI is significantly worse when the p-value is below
+	// 1 - Confidence (before the correction for the number of SLIs).
+	Confidence float64
+	// MinEffect is the smallest Vargha-Delaney A (P(a gray sample is worse))
+	// that counts.
+	MinEffect float64
+	// MinSamples is the fewest samples per track the test judges.
+	MinSamples int
+	// Window is how far back the samples reach; Step how often one is taken.
+	Window, Step time.Duration
+	// SampleFamily is the window family of the rules the test samples: a
+	// range no longer than Step, so that samples do not overlap.
+	SampleFamily string
+}
+
+// Guard is the traffic guard: below MinRequestRate on either track no SLI
+// counts.
+type Guard struct {
+	// RequestRule is the per-track request-rate rule, without its window.
+	RequestRule string
+	// MinTrackRule records the slower track's rate, without its window.
+	MinTrackRule string
+	// MinRequestRate is the rate (req/s) both tracks must exceed: the
+	// chart's rules.minRequestRate.
+	MinRequestRate float64
+	// MinRequests and RequestWindow are the same guard as PoolCanary
+	// counts it: more than MinRequests per track in RequestWindow.
+	MinRequests   int64
+	RequestWindow time.Duration
+}
+
+// Catalog is a set of SLIs with their statistical and guard defaults.
+type Catalog struct {
+	SLIs  []SLI
+	Stat  Stat
+	Guard Guard
+	// Window is the default window family of the thresholds and alerts.
+	Window string
+}
+
+// Default returns the poolparity catalog: the eight SLIs of the parity
+// table, in the table's order.
+func Default() Catalog {
+	latency := func(id ID, q string) SLI {
+		return SLI{
+			ID: id, Name: "latency " + q, Unit: Seconds, Comparison: RatioAtMost, Threshold: 1.10, Floor: 0.005,
+			Rule:       "job_gray_status:http_request_duration_seconds:" + q + "_rate",
+			ParityRule: "job:http_request_duration_seconds_" + q + ":gray_over_stable_rate",
+			FloorRule:  "job:http_request_duration_seconds_" + q + ":gray_minus_stable_rate",
+			Alert:      &Alert{Name: "PoolParityLatencyRegression", ValuesKey: "latencyRegression", Labels: map[string]string{"quantile": q}},
+			Judged:     Always,
+			Doc:        "the gray track's " + q + " request latency against stable's, over the effect-size floor",
+		}
+	}
+	return Catalog{
+		Window: "5m",
+		SLIs: []SLI{
+			latency(LatencyP95, "p95"),
+			latency(LatencyP99, "p99"),
+			{
+				ID: ErrorRatio, Name: "error ratio (5xx)", Unit: Ratio, Comparison: DeltaAtMost, Threshold: 0.005,
+				Rule:       "job_gray_status:http_request_errors:ratio_rate",
+				ParityRule: "job:http_request_errors:gray_minus_stable_rate",
+				Alert:      &Alert{Name: "PoolParityErrorRegression", ValuesKey: "errorRegression"},
+				Judged:     Always,
+				Doc:        "5xx share of requests; a difference, since ratios of near-zero error rates explode",
+			},
+			{
+				ID: CPUPerRequest, Name: "CPU per request", Unit: Seconds, Comparison: RatioAtMost, Threshold: 1.15,
+				Rule:       "job_gray_status:process_cpu_seconds_per_request:ratio_rate",
+				ParityRule: "job:process_cpu_seconds_per_request:gray_over_stable_rate",
+				Alert:      &Alert{Name: "PoolParityCPUPerRequestRegression", ValuesKey: "cpuPerRequestRegression"},
+				Judged:     Always,
+				Doc:        "process CPU seconds per request: what a Reset that zeroes too much costs",
+			},
+			{
+				ID: HeapAllocPerRequest, Name: "heap alloc per request", Unit: Bytes, Comparison: RatioAtMost, Threshold: 1.10,
+				Rule:       "job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate",
+				ParityRule: "job:go_gc_heap_allocs_bytes_per_request:gray_over_stable_rate",
+				Judged:     Always,
+				Doc:        "heap bytes allocated per request: parity asks only that gray be no worse (PoolParityNoAllocationGain tells whether pooling pays)",
+			},
+			{
+				ID: GCCPUShare, Name: "GC share of CPU", Unit: Ratio, Comparison: DeltaAtMost, Threshold: 0.05,
+				Rule:   "job_gray_status:go_gc_cpu:ratio_rate",
+				Judged: Always,
+				Doc:    "GC CPU over total CPU, in ratio points",
+			},
+			{
+				ID: SyncPoolHitRatio, Name: "sync.Pool hit ratio", Unit: Ratio, Comparison: GrayAtLeast, Threshold: 0.5,
+				Rule:       "job_gray_status_pool:syncpool_hits:ratio_rate",
+				WeightRule: "job_gray_status_pool:syncpool_gets:rate",
+				Alert:      &Alert{Name: "PoolParityLowSyncPoolHitRatio", ValuesKey: "lowSyncPoolHitRatio"},
+				Judged:     WhenGrayPooled,
+				Doc:        "the gray track's hit ratio over all its pools, weighted by gets (the alert judges each pool)",
+			},
+			{
+				ID: RedisPoolHitRatio, Name: "Redis pool hit ratio", Unit: Ratio, Comparison: DeltaAtLeast, Threshold: -0.10,
+				Rule:   "job_gray_status:redis_pool_hits:ratio_rate",
+				Judged: Always,
+				Doc:    "go-redis connection pool hits, in ratio points (negative: how much worse gray may be)",
+			},
+		},
+		Stat: Stat{Confidence: 0.99, MinEffect: 0.71, MinSamples: 8, Window: 10 * time.Minute, Step: time.Minute, SampleFamily: "1m"},
+		Guard: Guard{
+			RequestRule: "job_gray_status:http_requests:rate", MinTrackRule: "job:http_requests:min_track_rate",
+			MinRequestRate: 1, MinRequests: 100, RequestWindow: 5 * time.Minute,
+		},
+	}
+}
+
+// Get returns the SLI with the given ID.
+func (c Catalog) Get(id ID) (SLI, bool) {
+	i := c.index(id)
+	if i < 0 {
+		return SLI{}, false
+	}
+	return c.SLIs[i], true
+}
+
+func (c Catalog) index(id ID) int {
+	return slices.IndexFunc(c.SLIs, func(s SLI) bool { return s.ID == id })
+}
+
+// IDs returns the SLIs' IDs in order.
+func (c Catalog) IDs() []ID {
+	out := make([]ID, len(c.SLIs))
+	for i, s := range c.SLIs {
+		out[i] = s.ID
+	}
+	return out
+}
+
+// ErrUnknownSLI is returned for an ID the catalog does not hold.
+var ErrUnknownSLI = errors.New("unknown SLI")
+
+// Select returns a copy of c holding only the SLIs ids, in the order given.
+func (c Catalog) Select(ids ...ID) (Catalog, error) {
+	out := c
+	out.SLIs = make([]SLI, 0, len(ids))
+	for _, id := range ids {
+		s, ok := c.Get(id)
+		if !ok {
+			return Catalog{}, fmt.Errorf("%w %q (want one of %s)", ErrUnknownSLI, id, joinIDs(c.IDs()))
+		}
+		out.SLIs = append(out.SLIs, s)
+	}
+	return out, nil
+}
+
+// WithThreshold returns a copy of c with SLI id's threshold set to t.
+func (c Catalog) WithThreshold(id ID, t float64) (Catalog, error) {
+	return c.with(id, func(s *SLI) { s.Threshold = t })
+}
+
+// WithFloor returns a copy of c with SLI id's floor set to f.
+func (c Catalog) WithFloor(id ID, f float64) (Catalog, error) {
+	return c.with(id, func(s *SLI) { s.Floor = f })
+}
+
+func (c Catalog) with(id ID, f func(*SLI)) (Catalog, error) {
+	i := c.index(id)
+	if i < 0 {
+		return Catalog{}, fmt.Errorf("%w %q (want one of %s)", ErrUnknownSLI, id, joinIDs(c.IDs()))
+	}
+	out := c
+	out.SLIs = slices.Clone(c.SLIs)
+	f(&out.SLIs[i])
+	return out, nil
+}
+
+// AlertValues returns, per chart values key under rules.alerts, the
+// threshold and floor the catalog's SLIs give it (the SLIs raised by one
+// alert share them), in catalog order.
+func (c Catalog) AlertValues() []AlertValue {
+	var out []AlertValue
+	for _, s := range c.SLIs {
+		if s.Alert == nil {
+			continue
+		}
+		if slices.ContainsFunc(out, func(a AlertValue) bool { return a.Key == s.Alert.ValuesKey }) {
+			continue
+		}
+		out = append(out, AlertValue{Key: s.Alert.ValuesKey, Alert: s.Alert.Name, Threshold: s.Threshold, Floor: s.Floor})
+	}
+	return out
+}
+
+// AlertValue is the threshold (and floor) of one alert under the chart's
+// rules.alerts.
+type AlertValue struct {
+	Key, Alert       string
+	Threshold, Floor float64
+}
+
+var (
+	idPattern   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	rulePattern = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+)
+
+// Validate reports every SLI that could not be judged or rendered: an ID
+// that is not a DNS label or repeats, an empty name, an unknown comparison
+// or Judged, a rule that is not a metric name, a floor on anything but
+// RatioAtMost, and statistical or guard defaults out of range.
+func (c Catalog) Validate() error {
+	var errs []error
+	seen := map[ID]bool{}
+	names := map[string]bool{}
+	for i, s := range c.SLIs {
+		where := fmt.Sprintf("SLI %d (%q)", i, s.ID)
+		switch {
+		case !idPattern.MatchString(string(s.ID)) || len(s.ID) > 63:
+			errs = append(errs, fmt.Errorf("%s: the ID must be lower-case words joined by hyphens, at most 63 characters", where))
+		case seen[s.ID]:
+			errs = append(errs, fmt.Errorf("%s: the ID repeats", where))
+		}
+		seen[s.ID] = true
+		if s.Name == "" || names[s.Name] {
+			errs = append(errs, fmt.Errorf("%s: the display name is empty or repeats", where))
+		}
+		names[s.Name] = true
+		switch s.Comparison {
+		case RatioAtMost, RatioAtLeast, DeltaAtMost, DeltaAtLeast, GrayAtLeast:
+		default:
+			errs = append(errs, fmt.Errorf("%s: unknown comparison %q", where, s.Comparison))
+		}
+		if s.Floor < 0 || (s.Floor > 0 && s.Comparison != RatioAtMost) {
+			errs = append(errs, fmt.Errorf("%s: a floor applies only to %s and is not negative", where, RatioAtMost))
+		}
+		if s.Judged != Always && s.Judged != WhenGrayPooled {
+			errs = append(errs, fmt.Errorf("%s: unknown Judged %q", where, s.Judged))
+		}
+		for _, r := range []string{s.Rule, s.WeightRule, s.ParityRule, s.FloorRule} {
+			if r != "" && !rulePattern.MatchString(r) {
+				errs = append(errs, fmt.Errorf("%s: rule %q is not a metric name", where, r))
+			}
+		}
+		if s.Rule == "" {
+			errs = append(errs, fmt.Errorf("%s: no per-track rule", where))
+		}
+		if s.Alert != nil && (s.Alert.Name == "" || s.Alert.ValuesKey == "") {
+			errs = append(errs, fmt.Errorf("%s: an alert needs its name and values key", where))
+		}
+	}
+	st := c.Stat
+	if st.Confidence <= 0 || st.Confidence >= 1 || st.MinEffect <= 0.5 || st.MinEffect > 1 || st.MinSamples < 3 || st.Window <= 0 || st.Step <= 0 || st.Step > st.Window {
+		errs = append(errs, fmt.Errorf("statistical defaults out of range: %+v", st))
+	}
+	if c.Guard.RequestRule == "" || c.Guard.MinRequestRate < 0 || c.Guard.MinRequests < 0 || c.Guard.RequestWindow <= 0 {
+		errs = append(errs, fmt.Errorf("guard defaults out of range: %+v", c.Guard))
+	}
+	return errors.Join(errs...)
+}
+
+func joinIDs(ids []ID) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = string(id)
+	}
+	return strings.Join(s, ", ")
+}

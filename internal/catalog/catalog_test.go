@@ -1,0 +1,137 @@
+package catalog_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/poolparity/poolparity/internal/catalog"
+)
+
+func TestDefaultIsValid(t *testing.T) {
+	if err := catalog.Default().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestValidateNamesEveryBadSLI(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*catalog.Catalog)
+		want   string
+	}{
+		{"an ID with capitals", func(c *catalog.Catalog) { c.SLIs[0].ID = "Latency" }, "lower-case words"},
+		{"a repeated ID", func(c *catalog.Catalog) { c.SLIs[1].ID = c.SLIs[0].ID }, "the ID repeats"},
+		{"a repeated display name", func(c *catalog.Catalog) { c.SLIs[1].Name = c.SLIs[0].Name }, "display name is empty or repeats"},
+		{"an unknown comparison", func(c *catalog.Catalog) { c.SLIs[2].Comparison = "ratio<" }, `unknown comparison "ratio<"`},
+		{"a floor on a delta", func(c *catalog.Catalog) { c.SLIs[2].Floor = 0.1 }, "a floor applies only to"},
+		{"a rule that is no metric name", func(c *catalog.Catalog) { c.SLIs[3].Rule = "rate(x[5m])" }, "is not a metric name"},
+		{"an alert without its values key", func(c *catalog.Catalog) { c.SLIs[0].Alert = &catalog.Alert{Name: "X"} }, "needs its name and values key"},
+		{"a confidence of 1", func(c *catalog.Catalog) { c.Stat.Confidence = 1 }, "statistical defaults out of range"},
+		{"no request rule", func(c *catalog.Catalog) { c.Guard.RequestRule = "" }, "guard defaults out of range"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := catalog.Default()
+			tt.change(&c)
+			err := c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Validate() = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSelectAndWithThresholdCopy(t *testing.T) {
+	d := catalog.Default()
+	c, err := d.Select(catalog.LatencyP99, catalog.ErrorRatio)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(c.IDs()); got != "[latency-p99 error-ratio]" {
+		t.Errorf("Select kept %s", got)
+	}
+	if _, err := d.Select("p99"); !errors.Is(err, catalog.ErrUnknownSLI) || !strings.Contains(err.Error(), "latency-p99") {
+		t.Errorf("Select of an unknown ID: %v, want ErrUnknownSLI naming the valid ones", err)
+	}
+	c2, err := d.WithThreshold(catalog.CPUPerRequest, 1.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := c2.Get(catalog.CPUPerRequest)
+	orig, _ := d.Get(catalog.CPUPerRequest)
+	if s.Threshold != 1.5 || orig.Threshold == 1.5 {
+		t.Errorf("WithThreshold: copy %v, original %v; want 1.5 in the copy only", s.Threshold, orig.Threshold)
+	}
+}
+
+func TestQuery(t *testing.T) {
+	d := catalog.Default()
+	p99, _ := d.Get(catalog.LatencyP99)
+	if got, want := p99.Query("5m", `job="a"`), `job_gray_status:http_request_duration_seconds:p99_rate5m{job="a"}`; got != want {
+		t.Errorf("Query = %s, want %s", got, want)
+	}
+	hits, _ := d.Get(catalog.SyncPoolHitRatio)
+	want := `sum by (gray_status) (job_gray_status_pool:syncpool_hits:ratio_rate1m{} * job_gray_status_pool:syncpool_gets:rate1m{}) / sum by (gray_status) (job_gray_status_pool:syncpool_gets:rate1m{})`
+	if got := hits.Query("1m", ""); got != want {
+		t.Errorf("weighted Query = %s\nwant %s", got, want)
+	}
+}
+
+// TestTheChartValuesAreTheCatalogs fails when the chart's alert thresholds, the latency floor
+// or the minimum request rate differ from the catalog's (hack/gen writes them).
+func TestTheChartValuesAreTheCatalogs(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "helm", "poolparity", "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Rules struct {
+			MinRequestRate float64                   `json:"minRequestRate"`
+			Alerts         map[string]map[string]any `json:"alerts"`
+		} `json:"rules"`
+	}
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	c := catalog.Default()
+	if v.Rules.MinRequestRate != c.Guard.MinRequestRate {
+		t.Errorf("rules.minRequestRate %v, the catalog's guard %v", v.Rules.MinRequestRate, c.Guard.MinRequestRate)
+	}
+	av := c.AlertValues()
+	if len(av) == 0 {
+		t.Fatal("the catalog raises no alert")
+	}
+	for _, a := range av {
+		got, ok := v.Rules.Alerts[a.Key]
+		if !ok {
+			t.Errorf("rules.alerts.%s (%s) is missing", a.Key, a.Alert)
+			continue
+		}
+		if got["threshold"] != a.Threshold {
+			t.Errorf("rules.alerts.%s.threshold %v, the catalog's %v", a.Key, got["threshold"], a.Threshold)
+		}
+		if a.Floor > 0 && got["minDelta"] != a.Floor {
+			t.Errorf("rules.alerts.%s.minDelta %v, the catalog's floor %v", a.Key, got["minDelta"], a.Floor)
+		}
+	}
+}
+
+func ExampleCatalog_Select() {
+	c, err := catalog.Default().Select(catalog.LatencyP99, catalog.CPUPerRequest)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range c.SLIs {
+		fmt.Printf("%s: %s %s %.2f, reads %s\n", s.ID, s.Name, s.Comparison, s.Threshold, s.TrackRule(c.Window))
+	}
+	// Output:
+	// latency-p99: latency p99 ratio<= 1.10, reads job_gray_status:http_request_duration_seconds:p99_rate5m
+	// cpu-per-request: CPU per request ratio<= 1.15, reads job_gray_status:process_cpu_seconds_per_request:ratio_rate5m
+}

@@ -1,0 +1,415 @@
+package parity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/poolparity/poolparity/internal/catalog"
+)
+
+// StatMode says what the statistical test does in an evaluation. The values
+// are PoolCanary's statistical.mode.
+type StatMode string
+
+// The statistical modes.
+const (
+	// StatOff runs no test.
+	StatOff StatMode = "Off"
+	// StatReport runs the test and shows it beside the thresholds, which
+	// alone decide (the verdict gate "thresholds").
+	StatReport StatMode = "Report"
+	// StatGate also lets the test decide: a significant regression fails
+	// a passing evaluation, and a test without a verdict holds it.
+	StatGate StatMode = "Gate"
+	// StatConfirm makes the test a condition of a breach: a threshold FAIL
+	// counts only where the test confirms it, or has too few samples to
+	// judge (the verdict gate "confirmed"). Firing alerts still fail.
+	StatConfirm StatMode = "Confirm"
+)
+
+// ParseStatMode returns the StatMode named s.
+func ParseStatMode(s string) (StatMode, error) {
+	switch m := StatMode(s); m {
+	case StatOff, StatReport, StatGate, StatConfirm:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown statistical mode %q: want %s, %s, %s or %s", s, StatOff, StatReport, StatGate, StatConfirm)
+}
+
+// Gate says which verdict is a Report's Verdict; it is how the commands
+// name the two modes people choose between.
+type Gate string
+
+// The gates.
+const (
+	// GateThresholds: the threshold rows and the firing alerts decide; the
+	// statistical test, if any, is shown beside them (StatReport).
+	GateThresholds Gate = "thresholds"
+	// GateConfirmed: a threshold FAIL counts only where the statistical
+	// test confirms it (StatConfirm). docs/verdict-eval.md measures it.
+	GateConfirmed Gate = "confirmed"
+)
+
+// ParseGate returns the Gate named s, or an error naming the valid ones.
+func ParseGate(s string) (Gate, error) {
+	switch g := Gate(s); g {
+	case GateThresholds, GateConfirmed:
+		return g, nil
+	}
+	return "", fmt.Errorf("unknown gate %q: want %s or %s", s, GateThresholds, GateConfirmed)
+}
+
+// Mode returns the StatMode of the gate.
+func (g Gate) Mode() StatMode {
+	if g == GateConfirmed {
+		return StatConfirm
+	}
+	return StatReport
+}
+
+// Override changes where one SLI is read from (PoolCanary's per-SLI rule,
+// sampleRule and matchLabels).
+type Override struct {
+	// Rule is a per-track rule's full name, read instead of the catalog's
+	// rule of the window; SampleRule likewise for the test's samples.
+	Rule, SampleRule string
+	// MatchLabels are added to this SLI's queries.
+	MatchLabels map[string]string
+}
+
+// Options configure one Evaluate call. The zero value reads the catalog's
+// window with no selector, no statistical test and no alerts.
+type Options struct {
+	// At is the evaluation time; zero means now.
+	At time.Time
+	// Title heads the report; empty gives "poolparity: gray vs stable".
+	Title string
+	// Window is the rule family of the thresholds (e.g. "5m", "1m");
+	// empty means the catalog's.
+	Window string
+	// Selector is label matchers (PromQL, without braces, e.g.
+	// `job="poolparity",namespace="shop"`) added to every query.
+	Selector string
+	// Guard replaces the catalog's traffic guard (the request-rate rule of
+	// Window and the catalog's MinRequestRate); nil keeps it.
+	Guard *Guard
+	// Stat is what the statistical test does (StatOff: none).
+	Stat StatMode
+	// Test configures the test; zero fields take the catalog's defaults.
+	Test StatTest
+	// StatWindow and StatStep: the samples reach StatWindow back and are
+	// taken every StatStep; zero takes the catalog's.
+	StatWindow, StatStep time.Duration
+	// SampleFamily is the rule family the test samples; empty means the
+	// catalog's; "-" means Window's.
+	SampleFamily string
+	// Overrides change where SLIs are read from, by ID.
+	Overrides map[catalog.ID]Override
+	// Alerts reads the pending and firing alerts of the rule groups whose
+	// name contains AlertGroups (default "poolparity"); they count in the
+	// verdict as Decide says.
+	Alerts      bool
+	AlertGroups string
+	// Pools fills Report.Pools with each pool's hit ratio per track.
+	Pools bool
+}
+
+// ErrNoRules is returned by Evaluate when Prometheus lacks recording rules
+// the SLIs read.
+var ErrNoRules = errors.New("parity: Prometheus lacks poolparity recording rules of this window")
+
+// Evaluate is the one evaluator: it reads every SLI of cat for both tracks
+// from Prometheus through q, applies the traffic guard and the no-data
+// rules, runs the statistical test when asked, reads the alerts when asked
+// and decides the verdict. The demo, poolparity-parity, the PoolCanary
+// controller, the kind harness and verdict-eval all call it.
+//
+// When Prometheus cannot be read (an error, a timeout, a rule missing) the
+// report's verdict is ERROR with the reason, and the error is returned too;
+// a report is never PASS without every query answered. A failing query of
+// the statistical samples does not fail the whole evaluation: it makes that
+// SLI's test an ERROR (which holds a StatGate evaluation).
+func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (Report, error) {
+	e, err := newEvaluation(cat, o)
+	r := Report{Title: e.opts.Title, At: e.opts.At.UTC(), Window: e.opts.Window}
+	fail := func(err error) (Report, error) {
+		r.Verdict, r.Reasons = Error, []string{err.Error()}
+		return r, err
+	}
+	if err != nil {
+		return fail(err)
+	}
+	switch e.opts.Stat {
+	case StatConfirm:
+		r.Gate = GateConfirmed
+	case StatReport:
+		r.Gate = GateThresholds
+	}
+	if err := e.checkRulesLoaded(ctx, q); err != nil {
+		return fail(err)
+	}
+	quiet, err := e.guard().Check(ctx, q, e.opts.At)
+	if err != nil {
+		return fail(fmt.Errorf("parity: %w", err))
+	}
+	var grayPooled, stablePooled *bool
+	var statErrs []string
+	for _, s := range e.cat.SLIs {
+		if s.Judged == catalog.WhenGrayPooled {
+			if grayPooled == nil {
+				g, err1 := e.trackPooled(ctx, q, grayM)
+				st, err2 := e.trackPooled(ctx, q, stableM)
+				if err := errors.Join(err1, err2); err != nil {
+					return fail(err)
+				}
+				grayPooled, stablePooled = &g, &st
+			}
+			if !*grayPooled {
+				r.Notes = append(r.Notes, s.Name+": not judged, the gray track is unpooled (it has no sync.Pool series)")
+				continue
+			}
+		}
+		crit := CriterionOf(s)
+		tv, err := ReadTracks(ctx, q, e.query(s, false), e.opts.At)
+		if err != nil {
+			return fail(fmt.Errorf("parity: %s: %w", s.Name, err))
+		}
+		row := crit.Evaluate(tv.Stable, tv.Gray)
+		if row.Verdict == NoData && len(tv.Why) > 0 {
+			row.Note = strings.Join(tv.Why, "; ")
+		}
+		if s.Judged == catalog.WhenGrayPooled && !*stablePooled {
+			row.Stable = nil
+			row.Note = "stable is unpooled"
+		}
+		if quiet != "" && row.Verdict != NoData {
+			row.Verdict, row.Note = NoData, "too little traffic to judge"
+		}
+		if e.opts.Stat != StatOff && quiet == "" {
+			row.Test = e.test(ctx, q, s, crit, &statErrs)
+		}
+		r.Rows = append(r.Rows, row)
+	}
+	if e.opts.Pools {
+		if r.Pools, err = readPools(ctx, q, e.cat, e.opts.Window, e.opts.Selector, e.opts.At); err != nil {
+			return fail(err)
+		}
+	}
+	if e.opts.Alerts {
+		if r.Alerts, err = ReadAlerts(ctx, q, e.opts.AlertGroups); err != nil {
+			return fail(err)
+		}
+	} else {
+		r.Alerts = []Alert{}
+	}
+	r.Verdict, r.Reasons = Decide(Decision{Rows: r.Rows, Alerts: r.Alerts, Quiet: quiet})
+	if e.opts.Stat == StatOff {
+		return r, nil
+	}
+	r.Statistical, r.StatReasons = StatVerdict(r.Rows, quiet)
+	if len(statErrs) > 0 {
+		r.Statistical, r.StatReasons = Error, append([]string{"query failed"}, statErrs...)
+	}
+	r.Disagreements = Disagreements(r.Rows)
+	var reasons []string
+	r.Confirmed, reasons = Decide(Decision{Rows: Confirm(r.Rows), Alerts: r.Alerts, Quiet: quiet})
+	switch e.opts.Stat {
+	case StatConfirm:
+		r.Verdict, r.Reasons = r.Confirmed, reasons
+	case StatGate:
+		if r.Verdict == Pass && r.Statistical != Pass {
+			msg := strings.Join(r.StatReasons, "; ")
+			if len(r.Disagreements) > 0 {
+				msg += "; disagreements: " + strings.Join(r.Disagreements, "; ")
+			}
+			r.Verdict, r.Reasons = r.Statistical, append([]string{"statistical test: " + msg}, r.Reasons...)
+		}
+	}
+	return r, nil
+}
+
+// evaluation is one Evaluate call's settings with the defaults filled in.
+type evaluation struct {
+	cat  catalog.Catalog
+	opts Options
+}
+
+func newEvaluation(cat catalog.Catalog, o Options) (evaluation, error) {
+	if o.At.IsZero() {
+		o.At = time.Now()
+	}
+	if o.Title == "" {
+		o.Title = "poolparity: gray vs stable"
+	}
+	if o.Window == "" {
+		o.Window = cat.Window
+	}
+	o.Selector = strings.Trim(o.Selector, "{} ")
+	if o.Stat == "" {
+		o.Stat = StatOff
+	}
+	if o.AlertGroups == "" {
+		o.AlertGroups = "poolparity"
+	}
+	st := cat.Stat
+	if o.StatWindow <= 0 {
+		o.StatWindow = st.Window
+	}
+	if o.StatStep <= 0 {
+		o.StatStep = st.Step
+	}
+	switch o.SampleFamily {
+	case "":
+		o.SampleFamily = st.SampleFamily
+	case "-":
+		o.SampleFamily = o.Window
+	}
+	o.Test = o.Test.withCatalog(st)
+	e := evaluation{cat: cat, opts: o}
+	if _, err := ParseStatMode(string(o.Stat)); err != nil {
+		return e, fmt.Errorf("parity: %w", err)
+	}
+	if o.Window == "" {
+		return e, errors.New("parity: no rules window (the catalog and the options name none)")
+	}
+	if len(cat.SLIs) == 0 {
+		return e, errors.New("parity: the catalog has no SLI to judge")
+	}
+	for id := range o.Overrides {
+		if _, ok := cat.Get(id); !ok {
+			return e, fmt.Errorf("parity: override of %w %q", catalog.ErrUnknownSLI, id)
+		}
+	}
+	return e, nil
+}
+
+// selector returns the matchers of s's queries, without braces.
+func (e evaluation) selector(s catalog.SLI) string {
+	ov := e.opts.Overrides[s.ID]
+	if len(ov.MatchLabels) == 0 {
+		return e.opts.Selector
+	}
+	var m []string
+	if e.opts.Selector != "" {
+		m = append(m, e.opts.Selector)
+	}
+	for _, k := range slices.Sorted(maps.Keys(ov.MatchLabels)) {
+		m = append(m, k+"="+strconv.Quote(ov.MatchLabels[k]))
+	}
+	return strings.Join(m, ",")
+}
+
+// query returns the PromQL reading s for both tracks: its threshold rule,
+// or (sample) the rule the test samples.
+func (e evaluation) query(s catalog.SLI, sample bool) string {
+	ov := e.opts.Overrides[s.ID]
+	rule, w := ov.Rule, e.opts.Window
+	if sample {
+		rule, w = ov.SampleRule, e.opts.SampleFamily
+		if rule == "" && ov.Rule != "" {
+			rule = ov.Rule
+		}
+	}
+	sel := e.selector(s)
+	if rule != "" {
+		return rule + "{" + sel + "}"
+	}
+	return s.Query(w, sel)
+}
+
+// guard returns the traffic guard of the evaluation.
+func (e evaluation) guard() Guard {
+	if e.opts.Guard != nil {
+		return *e.opts.Guard
+	}
+	g := e.cat.Guard
+	return Guard{RateExpr: g.RequestRule + e.opts.Window + "{" + e.opts.Selector + "}", MinRequestRate: g.MinRequestRate}
+}
+
+// test samples s on both tracks and judges the samples, corrected for the
+// number of SLIs.
+func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Criterion, errs *[]string) *TestResult {
+	expr := e.query(s, true)
+	ts, err := ReadTrackSamples(ctx, q, expr, e.opts.At.Add(-e.opts.StatWindow), e.opts.At, e.opts.StatStep)
+	if err != nil {
+		*errs = append(*errs, fmt.Sprintf("%s: %v", s.Name, err))
+		return &TestResult{Verdict: Error, Note: err.Error()}
+	}
+	tr := e.opts.Test.ForTests(len(e.cat.SLIs)).Judge(crit, ts.Stable, ts.Gray)
+	if tr.Verdict == NoData && len(ts.Why) > 0 {
+		tr.Note = strings.Join(ts.Why, "; ")
+	}
+	if ov := e.opts.Overrides[s.ID]; ov.Rule != "" || ov.SampleRule != "" {
+		if hint := OverlapHint(expr[:strings.IndexByte(expr, '{')], e.opts.StatStep); hint != "" {
+			tr.Note = strings.TrimPrefix(tr.Note+"; "+hint, "; ")
+		}
+	}
+	return &tr
+}
+
+// checkRulesLoaded fails unless Prometheus has every recording rule the
+// SLIs and the guard read: a missing rule would otherwise look like a quiet
+// track. Overridden rules are the caller's to name and are not checked.
+func (e evaluation) checkRulesLoaded(ctx context.Context, q Querier) error {
+	loaded, err := LoadedRules(ctx, q)
+	if err != nil {
+		return fmt.Errorf("parity: reading the rules: %w", err)
+	}
+	w := e.opts.Window
+	var want []string
+	if e.opts.Guard == nil {
+		want = append(want, e.cat.Guard.MinTrackRule+w, e.cat.Guard.RequestRule+w)
+	}
+	for _, s := range e.cat.SLIs {
+		if e.opts.Overrides[s.ID].Rule == "" {
+			want = append(want, s.Rules(w)...)
+		}
+	}
+	var missing []string
+	for _, name := range want {
+		if !loaded[name] && !slices.Contains(missing, name) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w (missing: %s)", ErrNoRules, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// trackPooled reports whether the track selected by m exposes sync.Pool
+// series, i.e. runs pooled. A track's pool_mode label is summed away by the
+// rules, so the raw series are asked.
+func (e evaluation) trackPooled(ctx context.Context, q Querier, m string) (bool, error) {
+	v, err := scalar(ctx, q, "count(syncpool_gets_total"+sel(e.opts.Selector, m)+")", e.opts.At)
+	if err != nil {
+		return false, err
+	}
+	return v != nil && *v > 0, nil
+}
+
+// CriterionOf returns how the judge compares an SLI.
+func CriterionOf(s catalog.SLI) Criterion {
+	return Criterion{ID: s.ID, SLI: s.Name, Unit: s.Unit, Comparison: s.Comparison, Threshold: s.Threshold, Floor: s.Floor}
+}
+
+// sel returns a selector of base's matchers and extra ones, with braces.
+func sel(base string, extra ...string) string {
+	var m []string
+	if base != "" {
+		m = append(m, base)
+	}
+	m = append(m, extra...)
+	return "{" + strings.Join(m, ",") + "}"
+}
+
+const (
+	grayM   = `gray_status="true"`
+	stableM = `gray_status="false"`
+)
