@@ -229,13 +229,14 @@ func load(st *memStore, cfg config, sc scenario, rng *rand.Rand, t0 time.Time) e
 	return nil
 }
 
-// oneRun replays one run through the engine and the rules and judges it.
-func oneRun(ctx context.Context, cfg config, sc scenario, i int, rng *rand.Rand) (runResult, error) {
-	rr := runResult{Scenario: sc, Run: i, FirstFiring: map[string]time.Duration{}}
+// replay loads one run of sc and steps the rule engine through it every cfg.Eval, calling
+// visit at each step with the run's time, a querier that reads no sample after it, and the
+// alerts firing then (name to severity).
+func replay(ctx context.Context, cfg config, sc scenario, rng *rand.Rand, visit func(at time.Duration, ts time.Time, q parity.Querier, firing map[string]string) error) error {
 	t0 := time.Unix(0, 0).UTC()
 	st := newMemStore()
 	if err := load(st, cfg, sc, rng, t0); err != nil {
-		return rr, err
+		return err
 	}
 	engine := promql.NewEngine(promql.EngineOpts{
 		MaxSamples: 50_000_000, Timeout: time.Minute, LookbackDelta: 5 * time.Minute,
@@ -244,50 +245,61 @@ func oneRun(ctx context.Context, cfg config, sc scenario, i int, rng *rand.Rand)
 	defer engine.Close()
 	ev, err := newRuleEvaluator(cfg.RulesFile, engine, st)
 	if err != nil {
-		return rr, err
+		return err
 	}
 	q := &engineQuerier{engine: engine, storage: st, records: ev.records}
+	for at := time.Duration(0); at <= cfg.Length; at += cfg.Eval {
+		// The store holds the whole run, but a query at ts reads no sample after ts.
+		firing, err := ev.eval(ctx, t0, at)
+		if err != nil {
+			return err
+		}
+		if err := visit(at, t0.Add(at), q, firing); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// oneRun replays one run through the engine and the rules and judges it.
+func oneRun(ctx context.Context, cfg config, sc scenario, i int, rng *rand.Rand) (runResult, error) {
+	rr := runResult{Scenario: sc, Run: i, FirstFiring: map[string]time.Duration{}}
 	cat := catalog.Default()
 	opts := parity.Options{
 		Window: "5m", Selector: `job="poolparity"`, Alerts: true,
 		Stat: parity.StatReport, Test: cfg.Stat, StatWindow: cfg.StatWindow, StatStep: cfg.StatStep, SampleFamily: cfg.StatFamily,
 	}
-
-	for at := time.Duration(0); at <= cfg.Length; at += cfg.Eval {
-		ts := t0.Add(at)
-		// The store holds the whole run, but a query at ts reads no sample after ts.
-		firing, err := ev.eval(ctx, t0, at)
-		if err != nil {
-			return rr, err
-		}
+	err := replay(ctx, cfg, sc, rng, func(at time.Duration, ts time.Time, q parity.Querier, firing map[string]string) error {
 		for name, sev := range firing {
 			if _, seen := rr.FirstFiring[name]; !seen && (sev == "critical" || sev == "warning") {
 				rr.FirstFiring[name] = at
 			}
 		}
-		if at >= cfg.Start+cfg.Window && (at-cfg.Start)%cfg.Window == 0 {
-			opts.At = ts
-			r, err := parity.Evaluate(ctx, q, cat, opts)
-			if err != nil {
-				return rr, fmt.Errorf("judging at %s: %w", at, err)
-			}
-			w := window{At: at, Threshold: r.Verdict, Statistical: r.Statistical, Confirmed: r.Confirmed, Disagreements: r.Disagreements}
-			for name, sev := range firing {
-				if sev == "critical" || sev == "warning" {
-					w.Firing = append(w.Firing, name)
-				}
-			}
-			slices.Sort(w.Firing)
-			for _, row := range r.Rows {
-				if row.Verdict == parity.Fail {
-					w.Failing = append(w.Failing, row.SLI)
-				}
-				if row.Test != nil && row.Test.Verdict == parity.Fail {
-					w.StatFailing = append(w.StatFailing, fmt.Sprintf("%s p=%.2g A=%.2f", row.SLI, row.Test.P, row.Test.A))
-				}
-			}
-			rr.Windows = append(rr.Windows, w)
+		if at < cfg.Start+cfg.Window || (at-cfg.Start)%cfg.Window != 0 {
+			return nil
 		}
-	}
-	return rr, nil
+		opts.At = ts
+		r, err := parity.Evaluate(ctx, q, cat, opts)
+		if err != nil {
+			return fmt.Errorf("judging at %s: %w", at, err)
+		}
+		w := window{At: at, Threshold: r.Verdict, Statistical: r.Statistical, Confirmed: r.Confirmed, Disagreements: r.Disagreements}
+		for name, sev := range firing {
+			if sev == "critical" || sev == "warning" {
+				w.Firing = append(w.Firing, name)
+			}
+		}
+		slices.Sort(w.Firing)
+		for _, row := range r.Rows {
+			if row.Verdict == parity.Fail {
+				w.Failing = append(w.Failing, row.SLI)
+			}
+			if row.Test != nil && row.Test.Verdict == parity.Fail {
+				w.StatFailing = append(w.StatFailing, fmt.Sprintf("%s p=%.2g A=%.2f", row.SLI, row.Test.P, row.Test.A))
+			}
+		}
+		rr.Windows = append(rr.Windows, w)
+		return nil
+	})
+	return rr, err
 }

@@ -2,21 +2,21 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	promapi "github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
@@ -29,199 +29,194 @@ type Analyzer interface {
 	Analyze(ctx context.Context, a *v1alpha1.Analysis, now time.Time) v1alpha1.AnalysisStatus
 }
 
-// PrometheusAnalyzer queries the poolparity recording rules through the Prometheus HTTP API
-// (client_golang's api/prometheus/v1 client). Each SLI's rule must be a per-track rule
-// labelled gray_status (docs/contracts.md, "Recording rules": the job_gray_status:* family).
-//
-// It judges with internal/parity, the one judge the demo's report and `make parity` use
-// too: the same traffic guard, comparisons, floor, statistical test and verdict precedence.
-// This file only maps the CRD's types to the judge's and back.
+// PrometheusAnalyzer judges through the Prometheus HTTP API (client_golang's
+// api/prometheus/v1 client) with parity.Evaluate, the one evaluator the demo's report,
+// poolparity-parity and the kind harness call too: the same catalog, traffic guard,
+// comparisons, floors, statistical test and verdict precedence. This file only maps the
+// CRD's types to the evaluator's options and its report back to the status.
 type PrometheusAnalyzer struct {
 	// RoundTripper is the HTTP transport; nil means http.DefaultTransport.
 	RoundTripper http.RoundTripper
 }
 
-// Analyze runs one analysis: the traffic guard, then every SLI, each as an instant query at
-// now, and (unless statistical.mode is Off) each SLI's samples over the statistical window,
-// tested at the confidence level corrected for the number of SLIs. The verdict is
-// parity.Decide's: Error if a query failed, else NoData if a track is too quiet, else Fail
-// if any SLI breached, else NoData if an SLI lacked data, else Pass. In Gate mode a
-// statistical Fail fails a passing analysis, and a statistical NoData or Error holds it; in
-// Confirm mode an SLI breaches only when the test confirms it.
+// Analyze runs one analysis against a.PrometheusURL (see AnalyzeWith).
 func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, now time.Time) v1alpha1.AnalysisStatus {
-	out := v1alpha1.AnalysisStatus{Time: metav1.NewTime(now)}
-	if a.Timeout.Duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, a.Timeout.Duration)
-		defer cancel()
-	}
 	rt := p.RoundTripper
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
 	client, err := promapi.NewClient(promapi.Config{Address: a.PrometheusURL, RoundTripper: rt})
 	if err != nil {
-		out.Verdict = v1alpha1.VerdictError
-		out.Message = fmt.Sprintf("prometheus client for %q: %v", a.PrometheusURL, err)
+		return errorStatus(now, fmt.Sprintf("prometheus client for %q: %v", a.PrometheusURL, err))
+	}
+	return AnalyzeWith(ctx, promv1.NewAPI(client), a, now)
+}
+
+// AnalyzeWith runs one analysis through q: the analysis' SLIs (every SLI of the catalog when
+// it names none) are judged by parity.Evaluate with the analysis' traffic guard, threshold
+// overrides, rules and statistical settings. The verdict is the evaluator's: Error if a query
+// failed, else NoData if a track is too quiet, else Fail if any SLI breached, else NoData if
+// an SLI lacked data, else Pass; in Gate mode a statistical Fail fails a passing analysis and
+// a statistical NoData or Error holds it; in Confirm mode an SLI breaches only when the test
+// confirms it.
+func AnalyzeWith(ctx context.Context, q parity.Querier, a *v1alpha1.Analysis, now time.Time) v1alpha1.AnalysisStatus {
+	if a.Timeout.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, a.Timeout.Duration)
+		defer cancel()
+	}
+	cat, opts, bad := evaluation(a, now)
+	if len(bad) > 0 {
+		out := errorStatus(now, "invalid analysis: "+strings.Join(bad, "; "))
+		for _, sli := range a.SLIs {
+			out.SLIs = append(out.SLIs, v1alpha1.SLIResult{Name: string(sli.Name), Verdict: v1alpha1.VerdictError, Note: out.Message, Time: metav1.NewTime(now)})
+		}
 		return out
 	}
-	api := promv1.NewAPI(client)
-
-	quiet, err := guard(a).Check(ctx, api, now)
+	report, err := parity.Evaluate(ctx, q, cat, opts)
 	if err != nil {
-		out.Verdict = v1alpha1.VerdictError
-		out.Message = "query failed: " + err.Error()
-		return out
+		return errorStatus(now, "query failed: "+err.Error())
 	}
-	st := a.Statistical
-	mode := st.Mode
-	if mode == "" {
-		mode = v1alpha1.StatisticalConfirm
+	out := v1alpha1.AnalysisStatus{Time: metav1.NewTime(now), Verdict: crdVerdict(report.Verdict), Message: truncate(strings.Join(report.Reasons, "; "))}
+	rows := report.Rows
+	if opts.Stat == parity.StatConfirm {
+		rows = parity.Confirm(rows)
 	}
-	test, statErr := statTest(st)
-	test = test.ForTests(len(a.SLIs))
-
-	var rows []parity.Row
-	var errs, statErrs []string
-	for i := range a.SLIs {
-		sli := &a.SLIs[i]
-		r := v1alpha1.SLIResult{Name: sli.Name, Threshold: thresholdString(sli), Time: metav1.NewTime(now)}
-		crit, err := criterion(sli)
-		if err != nil {
-			r.Verdict, r.Note = v1alpha1.VerdictError, err.Error()
-			errs = append(errs, fmt.Sprintf("%s: %v", sli.Name, err))
-			out.SLIs = append(out.SLIs, r)
-			continue
-		}
-		expr := selectorQuery(sli.Rule, mergeLabels(a.MatchLabels, sli.MatchLabels))
-		tv, err := parity.ReadTracks(ctx, api, expr, now)
-		if err != nil {
-			r.Verdict = v1alpha1.VerdictError
-			errs = append(errs, fmt.Sprintf("%s: %v", sli.Name, err))
-			out.SLIs = append(out.SLIs, r)
-			continue
-		}
-		row := crit.Evaluate(tv.Stable, tv.Gray)
-		if row.Verdict == parity.NoData && len(tv.Why) > 0 {
-			row.Note = strings.Join(tv.Why, "; ")
-		}
-		if quiet != "" {
-			// Values may exist, but a track is too quiet for them to mean anything:
-			// neither a pass nor a breach counts.
-			row.Verdict = parity.NoData
-		}
-		if mode != v1alpha1.StatisticalOff && quiet == "" {
-			switch {
-			case statErr != nil:
-				row.Test = &parity.TestResult{Verdict: parity.Error, Note: statErr.Error()}
-			default:
-				sampled := sampleRule(sli)
-				sexpr := selectorQuery(sampled, mergeLabels(a.MatchLabels, sli.MatchLabels))
-				ts, err := parity.ReadTrackSamples(ctx, api, sexpr, now.Add(-statWindow(st)), now, statStep(st))
-				if err != nil {
-					row.Test = &parity.TestResult{Verdict: parity.Error, Note: err.Error()}
-					statErrs = append(statErrs, fmt.Sprintf("%s: %v", sli.Name, err))
-				} else {
-					tr := test.Judge(crit, ts.Stable, ts.Gray)
-					if tr.Verdict == parity.NoData && len(ts.Why) > 0 {
-						tr.Note = strings.Join(ts.Why, "; ")
-					}
-					if hint := overlapHint(sampled, statStep(st)); hint != "" {
-						tr.Note = strings.TrimPrefix(tr.Note+"; "+hint, "; ")
-					}
-					row.Test = &tr
-				}
-			}
-		}
-		rows = append(rows, row)
+	for _, row := range rows {
+		r := v1alpha1.SLIResult{Name: string(row.ID), Threshold: thresholdText(row), Time: metav1.NewTime(now)}
 		fillResult(&r, row)
 		out.SLIs = append(out.SLIs, r)
 	}
-	judged := rows
-	if mode == v1alpha1.StatisticalConfirm {
-		judged = parity.Confirm(rows)
-		for i := range judged {
-			fillResult(&out.SLIs[indexOf(out.SLIs, judged[i].SLI)], judged[i])
+	if opts.Stat != parity.StatOff {
+		msg := strings.Join(report.StatReasons, "; ")
+		if len(report.Disagreements) > 0 {
+			msg += "; disagreements: " + strings.Join(report.Disagreements, "; ")
 		}
+		out.Statistical = &v1alpha1.StatisticalStatus{Mode: v1alpha1.StatisticalMode(opts.Stat), Verdict: crdVerdict(report.Statistical), Message: truncate(msg)}
 	}
-	verdict, reasons := parity.Decide(parity.Decision{Rows: judged, Quiet: quiet, Errors: errs})
-	if len(errs) > 0 {
-		// Decide lists the failed queries after "query failed".
-		reasons = []string{"query failed: " + strings.Join(errs, "; ")}
+	if len(report.Notes) > 0 {
+		out.Message = truncate(out.Message + "; " + strings.Join(report.Notes, "; "))
 	}
-	if mode != v1alpha1.StatisticalOff && len(errs) == 0 {
-		sv, sr := parity.StatVerdict(rows, quiet)
-		if len(statErrs) > 0 {
-			sv, sr = parity.Error, append([]string{"query failed"}, statErrs...)
-		}
-		msg := strings.Join(sr, "; ")
-		if d := parity.Disagreements(rows); len(d) > 0 {
-			msg += "; disagreements: " + strings.Join(d, "; ")
-		}
-		out.Statistical = &v1alpha1.StatisticalStatus{Mode: mode, Verdict: crdVerdict(sv), Message: truncate(msg)}
-		if mode == v1alpha1.StatisticalGate && verdict == parity.Pass && sv != parity.Pass {
-			verdict = sv
-			reasons = append([]string{"statistical test: " + msg}, reasons...)
-		}
-	}
-	out.Verdict = crdVerdict(verdict)
-	out.Message = truncate(strings.Join(reasons, "; "))
 	return out
 }
 
-func indexOf(rs []v1alpha1.SLIResult, name string) int {
-	for i := range rs {
-		if rs[i].Name == name {
-			return i
+func errorStatus(now time.Time, msg string) v1alpha1.AnalysisStatus {
+	return v1alpha1.AnalysisStatus{Time: metav1.NewTime(now), Verdict: v1alpha1.VerdictError, Message: truncate(msg)}
+}
+
+// evaluation maps the analysis to a catalog and the evaluator's options, or lists what is
+// invalid in it (only possible when the API server's validation is bypassed).
+func evaluation(a *v1alpha1.Analysis, now time.Time) (catalog.Catalog, parity.Options, []string) {
+	cat := catalog.Default()
+	var bad []string
+	if len(a.SLIs) > 0 {
+		ids := make([]catalog.ID, len(a.SLIs))
+		for i, sli := range a.SLIs {
+			ids[i] = catalog.ID(sli.Name)
+		}
+		sel, err := cat.Select(ids...)
+		if err != nil {
+			return cat, parity.Options{}, []string{err.Error()}
+		}
+		cat = sel
+	}
+	opts := parity.Options{At: now, Selector: selector(a.MatchLabels), Overrides: map[catalog.ID]parity.Override{}}
+	for i := range a.SLIs {
+		sli := &a.SLIs[i]
+		id := catalog.ID(sli.Name)
+		if err := applyThreshold(&cat, id, sli); err != nil {
+			bad = append(bad, fmt.Sprintf("%s: %v", sli.Name, err))
+		}
+		if sli.Rule != "" || sli.SampleRule != "" || len(sli.MatchLabels) > 0 {
+			opts.Overrides[id] = parity.Override{Rule: sli.Rule, SampleRule: sli.SampleRule, MatchLabels: sli.MatchLabels}
 		}
 	}
-	return -1
+	g := guard(a, cat)
+	opts.Guard = &g
+	st := a.Statistical
+	mode := parity.StatMode(st.Mode)
+	if mode == "" {
+		mode = parity.StatConfirm
+	}
+	if _, err := parity.ParseStatMode(string(mode)); err != nil {
+		bad = append(bad, "statistical.mode: "+err.Error())
+	}
+	opts.Stat = mode
+	var err error
+	if opts.Test, err = statTest(st); err != nil {
+		bad = append(bad, err.Error())
+	}
+	opts.StatWindow, opts.StatStep = st.Window.Duration, st.Step.Duration
+	return cat, opts, bad
+}
+
+// applyThreshold sets the SLI's threshold and floor from the analysis, when it gives them. A
+// threshold of another kind than the catalog's limit for the SLI is an error: the SLI is
+// never judged against a limit nobody meant.
+func applyThreshold(cat *catalog.Catalog, id catalog.ID, sli *v1alpha1.SLI) error {
+	s, _ := cat.Get(id)
+	fields := []struct {
+		name string
+		v    *string
+		cmp  catalog.Comparison
+	}{
+		{"maxRatio", sli.MaxRatio, catalog.RatioAtMost},
+		{"maxDelta", sli.MaxDelta, catalog.DeltaAtMost},
+		{"minDelta", sli.MinDelta, catalog.DeltaAtLeast},
+		{"minGray", sli.MinGray, catalog.GrayAtLeast},
+	}
+	var want string
+	for _, f := range fields {
+		if f.cmp == s.Comparison {
+			want = f.name
+		}
+	}
+	for _, f := range fields {
+		if f.v == nil {
+			continue
+		}
+		if f.cmp != s.Comparison {
+			return fmt.Errorf("%s does not apply: %s is judged by %s (%s)", f.name, id, want, s.Comparison)
+		}
+		t, err := parseDecimal(*f.v)
+		if err != nil {
+			return fmt.Errorf("threshold: %w", err)
+		}
+		if *cat, err = cat.WithThreshold(id, t); err != nil {
+			return err
+		}
+	}
+	if sli.Floor != nil {
+		if s.Comparison != catalog.RatioAtMost {
+			return fmt.Errorf("floor applies only to maxRatio, and %s is judged by %s", id, want)
+		}
+		f, err := parseDecimal(*sli.Floor)
+		if err != nil {
+			return fmt.Errorf("floor: %w", err)
+		}
+		if *cat, err = cat.WithFloor(id, f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // guard is the analysis' traffic guard: each track must serve more than minRequests in
 // requestWindow, i.e. a rate above minRequests/requestWindow.
-func guard(a *v1alpha1.Analysis) parity.Guard {
+func guard(a *v1alpha1.Analysis, cat catalog.Catalog) parity.Guard {
 	rule := a.RequestRateRule
 	if rule == "" {
-		rule = "job_gray_status:http_requests:rate5m"
+		rule = cat.Guard.RequestRule + cat.Window
 	}
 	window := a.RequestWindow.Duration
 	if window <= 0 {
-		window = 5 * time.Minute
+		window = cat.Guard.RequestWindow
 	}
 	return parity.Guard{
 		RateExpr:       selectorQuery(rule, a.MatchLabels),
 		MinRequestRate: float64(a.MinRequests) / window.Seconds(),
 		Window:         window,
 	}
-}
-
-// criterion maps an SLI's threshold to the judge's criterion. A threshold that does not
-// parse (only possible when validation is bypassed) is an error: the SLI is never judged
-// against a limit nobody set.
-func criterion(sli *v1alpha1.SLI) (parity.Criterion, error) {
-	c := parity.Criterion{SLI: sli.Name}
-	var raw string
-	switch {
-	case sli.MaxRatio != nil:
-		c.Comparison, raw = parity.RatioAtMost, *sli.MaxRatio
-	case sli.MinRatio != nil:
-		c.Comparison, raw = parity.RatioAtLeast, *sli.MinRatio
-	case sli.MaxDelta != nil:
-		c.Comparison, raw = parity.DeltaAtMost, *sli.MaxDelta
-	default:
-		return c, errors.New("no threshold: set one of maxRatio, minRatio, maxDelta")
-	}
-	var err error
-	if c.Threshold, err = parseDecimal(raw); err != nil {
-		return c, fmt.Errorf("threshold: %w", err)
-	}
-	if sli.Floor != nil {
-		if c.Floor, err = parseDecimal(*sli.Floor); err != nil {
-			return c, fmt.Errorf("floor: %w", err)
-		}
-	}
-	return c, nil
 }
 
 func parseDecimal(s string) (float64, error) {
@@ -232,9 +227,10 @@ func parseDecimal(s string) (float64, error) {
 	return f, nil
 }
 
-// statTest maps the CRD's statistical settings to the judge's.
+// statTest maps the CRD's statistical settings to the judge's; unset fields take the
+// catalog's defaults in the evaluator.
 func statTest(st v1alpha1.StatisticalTest) (parity.StatTest, error) {
-	t := parity.DefaultStatTest()
+	var t parity.StatTest
 	var err error
 	if st.Confidence != "" {
 		if t.Confidence, err = parseDecimal(st.Confidence); err != nil || t.Confidence <= 0 || t.Confidence >= 1 {
@@ -246,68 +242,8 @@ func statTest(st v1alpha1.StatisticalTest) (parity.StatTest, error) {
 			return t, fmt.Errorf("statistical.minEffect %q: want a number in (0, 1]", st.MinEffect)
 		}
 	}
-	if st.MinSamples > 0 {
-		t.MinSamples = int(st.MinSamples)
-	}
+	t.MinSamples = int(st.MinSamples)
 	return t, nil
-}
-
-func statWindow(st v1alpha1.StatisticalTest) time.Duration {
-	if st.Window.Duration > 0 {
-		return st.Window.Duration
-	}
-	return 10 * time.Minute
-}
-
-func statStep(st v1alpha1.StatisticalTest) time.Duration {
-	if st.Step.Duration > 0 {
-		return st.Step.Duration
-	}
-	return time.Minute
-}
-
-// sampleRule is the rule the statistical test samples for sli.
-func sampleRule(sli *v1alpha1.SLI) string {
-	if sli.SampleRule != "" {
-		return sli.SampleRule
-	}
-	return sli.Rule
-}
-
-// ruleRange returns the range a recording rule's name ends in, by the
-// level:metric:operations convention (rate5m, avg_over_time1m,
-// increase30s, ratio_rate1h: the last operation ends in a Prometheus
-// duration), and false for a name without one.
-func ruleRange(rule string) (time.Duration, bool) {
-	ops := rule[strings.LastIndexByte(rule, ':')+1:]
-	i := len(ops)
-	for i > 0 && strings.IndexByte("smhdwy", ops[i-1]) >= 0 {
-		i--
-	}
-	unit := len(ops) - i
-	j := i
-	for j > 0 && ops[j-1] >= '0' && ops[j-1] <= '9' {
-		j--
-	}
-	if unit != 1 || j == i {
-		return 0, false
-	}
-	d, err := model.ParseDuration(ops[j:])
-	if err != nil || d <= 0 {
-		return 0, false
-	}
-	return time.Duration(d), true
-}
-
-// overlapHint explains, for a sampled rule whose range is longer than the
-// step, that its samples overlap; "" otherwise.
-func overlapHint(rule string, step time.Duration) string {
-	r, ok := ruleRange(rule)
-	if !ok || r <= step {
-		return ""
-	}
-	return fmt.Sprintf("samples of %s (range %s) taken every %s overlap and make the test overconfident: set sampleRule to a rule whose range is at most %s",
-		rule, model.Duration(r), model.Duration(step), model.Duration(step))
 }
 
 // fillResult copies a judged row into the SLI's status, values as decimal strings.
@@ -353,38 +289,26 @@ func truncate(s string) string {
 	return s
 }
 
-func thresholdString(sli *v1alpha1.SLI) string {
-	var s string
-	switch {
-	case sli.MaxRatio != nil:
-		s = "maxRatio " + *sli.MaxRatio
-	case sli.MinRatio != nil:
-		s = "minRatio " + *sli.MinRatio
-	case sli.MaxDelta != nil:
-		s = "maxDelta " + *sli.MaxDelta
-	}
-	if sli.Floor != nil {
-		s += ", floor " + *sli.Floor
+// thresholdText is the limit a row was judged against, in the CRD's words, e.g.
+// "maxRatio 1.1, floor 0.005".
+func thresholdText(row parity.Row) string {
+	name := map[catalog.Comparison]string{
+		catalog.RatioAtMost: "maxRatio", catalog.RatioAtLeast: "minRatio", catalog.DeltaAtMost: "maxDelta",
+		catalog.DeltaAtLeast: "minDelta", catalog.GrayAtLeast: "minGray",
+	}[row.Comparison]
+	s := name + " " + formatFloat(row.Threshold)
+	if row.Floor > 0 {
+		s += ", floor " + formatFloat(row.Floor)
 	}
 	return s
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) }
 
-// selectorQuery renders rule{k="v",...} with the labels sorted, values escaped.
-func selectorQuery(rule string, labels map[string]string) string {
-	if len(labels) == 0 {
-		return rule
-	}
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+// selector renders k="v",... with the labels sorted and the values escaped.
+func selector(labels map[string]string) string {
 	var b strings.Builder
-	b.WriteString(rule)
-	b.WriteByte('{')
-	for i, k := range keys {
+	for i, k := range slices.Sorted(maps.Keys(labels)) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
@@ -392,20 +316,13 @@ func selectorQuery(rule string, labels map[string]string) string {
 		b.WriteByte('=')
 		b.WriteString(strconv.Quote(labels[k]))
 	}
-	b.WriteByte('}')
 	return b.String()
 }
 
-func mergeLabels(base, extra map[string]string) map[string]string {
-	if len(extra) == 0 {
-		return base
+// selectorQuery renders rule{k="v",...}.
+func selectorQuery(rule string, labels map[string]string) string {
+	if len(labels) == 0 {
+		return rule
 	}
-	out := make(map[string]string, len(base)+len(extra))
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range extra {
-		out[k] = v
-	}
-	return out
+	return rule + "{" + selector(labels) + "}"
 }

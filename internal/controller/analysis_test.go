@@ -25,8 +25,8 @@ func testAnalysis(url string) v1alpha1.Analysis {
 		MinRequests:     100,
 		FailureLimit:    2,
 		SLIs: []v1alpha1.SLI{
-			{Name: "p99", Rule: "job_gray_status:http_request_duration_seconds:p99_rate5m", MaxRatio: ptr.To("1.10")},
-			{Name: "errors", Rule: "job_gray_status:http_request_errors:ratio_rate5m", MaxDelta: ptr.To("0.005")},
+			{Name: "latency-p99", Rule: "job_gray_status:http_request_duration_seconds:p99_rate5m", MaxRatio: ptr.To("1.10")},
+			{Name: "error-ratio", Rule: "job_gray_status:http_request_errors:ratio_rate5m", MaxDelta: ptr.To("0.005")},
 		},
 	}
 }
@@ -42,14 +42,14 @@ func TestPrometheusAnalyzer(t *testing.T) {
 		wantSLI     map[string]v1alpha1.Verdict
 	}{
 		{name: "equal tracks pass", mode: "good", wantVerdict: v1alpha1.VerdictPass,
-			wantSLI: map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictPass, "errors": v1alpha1.VerdictPass}},
+			wantSLI: map[string]v1alpha1.Verdict{"latency-p99": v1alpha1.VerdictPass, "error-ratio": v1alpha1.VerdictPass}},
 		{name: "a gray track twice as slow fails the p99 ratio", mode: "regression", wantVerdict: v1alpha1.VerdictFail,
-			wantMessage: "p99 gray/stable 2.00 > 1.10",
-			wantSLI:     map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictFail, "errors": v1alpha1.VerdictPass}},
+			wantMessage: "latency p99 gray/stable 2.00 > 1.10",
+			wantSLI:     map[string]v1alpha1.Verdict{"latency-p99": v1alpha1.VerdictFail, "error-ratio": v1alpha1.VerdictPass}},
 		{name: "no series is inconclusive", mode: "nodata", wantVerdict: v1alpha1.VerdictNoData, wantMessage: "too little traffic"},
 		{name: "no series is inconclusive without a traffic guard", mode: "nodata", wantVerdict: v1alpha1.VerdictNoData,
 			analysis:    func(a *v1alpha1.Analysis) { a.MinRequests = 0 },
-			wantMessage: "p99 has no data (stable track has no series; gray track has no series)"},
+			wantMessage: "latency p99 has no data (stable track has no series; gray track has no series)"},
 		{name: "a regression on too little traffic does not count", mode: "quiet", wantVerdict: v1alpha1.VerdictNoData,
 			wantMessage: "stable track served 3 requests in 5m0s (minimum: more than 100)"},
 		{name: "a track serving exactly minRequests is too quiet, as the rules' minRequestRate must be exceeded", mode: "good",
@@ -66,34 +66,41 @@ func TestPrometheusAnalyzer(t *testing.T) {
 		{name: "an unparsable threshold is an error, never a pass", mode: "good", wantVerdict: v1alpha1.VerdictError,
 			analysis:    func(a *v1alpha1.Analysis) { a.SLIs[0].MaxRatio = ptr.To("1.1.0") },
 			wantMessage: `"1.1.0" is not a decimal number`,
-			wantSLI:     map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictError}},
+			wantSLI:     map[string]v1alpha1.Verdict{"latency-p99": v1alpha1.VerdictError}},
 		{name: "a ratio breach within the floor passes", mode: "regression", wantVerdict: v1alpha1.VerdictPass,
 			analysis: func(a *v1alpha1.Analysis) {
 				a.SLIs[0].Floor = ptr.To("0.06") // gray is 50ms slower
 				a.Statistical.Mode = v1alpha1.StatisticalOff
 			},
-			wantSLI: map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictPass}},
+			wantSLI: map[string]v1alpha1.Verdict{"latency-p99": v1alpha1.VerdictPass}},
 		{name: "a ratio breach beyond the floor fails", mode: "regression", wantVerdict: v1alpha1.VerdictFail,
 			analysis: func(a *v1alpha1.Analysis) { a.SLIs[0].Floor = ptr.To("0.005") },
-			wantSLI:  map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictFail}},
+			wantSLI:  map[string]v1alpha1.Verdict{"latency-p99": v1alpha1.VerdictFail}},
 		{name: "an unreachable Prometheus is an error", down: true, wantVerdict: v1alpha1.VerdictError, wantMessage: "connection refused"},
 		{name: "a rule without series is no data", mode: "good", wantVerdict: v1alpha1.VerdictNoData,
 			analysis: func(a *v1alpha1.Analysis) {
-				a.SLIs = append(a.SLIs, v1alpha1.SLI{Name: "cpu", Rule: "job_gray_status:unknown:ratio_rate5m", MaxRatio: ptr.To("1.15")})
+				a.SLIs = append(a.SLIs, v1alpha1.SLI{Name: "cpu-per-request", Rule: "job_gray_status:unknown:ratio_rate5m"})
 			},
-			wantMessage: "cpu has no data (stable track has no series; gray track has no series)",
-			wantSLI:     map[string]v1alpha1.Verdict{"p99": v1alpha1.VerdictPass, "cpu": v1alpha1.VerdictNoData}},
-		{name: "minRatio fails a gray value below it", mode: "good", wantVerdict: v1alpha1.VerdictFail,
+			wantMessage: "CPU per request has no data (stable track has no series; gray track has no series)",
+			wantSLI:     map[string]v1alpha1.Verdict{"latency-p99": v1alpha1.VerdictPass, "cpu-per-request": v1alpha1.VerdictNoData}},
+		{name: "minDelta fails a gray value below it", mode: "good", wantVerdict: v1alpha1.VerdictFail,
 			analysis: func(a *v1alpha1.Analysis) {
-				a.SLIs = []v1alpha1.SLI{{Name: "allocs", Rule: "job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate5m", MinRatio: ptr.To("1.5")}}
+				a.SLIs = []v1alpha1.SLI{{Name: "redis-pool-hit-ratio", MinDelta: ptr.To("0.5")}}
 				a.Statistical.Mode = v1alpha1.StatisticalReport // the thresholds alone decide
 			},
-			wantSLI: map[string]v1alpha1.Verdict{"allocs": v1alpha1.VerdictFail}},
+			wantSLI: map[string]v1alpha1.Verdict{"redis-pool-hit-ratio": v1alpha1.VerdictFail}},
 		{name: "by default (Confirm) a breach that equal samples do not confirm passes", mode: "good", wantVerdict: v1alpha1.VerdictPass,
 			analysis: func(a *v1alpha1.Analysis) {
-				a.SLIs = []v1alpha1.SLI{{Name: "allocs", Rule: "job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate5m", MinRatio: ptr.To("1.5")}}
+				a.SLIs = []v1alpha1.SLI{{Name: "redis-pool-hit-ratio", Rule: "job_gray_status:redis_pool_hits:ratio_rate5m", MinDelta: ptr.To("0.5")}}
 			},
-			wantSLI: map[string]v1alpha1.Verdict{"allocs": v1alpha1.VerdictPass}},
+			wantSLI: map[string]v1alpha1.Verdict{"redis-pool-hit-ratio": v1alpha1.VerdictPass}},
+		{name: "a threshold of another kind than the catalog's is an error naming the right one", mode: "good", wantVerdict: v1alpha1.VerdictError,
+			analysis:    func(a *v1alpha1.Analysis) { a.SLIs[0].MaxRatio, a.SLIs[0].MaxDelta = nil, ptr.To("0.01") },
+			wantMessage: "latency-p99: maxDelta does not apply: latency-p99 is judged by maxRatio",
+			wantSLI:     map[string]v1alpha1.Verdict{"latency-p99": v1alpha1.VerdictError}},
+		{name: "an SLI the catalog does not hold is an error naming the valid ones", mode: "good", wantVerdict: v1alpha1.VerdictError,
+			analysis:    func(a *v1alpha1.Analysis) { a.SLIs[0].Name = "p99" },
+			wantMessage: `unknown SLI "p99" (want one of latency-p95, latency-p99`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,8 +135,8 @@ func TestAnalyzerReportsBothTracks(t *testing.T) {
 	a := testAnalysis(f.srv.URL)
 	got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, time.Now())
 	p99 := got.SLIs[0]
-	if p99.Name != "p99" || p99.Stable != "0.05" || p99.Gray != "0.1" || p99.Ratio != "2" || p99.Delta != "0.05" || p99.Threshold != "maxRatio 1.10" {
-		t.Fatalf("p99 result %+v, want stable 0.05, gray 0.1, ratio 2, delta 0.05, threshold maxRatio 1.10", p99)
+	if p99.Name != "latency-p99" || p99.Stable != "0.05" || p99.Gray != "0.1" || p99.Ratio != "2" || p99.Delta != "0.05" || p99.Threshold != "maxRatio 1.1, floor 0.005" {
+		t.Fatalf("p99 result %+v, want stable 0.05, gray 0.1, ratio 2, delta 0.05, threshold maxRatio 1.1, floor 0.005", p99)
 	}
 }
 
@@ -170,7 +177,7 @@ func TestAnalyzerStatisticalSecondOpinion(t *testing.T) {
 			if got.Statistical == nil || got.Statistical.Verdict != tt.wantStat {
 				t.Fatalf("statistical %+v, want verdict %s", got.Statistical, tt.wantStat)
 			}
-			if tt.wantStat != tt.wantVerdict && tt.stat == v1alpha1.StatisticalReport && !strings.Contains(got.Statistical.Message, "disagreements: p99: threshold PASS, statistical FAIL") {
+			if tt.wantStat != tt.wantVerdict && tt.stat == v1alpha1.StatisticalReport && !strings.Contains(got.Statistical.Message, "disagreements: latency p99: threshold PASS, statistical FAIL") {
 				t.Errorf("statistical message %q does not report the disagreement", got.Statistical.Message)
 			}
 			if p99 := got.SLIs[0]; p99.Test == nil || p99.Test.Verdict != tt.wantP99Test || p99.Test.StableSamples != 20 {

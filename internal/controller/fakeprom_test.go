@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/poolparity/poolparity/internal/catalog"
 )
 
 // fakeProm answers the Prometheus HTTP API's instant queries (/api/v1/query) the way a
@@ -33,6 +35,7 @@ func newFakeProm(t *testing.T, mode string) *fakeProm {
 		"job_gray_status:http_request_duration_seconds:p99_rate1m":         0.050,
 		"job_gray_status:http_request_errors:ratio_rate5m":                 0.001,
 		"job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate5m": 40000,
+		"job_gray_status:redis_pool_hits:ratio_rate5m":                     0.99,
 	}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
@@ -73,7 +76,7 @@ type sample struct {
 }
 
 func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/api/v1/query" && r.URL.Path != "/api/v1/query_range" {
+	if r.URL.Path != "/api/v1/query" && r.URL.Path != "/api/v1/query_range" && r.URL.Path != "/api/v1/rules" {
 		http.Error(w, `{"status":"error","errorType":"not_found","error":"not found"}`, http.StatusNotFound)
 		return
 	}
@@ -106,8 +109,12 @@ func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if r.URL.Path == "/api/v1/query_range" {
+	switch r.URL.Path {
+	case "/api/v1/query_range":
 		f.serveRange(w, rule, mode, stable, known)
+		return
+	case "/api/v1/rules":
+		serveRules(w)
 		return
 	}
 
@@ -171,5 +178,26 @@ func (f *fakeProm) serveRange(w http.ResponseWriter, rule, mode string, stable f
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"status": "success",
 		"data":   map[string]any{"resultType": "matrix", "result": append([]rangeSeries{}, result...)},
+	})
+}
+
+// serveRules answers /api/v1/rules with every recording rule of the catalog's 5m and 1m
+// families, as a Prometheus loaded with the poolparity rules would.
+func serveRules(w http.ResponseWriter) {
+	c := catalog.Default()
+	var rules []map[string]any
+	for _, win := range []string{"5m", "1m"} {
+		names := []string{c.Guard.RequestRule + win, c.Guard.MinTrackRule + win}
+		for _, s := range c.SLIs {
+			names = append(names, s.Rules(win)...)
+		}
+		for _, n := range names {
+			rules = append(rules, map[string]any{"type": "recording", "name": n, "query": "1", "health": "ok"})
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"status": "success",
+		"data":   map[string]any{"groups": []any{map[string]any{"name": "poolparity", "file": "rules.yml", "interval": 30, "rules": rules}}},
 	})
 }

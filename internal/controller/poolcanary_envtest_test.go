@@ -109,8 +109,27 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 		}
 		pc = newCanary(ns, "bad", "http://127.0.0.1:1")
 		pc.Spec.Analysis.SLIs[0].MaxDelta = ptr.To("0.1")
-		if err := c.Create(ctx, pc); err == nil || !strings.Contains(err.Error(), "exactly one of") {
+		if err := c.Create(ctx, pc); err == nil || !strings.Contains(err.Error(), "at most one of") {
 			t.Errorf("two thresholds on one SLI: got %v, want a validation error", err)
+		}
+		pc = newCanary(ns, "bad", "http://127.0.0.1:1")
+		pc.Spec.Analysis.SLIs[0].Name = "p99"
+		if err := c.Create(ctx, pc); err == nil || !strings.Contains(err.Error(), "latency-p99") {
+			t.Errorf("an SLI name outside the catalog: got %v, want a validation error listing the catalog's IDs", err)
+		}
+	})
+
+	t.Run("the CRD takes a canary without slis and one naming an SLI only", func(t *testing.T) {
+		ns := newNamespace(t, c, "catalog")
+		pc := newCanary(ns, "all", "http://127.0.0.1:1")
+		pc.Spec.Analysis.SLIs = nil
+		if err := c.Create(ctx, pc); err != nil {
+			t.Errorf("no slis (the whole catalog): %v", err)
+		}
+		pc = newCanary(ns, "one", "http://127.0.0.1:1")
+		pc.Spec.Analysis.SLIs = []v1alpha1.SLI{{Name: "cpu-per-request"}}
+		if err := c.Create(ctx, pc); err != nil {
+			t.Errorf("an SLI by name only (the catalog's rule and threshold): %v", err)
 		}
 	})
 
@@ -146,8 +165,8 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 					t.Errorf("%s example %d: statistical.step defaulted to %s, want 1m", doc, i, st.Step.Duration)
 				}
 				for _, sli := range got.Spec.Analysis.SLIs {
-					if sli.SampleRule == "" || strings.HasSuffix(sli.SampleRule, "5m") {
-						t.Errorf("%s example %d: SLI %s samples %q, want its 1m rule as sampleRule", doc, i, sli.Name, sli.SampleRule)
+					if strings.HasSuffix(sli.SampleRule, "5m") || (sli.SampleRule == "" && strings.HasSuffix(sli.Rule, "5m")) {
+						t.Errorf("%s example %d: SLI %s samples %q (rule %q), want a 1m rule (the catalog's, by default)", doc, i, sli.Name, sli.SampleRule, sli.Rule)
 					}
 				}
 			}

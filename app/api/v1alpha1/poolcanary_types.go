@@ -119,33 +119,41 @@ type TrackPoolModes struct {
 	Gray PoolMode `json:"gray,omitempty"`
 }
 
-// SLI is one parity check: a per-track recording rule (one series per gray_status) whose
-// gray value is compared with the stable value. Exactly one threshold is set.
-// +kubebuilder:validation:XValidation:rule="[has(self.maxRatio), has(self.minRatio), has(self.maxDelta)].filter(x, x).size() == 1",message="set exactly one of maxRatio, minRatio, maxDelta"
-type SLI struct {
-	// Name identifies the SLI in the status, Events and metrics (e.g. "p99").
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
-	// +kubebuilder:validation:MaxLength=63
-	Name string `json:"name"`
+// SLIName is the ID of a parity SLI of the catalog (internal/catalog); a test holds this
+// enum to it.
+// +kubebuilder:validation:Enum=latency-p95;latency-p99;error-ratio;cpu-per-request;heap-alloc-per-request;gc-cpu-share;syncpool-hit-ratio;redis-pool-hit-ratio
+type SLIName string
 
-	// Rule is the name of a per-track recording rule labelled gray_status, e.g.
-	// job_gray_status:http_request_duration_seconds:p99_rate5m.
+// SLI is one parity check of the catalog, named by its ID. Everything else is optional and
+// defaults to the catalog (docs/contracts.md, "The SLI catalog"): the per-track recording
+// rule of the 5m family, the rule the statistical test samples (the 1m family), the
+// comparison, its threshold and floor. At most one threshold is set, and it must be the
+// catalog's kind of limit for the SLI (maxRatio for latency, CPU and heap per request,
+// maxDelta for the error ratio and GC share, minDelta for the Redis pool hit ratio,
+// minGray for the sync.Pool hit ratio).
+// +kubebuilder:validation:XValidation:rule="[has(self.maxRatio), has(self.maxDelta), has(self.minDelta), has(self.minGray)].filter(x, x).size() <= 1",message="set at most one of maxRatio, maxDelta, minDelta, minGray"
+type SLI struct {
+	// Name is the SLI's ID in the catalog, e.g. latency-p99.
+	Name SLIName `json:"name"`
+
+	// Rule is the name of a per-track recording rule labelled gray_status, read instead of
+	// the catalog's, e.g. job_gray_status:http_request_duration_seconds:p99_rate5m.
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z_:][a-zA-Z0-9_:]*$`
-	Rule string `json:"rule"`
+	// +optional
+	Rule string `json:"rule,omitempty"`
 
 	// SampleRule is the per-track rule the statistical test samples every statistical.step;
-	// empty means Rule. Samples of a rule whose range is longer than the step overlap (a 5m
-	// rate read every minute shares four fifths of its requests with the next sample), and
-	// the test, which assumes independent samples, becomes overconfident. Give the rule of the
-	// same SLI whose range is at most the step, e.g.
-	// job_gray_status:http_request_duration_seconds:p99_rate1m for a 1m step. A rule whose
-	// name ends in a range longer than the step gets a note in the SLI's test result.
+	// empty means the catalog's rule of the 1m family (or Rule, when Rule is set). Samples of
+	// a rule whose range is longer than the step overlap (a 5m rate read every minute shares
+	// four fifths of its requests with the next sample), and the test, which assumes
+	// independent samples, becomes overconfident. A rule whose name ends in a range longer
+	// than the step gets a note in the SLI's test result.
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z_:][a-zA-Z0-9_:]*$`
 	// +optional
 	SampleRule string `json:"sampleRule,omitempty"`
 
 	// MatchLabels narrow this SLI's query beyond analysis.matchLabels (e.g. {pool: json_buffer}
-	// for job_gray_status_pool:syncpool_hits:ratio_rate5m). Each track must end up with one series.
+	// for the sync.Pool hit ratio of one pool). Each track must end up with one series.
 	// +optional
 	MatchLabels map[string]string `json:"matchLabels,omitempty"`
 
@@ -155,22 +163,29 @@ type SLI struct {
 	// +optional
 	MaxRatio *string `json:"maxRatio,omitempty"`
 
-	// MinRatio fails the SLI when gray/stable is below it (e.g. "0.95"); for SLIs where lower
-	// is worse (hit ratios).
-	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)(\.[0-9]+)?$`
-	// +optional
-	MinRatio *string `json:"minRatio,omitempty"`
-
 	// MaxDelta fails the SLI when gray - stable is above it (e.g. "0.005" for half a point of
 	// error ratio); for ratios near zero, whose quotient explodes.
 	// +kubebuilder:validation:Pattern=`^-?(0|[1-9][0-9]*)(\.[0-9]+)?$`
 	// +optional
 	MaxDelta *string `json:"maxDelta,omitempty"`
 
+	// MinDelta fails the SLI when gray - stable is below it (e.g. "-0.10": gray's Redis pool
+	// may hit ten points less often).
+	// +kubebuilder:validation:Pattern=`^-?(0|[1-9][0-9]*)(\.[0-9]+)?$`
+	// +optional
+	MinDelta *string `json:"minDelta,omitempty"`
+
+	// MinGray fails the SLI when the gray value itself is below it (e.g. "0.5" for a sync.Pool
+	// hit ratio).
+	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)(\.[0-9]+)?$`
+	// +optional
+	MinGray *string `json:"minGray,omitempty"`
+
 	// Floor is the effect-size floor of maxRatio: a ratio above maxRatio breaches only when
 	// gray - stable is also above Floor, in the rule's unit (e.g. "0.005", 5 ms, for a latency
-	// in seconds: a p99 of 4 ms at +12% is 0.48 ms, less than a busy node jitters). The
-	// chart's value is rules.alerts.latencyRegression.minDelta.
+	// in seconds: a p99 of 4 ms at +12% is 0.48 ms, less than a busy node jitters). Empty
+	// means the catalog's floor (the latency SLIs have one: the chart's
+	// rules.alerts.latencyRegression.minDelta).
 	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)(\.[0-9]+)?$`
 	// +optional
 	Floor *string `json:"floor,omitempty"`
@@ -282,12 +297,13 @@ type Analysis struct {
 	// +optional
 	MinRequests int64 `json:"minRequests,omitempty"`
 
-	// SLIs are the parity checks; all must pass for a step to advance.
-	// +kubebuilder:validation:MinItems=1
+	// SLIs are the parity checks; all must pass for a step to advance. Empty means every SLI
+	// of the catalog with its defaults.
 	// +kubebuilder:validation:MaxItems=32
+	// +optional
 	// +listType=map
 	// +listMapKey=name
-	SLIs []SLI `json:"slis"`
+	SLIs []SLI `json:"slis,omitempty"`
 
 	// Statistical configures the statistical second opinion.
 	// +kubebuilder:default={}

@@ -209,13 +209,18 @@ func (in *SLI) DeepCopyInto(out *SLI) {
 		*out = new(string)
 		**out = **in
 	}
-	if in.MinRatio != nil {
-		in, out := &in.MinRatio, &out.MinRatio
+	if in.MaxDelta != nil {
+		in, out := &in.MaxDelta, &out.MaxDelta
 		*out = new(string)
 		**out = **in
 	}
-	if in.MaxDelta != nil {
-		in, out := &in.MaxDelta, &out.MaxDelta
+	if in.MinDelta != nil {
+		in, out := &in.MinDelta, &out.MinDelta
+		*out = new(string)
+		**out = **in
+	}
+	if in.MinGray != nil {
+		in, out := &in.MinGray, &out.MinGray
 		*out = new(string)
 		**out = **in
 	}
