@@ -135,3 +135,50 @@ func ExampleCatalog_Select() {
 	// latency-p99: latency p99 ratio<= 1.10, reads job_gray_status:http_request_duration_seconds:p99_rate5m
 	// cpu-per-request: CPU per request ratio<= 1.15, reads job_gray_status:process_cpu_seconds_per_request:ratio_rate5m
 }
+
+// TestTheRulesRecordWhatTheCatalogReads fails when a rule the catalog names (per-track and
+// weight rules of both window families, parity and floor rules, the guard's rules) is not
+// recorded by the committed rules file, or an alert it names is not defined there.
+func TestTheRulesRecordWhatTheCatalogReads(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "prometheus", "poolparity.rules.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Groups []struct {
+			Rules []struct {
+				Record string `json:"record"`
+				Alert  string `json:"alert"`
+			} `json:"rules"`
+		} `json:"groups"`
+	}
+	if err := yaml.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			have[r.Record], have[r.Alert] = true, true
+		}
+	}
+	c := catalog.Default()
+	for _, w := range []string{"5m", "1m"} {
+		want := []string{c.Guard.RequestRule + w, c.Guard.MinTrackRule + w}
+		for _, s := range c.SLIs {
+			want = append(want, s.Rules(w)...)
+			for _, r := range []string{s.ParityRule, s.FloorRule} {
+				if r != "" {
+					want = append(want, r+w)
+				}
+			}
+			if s.Alert != nil && !have[s.Alert.Name] {
+				t.Errorf("%s: alert %s is not defined in the rules", s.ID, s.Alert.Name)
+			}
+		}
+		for _, r := range want {
+			if !have[r] {
+				t.Errorf("the catalog reads %s, which the rules do not record", r)
+			}
+		}
+	}
+}

@@ -281,6 +281,9 @@ func newEvaluation(cat catalog.Catalog, o Options) (evaluation, error) {
 	if len(cat.SLIs) == 0 {
 		return e, errors.New("parity: the catalog has no SLI to judge")
 	}
+	if err := cat.Validate(); err != nil {
+		return e, fmt.Errorf("parity: the catalog: %w", err)
+	}
 	for id := range o.Overrides {
 		if _, ok := cat.Get(id); !ok {
 			return e, fmt.Errorf("parity: override of %w %q", catalog.ErrUnknownSLI, id)

@@ -355,3 +355,49 @@ func golden(t *testing.T, name string, r parity.Report) {
 		t.Error("the HTML page must be self-contained: no script, no link, nothing fetched")
 	}
 }
+
+// TestANewSLIIsOneCatalogEntry: an SLI added to a catalog (and its recording rule loaded) is
+// read, judged and reported by Evaluate with no other change, and a breach of it fails the
+// verdict under its display name.
+func TestANewSLIIsOneCatalogEntry(t *testing.T) {
+	cat := catalog.Default()
+	cat.SLIs = append(cat.SLIs, catalog.SLI{
+		ID: "throwaway-bytes", Name: "throwaway bytes per request", Unit: catalog.Bytes,
+		Comparison: catalog.RatioAtMost, Threshold: 1.5, Rule: "job_gray_status:throwaway_bytes_per_request:ratio_rate", Judged: catalog.Always,
+	})
+	if err := cat.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name       string
+		gray       float64
+		want       parity.Verdict
+		wantReason string
+	}{
+		{"within its threshold it passes", 1100, parity.Pass, "9 of 9 rows pass"},
+		{"over its threshold it fails the verdict", 2000, parity.Fail, "throwaway bytes per request gray/stable 2.00 > 1.50"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := goodPool()
+			p.values["job_gray_status:throwaway_bytes_per_request:ratio_rate1m"] = map[string]float64{"false": 1000, "true": tt.gray}
+			p.rules.Groups[0].Rules = append(p.rules.Groups[0].Rules, v1.RecordingRule{Name: "job_gray_status:throwaway_bytes_per_request:ratio_rate1m"})
+			r, err := parity.Evaluate(context.Background(), p, cat, parity.Options{At: at, Window: "1m", Selector: `job="poolparity"`})
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := r.Rows[len(r.Rows)-1]
+			if last.ID != "throwaway-bytes" || last.SLI != "throwaway bytes per request" || last.Verdict != tt.want {
+				t.Errorf("last row %+v, want throwaway-bytes %s", last, tt.want)
+			}
+			if r.Verdict != tt.want || !strings.Contains(strings.Join(r.Reasons, "; "), tt.wantReason) {
+				t.Errorf("verdict %s %q, want %s with %q", r.Verdict, r.Reasons, tt.want, tt.wantReason)
+			}
+		})
+	}
+	t.Run("its rule missing from Prometheus is an error naming it", func(t *testing.T) {
+		_, err := parity.Evaluate(context.Background(), goodPool(), cat, parity.Options{At: at, Window: "1m"})
+		if err == nil || !strings.Contains(err.Error(), "job_gray_status:throwaway_bytes_per_request:ratio_rate1m") {
+			t.Errorf("error %v, want ErrNoRules naming the new rule", err)
+		}
+	})
+}
