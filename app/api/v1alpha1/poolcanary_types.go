@@ -157,13 +157,13 @@ type SLI struct {
 	// +optional
 	MatchLabels map[string]string `json:"matchLabels,omitempty"`
 
-	// MaxRatio fails the SLI when gray/stable is above it (e.g. "1.10" allows 10% worse);
+	// MaxRatio fails the SLI when gray/stable is above it (e.g. "1.2" allows 20% worse);
 	// for SLIs where higher is worse (latency, CPU or bytes per request).
 	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)(\.[0-9]+)?$`
 	// +optional
 	MaxRatio *string `json:"maxRatio,omitempty"`
 
-	// MaxDelta fails the SLI when gray - stable is above it (e.g. "0.005" for half a point of
+	// MaxDelta fails the SLI when gray - stable is above it (e.g. "0.01" for one point of
 	// error ratio); for ratios near zero, whose quotient explodes.
 	// +kubebuilder:validation:Pattern=`^-?(0|[1-9][0-9]*)(\.[0-9]+)?$`
 	// +optional
@@ -182,7 +182,7 @@ type SLI struct {
 	MinGray *string `json:"minGray,omitempty"`
 
 	// Floor is the effect-size floor of maxRatio: a ratio above maxRatio breaches only when
-	// gray - stable is also above Floor, in the rule's unit (e.g. "0.005", 5 ms, for a latency
+	// gray - stable is also above Floor, in the rule's unit (e.g. "0.01", 10 ms, for a latency
 	// in seconds: a p99 of 4 ms at +12% is 0.48 ms, less than a busy node jitters). Empty
 	// means the catalog's floor (the latency SLIs have one: the chart's
 	// rules.alerts.latencyRegression.minDelta).
@@ -230,7 +230,7 @@ type StatisticalTest struct {
 	Confidence string `json:"confidence,omitempty"`
 
 	// MinEffect is the smallest effect that counts: the probability that a gray sample is
-	// worse than a stable one (Vargha-Delaney A; 0.5 is none, 0.71 large).
+	// worse than a stable one (Vargha-Delaney A; 0.5 is none).
 	// +kubebuilder:default="0.71"
 	// +kubebuilder:validation:Pattern=`^(0\.[0-9]+|1)$`
 	// +optional
@@ -404,7 +404,7 @@ type SLIResult struct {
 	// Delta is gray - stable.
 	// +optional
 	Delta string `json:"delta,omitempty"`
-	// Threshold is the SLI's threshold, e.g. "maxRatio 1.10".
+	// Threshold is the limit the SLI was judged against, e.g. "maxRatio 1.2, floor 0.01".
 	// +optional
 	Threshold string `json:"threshold,omitempty"`
 	// Verdict of this SLI.
