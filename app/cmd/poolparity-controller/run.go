@@ -16,8 +16,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/controller"
-	"github.com/poolparity/poolparity/internal/telemetry"
 )
 
 // Leader election stores its Lease in the controller's namespace (a namespaced Role in the chart).
@@ -31,7 +31,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	sl, err := telemetry.NewLogger(stderr, cfg.LogLevel)
+	sl, err := cli.NewLogger(stderr, cfg.LogLevel)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/config"
 	"github.com/poolparity/poolparity/internal/service"
 	"github.com/poolparity/poolparity/internal/telemetry"
@@ -42,7 +43,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	log, err := telemetry.NewLogger(stdout, cfg.LogLevel)
+	log, err := cli.NewLogger(stdout, cfg.LogLevel)
 	if err != nil {
 		return err
 	}
