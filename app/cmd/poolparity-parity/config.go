@@ -9,8 +9,8 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/envflag"
+	"github.com/poolparity/poolparity/internal/parity"
 )
 
 // errInvalid is wrapped by every configuration error.
