@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/poolparity/poolparity/deploy/render"
+	"github.com/poolparity/poolparity/internal/cli"
 )
 
 // tools are the binaries generation runs, from the bin directory.
@@ -58,7 +59,7 @@ func (c Config) Validate() error {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c, err := parseConfig(args, stderr)
 	if err != nil {
-		return err
+		return cli.Usage(err)
 	}
 	if c.Check {
 		return checkClean(ctx, c.Root)

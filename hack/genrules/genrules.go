@@ -15,6 +15,8 @@ import (
 
 	"github.com/Masterminds/sprig/v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/poolparity/poolparity/internal/cli"
 )
 
 // Paths relative to the repository root.
@@ -73,10 +75,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&opts.Window, "window", "", "window family the alerts read, e.g. 1m (added to rules.windows)")
 	fs.StringVar(&opts.For, "for", "", "replace every alert's for: duration, e.g. 30s")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return cli.Usage(err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return cli.Usage(fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
 	opts.ValuesFiles, opts.Sets = files, sets
 
@@ -86,7 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *out != "" {
 		if *check {
-			return errors.New("-check applies to the committed files; drop -o")
+			return cli.Usage(errors.New("-check applies to the committed files; drop -o"))
 		}
 		got, err := Render(dir, opts)
 		if err != nil {
@@ -99,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return writeFile(*out, got)
 	}
 	if len(files) > 0 || len(sets) > 0 || opts.Window != "" || opts.For != "" {
-		return errors.New("overrides need -o: the committed files are rendered from the chart's values only")
+		return cli.Usage(errors.New("overrides need -o: the committed files are rendered from the chart's values only"))
 	}
 
 	var stale []string

@@ -14,22 +14,16 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"os"
 	"os/signal"
+	"syscall"
+
+	"github.com/poolparity/poolparity/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		stop()
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0) // -h: the usage was the answer
-		}
-		fmt.Fprintln(os.Stderr, "genrules:", err)
-		os.Exit(1)
-	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(cli.Exit(os.Stderr, "genrules", err))
 }

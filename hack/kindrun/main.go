@@ -22,41 +22,34 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/poolparity/poolparity/internal/cli"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
-	os.Exit(code)
+	os.Exit(cli.Exit(os.Stderr, "kindrun", err))
 }
 
-// runMain parses args, runs the steps and maps the outcome to an exit status.
-func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseConfig(args, os.Getenv, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
+// run parses args and runs the steps. A bad setting or a missing
+// prerequisite is exit 2, a failed step exit 1.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "kindrun: %v\n", err)
-		return 2
+		return cli.Usage(err)
 	}
-	h := newHarness(cfg, stdout)
-	_, err = h.Run(ctx)
-	if err != nil {
-		var pe *prereqError
-		if errors.As(err, &pe) {
-			fmt.Fprintf(stderr, "kindrun: %v\n", err)
-			return 2
+	if _, err := newHarness(cfg, stdout).Run(ctx); err != nil {
+		if errors.As(err, new(*prereqError)) {
+			return cli.WithStatus(cli.ExitUsage, err)
 		}
-		fmt.Fprintf(stderr, "kindrun: FAILED: %v\n", err)
-		return 1
+		return fmt.Errorf("FAILED: %w", err)
 	}
-	return 0
+	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/envflag"
 )
 
@@ -42,23 +43,23 @@ const allModes = "unpooled,pooled,misuse-hold,misuse-reset,misuse-retain,misuse-
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	cfg, err := parse(os.Args[1:], os.Getenv, os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
-	}
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(cli.Exit(os.Stderr, "misusebench", err))
+}
+
+// run parses the settings and runs the bench. A bad setting or a missing
+// tool is exit 2.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parse(args, getenv, stderr)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "misusebench:", err)
-		os.Exit(2)
+		return cli.Usage(err)
 	}
-	if err := run(ctx, cfg, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "misusebench:", err)
-		var pre errPrereq
-		if errors.As(err, &pre) {
-			os.Exit(2)
-		}
-		os.Exit(1)
+	err = bench(ctx, cfg, stdout)
+	if errors.As(err, new(errPrereq)) {
+		return cli.WithStatus(cli.ExitUsage, err)
 	}
+	return err
 }
 
 func parse(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {

@@ -45,7 +45,8 @@ func splitModes(s string) []string {
 	return out
 }
 
-func run(ctx context.Context, cfg Config, stdout io.Writer) error {
+// bench measures every mode of cfg and prints (and with cfg.Write writes) the table.
+func bench(ctx context.Context, cfg Config, stdout io.Writer) error {
 	wrk, err := exec.LookPath("wrk")
 	if err != nil {
 		return errPrereq{"wrk is not on PATH: apt-get install wrk"}

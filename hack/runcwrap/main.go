@@ -23,15 +23,14 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/poolparity/poolparity/internal/cli"
 )
 
 const dropCap = "CAP_SYS_RESOURCE"
 
 func main() {
-	if err := run(os.Args); err != nil {
-		fmt.Fprintf(os.Stderr, "runcwrap: %v\n", err)
-		os.Exit(1)
-	}
+	os.Exit(cli.Exit(os.Stderr, "runcwrap", run(os.Args))) // run only returns when it cannot exec runc
 }
 
 func run(args []string) error {

@@ -21,19 +21,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
+
+	"github.com/poolparity/poolparity/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		if err == flag.ErrHelp {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "verdicteval:", err)
-		os.Exit(1)
-	}
+	os.Exit(cli.Exit(os.Stderr, "verdicteval", err))
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -46,10 +43,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.RulesFile, "rules", cfg.RulesFile, "rules file the engine evaluates")
 	out := fs.String("out", "", "write the Markdown report here (default: stdout)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return cli.Usage(err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return cli.Usage(fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
 	res, err := evaluate(ctx, cfg, stderr)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/envflag"
 	"github.com/poolparity/poolparity/internal/pools"
 	"github.com/poolparity/poolparity/internal/telemetry"
@@ -203,10 +204,8 @@ func (c Config) Validate() error {
 	if c.PoolCheckEvery < 0 {
 		errs = append(errs, fmt.Errorf("POOL_CHECK_EVERY=%d: want 0 (off) or more", c.PoolCheckEvery))
 	}
-	switch c.LogLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		errs = append(errs, fmt.Errorf("LOG_LEVEL=%q: want debug, info, warn or error", c.LogLevel))
+	if _, err := cli.ParseLevel(c.LogLevel); err != nil {
+		errs = append(errs, fmt.Errorf("LOG_LEVEL=%w", err))
 	}
 	if c.RedisDB < 0 {
 		errs = append(errs, fmt.Errorf("REDIS_DB=%d: must be >= 0", c.RedisDB))

@@ -7,7 +7,6 @@ package telemetry
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"regexp"
 	"strconv"
@@ -82,16 +81,6 @@ func registerAll(reg prometheus.Registerer, cs ...prometheus.Collector) error {
 		}
 	}
 	return nil
-}
-
-// NewLogger returns a JSON logger writing to w at level (debug, info, warn
-// or error).
-func NewLogger(w io.Writer, level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("parsing log level: %w", err)
-	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
 // Tracing is a tracer provider and the function that flushes and stops it.

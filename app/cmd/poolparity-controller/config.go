@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/envflag"
 )
 
@@ -103,10 +104,8 @@ func (c Config) Validate() error {
 	if c.MaxConcurrentReconciles < 1 {
 		errs = append(errs, fmt.Errorf("MAX_CONCURRENT_RECONCILES=%d: must be >= 1", c.MaxConcurrentReconciles))
 	}
-	switch c.LogLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		errs = append(errs, fmt.Errorf("LOG_LEVEL=%q: want debug, info, warn or error", c.LogLevel))
+	if _, err := cli.ParseLevel(c.LogLevel); err != nil {
+		errs = append(errs, fmt.Errorf("LOG_LEVEL=%w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/poolparity/poolparity/internal/cli"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -73,13 +75,14 @@ func TestExitStatus(t *testing.T) {
 	}{
 		{"-h prints the usage and exits 0", []string{"-h"}, 0, "-metrics-addr", "help requested"},
 		{"-help prints the usage and exits 0", []string{"-help"}, 0, "-leader-elect", "help requested"},
-		{"an unknown flag exits 1", []string{"-bogus"}, 1, "flag provided but not defined", ""},
-		{"an invalid setting exits 1 and says why", []string{"-health-addr", ""}, 1, "poolparity-controller: HEALTH_ADDR is empty", ""},
+		{"an unknown flag exits 2", []string{"-bogus"}, 2, "flag provided but not defined", ""},
+		{"an invalid setting exits 2 and says why", []string{"-health-addr", ""}, 2, "poolparity-controller: HEALTH_ADDR is empty", ""},
+		{"every invalid setting is a line of its own", []string{"-health-addr", "", "-log-level", "loud"}, 2, "poolparity-controller: LOG_LEVEL=\"loud\": want debug, info, warn or error", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr strings.Builder
-			got := runMain(context.Background(), tt.args, func(string) string { return "" }, &stderr)
+			got := cli.Exit(&stderr, "poolparity-controller", run(context.Background(), tt.args, func(string) string { return "" }, io.Discard, &stderr))
 			if got != tt.want {
 				t.Errorf("exit %d, want %d; stderr:\n%s", got, tt.want, stderr.String())
 			}

@@ -6,29 +6,16 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/poolparity/poolparity/internal/cli"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := runMain(ctx, os.Args[1:], os.Getenv, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
-	os.Exit(code)
-}
-
-// runMain runs the controller and returns the exit status: 0 after a clean stop or -h (the
-// usage is the answer asked for), 1 on an error, which it prints.
-func runMain(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) int {
-	err := run(ctx, args, getenv, stderr)
-	if err == nil || errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	fmt.Fprintln(stderr, "poolparity-controller:", err)
-	return 1
+	os.Exit(cli.Exit(os.Stderr, "poolparity-controller", err))
 }

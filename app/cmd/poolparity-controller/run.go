@@ -16,8 +16,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/controller"
-	"github.com/poolparity/poolparity/internal/telemetry"
 )
 
 // Leader election stores its Lease in the controller's namespace (a namespaced Role in the chart).
@@ -25,13 +25,15 @@ import (
 // The leader election lock records its events with the core API in the same namespace.
 // +kubebuilder:rbac:groups="",namespace=poolparity-system,resources=events,verbs=create;patch
 
-// run parses the configuration, builds the manager and blocks until ctx ends.
-func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+// run parses the configuration (a bad setting is exit 2), builds the manager
+// and blocks until ctx ends. The controller logs to stderr; it writes nothing
+// to stdout.
+func run(ctx context.Context, args []string, getenv func(string) string, _, stderr io.Writer) error {
 	cfg, err := ParseConfig(args, getenv, stderr)
 	if err != nil {
-		return err
+		return cli.Usage(err)
 	}
-	sl, err := telemetry.NewLogger(stderr, cfg.LogLevel)
+	sl, err := cli.NewLogger(stderr, cfg.LogLevel)
 	if err != nil {
 		return err
 	}

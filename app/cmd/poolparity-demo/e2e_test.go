@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
@@ -41,7 +42,7 @@ func TestE2E(t *testing.T) {
 		wantExit []int
 		check    func(t *testing.T, r parity.Report)
 	}{
-		{"good", []int{exitPass, exitFail}, func(t *testing.T, r parity.Report) {
+		{"good", []int{parity.ExitPass, parity.ExitFail}, func(t *testing.T, r parity.Report) {
 			// Large effects only: pooling removes most allocation and hits.
 			// Latency parity is printed but not asserted here: a p99 on a
 			// shared 2-core machine is too noisy for a 70-second test.
@@ -60,7 +61,7 @@ func TestE2E(t *testing.T) {
 				t.Errorf("redis %q, want the server embedded in the demo process", kv)
 			}
 		}},
-		{"regression", []int{exitFail}, func(t *testing.T, r parity.Report) {
+		{"regression", []int{parity.ExitFail}, func(t *testing.T, r parity.Report) {
 			if r.Verdict != parity.Fail {
 				t.Errorf("verdict %s, want FAIL", r.Verdict)
 			}
@@ -87,7 +88,7 @@ func TestE2E(t *testing.T) {
 				t.Errorf("confirmed verdict %s, want FAIL", r.Confirmed)
 			}
 		}},
-		{"aa", []int{exitPass, exitFail}, func(t *testing.T, r parity.Report) {
+		{"aa", []int{parity.ExitPass, parity.ExitFail}, func(t *testing.T, r parity.Report) {
 			if v := value(t, r, "heap alloc per request"); v < 0.67 || v > 1.5 {
 				t.Errorf("heap alloc per request gray/stable = %.2f for two unpooled tracks, want about 1", v)
 			}
@@ -116,7 +117,7 @@ func TestE2E(t *testing.T) {
 			}
 		}},
 		// Two pool misuses, each caught by the alert that names its cause (issue 11).
-		{"misuse-dirty", []int{exitFail}, func(t *testing.T, r parity.Report) {
+		{"misuse-dirty", []int{parity.ExitFail}, func(t *testing.T, r parity.Report) {
 			// A reset that forgets the decoded item: the sanitizer counts the
 			// dirty objects and the critical alert fires.
 			if r.Verdict != parity.Fail {
@@ -126,7 +127,7 @@ func TestE2E(t *testing.T) {
 				t.Errorf("PoolParityDirtyObjects is not firing; alerts: %+v", r.Alerts)
 			}
 		}},
-		{"misuse-reset", []int{exitFail}, func(t *testing.T, r parity.Report) {
+		{"misuse-reset", []int{parity.ExitFail}, func(t *testing.T, r parity.Report) {
 			// 2 MiB buffers zeroed on every Put: a large CPU cost per request,
 			// caught by the CPU alert (or the latency one).
 			if r.Verdict != parity.Fail {
@@ -142,7 +143,7 @@ func TestE2E(t *testing.T) {
 				t.Error("the dirty-object alert fires for a reset that clears everything")
 			}
 		}},
-		{"misuse-retain", []int{exitFail}, func(t *testing.T, r parity.Report) {
+		{"misuse-retain", []int{parity.ExitFail}, func(t *testing.T, r parity.Report) {
 			// No size cap, waves of requests with large bodies: the gray pools
 			// keep a wave's worth of grown buffers, and the memory alert fires
 			// (its own floor, 16 MiB per pod, makes the effect large).
@@ -183,7 +184,7 @@ func TestE2E(t *testing.T) {
 				env["DEMO_REDIS"] = "embedded"
 			}
 			scStart := time.Now()
-			code := run(ctx, nil, func(k string) string { return env[k] }, false, &buf, &buf)
+			code := cli.Exit(&buf, "poolparity-demo", run(ctx, nil, func(k string) string { return env[k] }, false, &buf, &buf))
 			t.Logf("scenario %s: exit %d in %s\n%s", sc.name, code, time.Since(scStart).Round(time.Second), buf.String())
 			if !contains(sc.wantExit, code) {
 				t.Fatalf("exit status %d, want one of %v", code, sc.wantExit)

@@ -16,63 +16,39 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
+	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/demo"
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
-// Exit statuses (parity's, shared with the other report command).
-const (
-	exitPass        = parity.ExitPass
-	exitFail        = parity.ExitFail
-	exitUsage       = parity.ExitUsage
-	exitNoData      = parity.ExitNoData
-	exitError       = parity.ExitError
-	exitInterrupted = parity.ExitInterrupted
-)
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Getenv, isTerminal(os.Stdout), os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Getenv, isTerminal(os.Stdout), os.Stdout, os.Stderr)
 	stop()
-	os.Exit(code)
+	os.Exit(cli.Exit(os.Stderr, "poolparity-demo", err))
 }
 
-// run runs the demo and returns the exit status.
-func run(ctx context.Context, args []string, getenv func(string) string, tty bool, stdout, stderr io.Writer) int {
+// run runs the demo. Its error carries the exit status (internal/parity's):
+// nil for PASS, a bare status for FAIL and NO DATA (the report said so).
+func run(ctx context.Context, args []string, getenv func(string) string, tty bool, stdout, stderr io.Writer) error {
 	cfg, err := demo.Parse("poolparity-demo", args, getenv, stderr)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
-		}
-		printErr(stderr, err)
-		return exitUsage
+		return cli.WithStatus(parity.ExitUsage, err)
 	}
 	cfg.TTY = tty
 	res, err := demo.Run(ctx, cfg, stdout, stderr)
 	switch {
 	case ctx.Err() != nil:
-		fmt.Fprintln(stderr, "poolparity-demo: interrupted; everything it started is stopped")
-		return exitInterrupted
+		return cli.WithStatus(parity.ExitInterrupted, errors.New("interrupted; everything it started is stopped"))
 	case err != nil:
-		printErr(stderr, err)
-		return exitError
+		return cli.WithStatus(parity.ExitError, err)
 	}
-	return parity.ExitStatus(res.Report.Verdict)
-}
-
-// printErr prints each line of err with the program's name.
-func printErr(w io.Writer, err error) {
-	for _, line := range strings.Split(err.Error(), "\n") {
-		fmt.Fprintln(w, "poolparity-demo:", line)
-	}
+	return cli.Status(parity.ExitStatus(res.Report.Verdict))
 }
 
 func isTerminal(f *os.File) bool {

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/envflag"
 	"github.com/poolparity/poolparity/internal/loadgen"
 )
@@ -38,9 +39,9 @@ type Config struct {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
-	os.Exit(code)
+	os.Exit(cli.Exit(os.Stderr, "poolparity-load", err))
 }
 
 func parse(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
@@ -66,7 +67,13 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		return c, err
 	}
 	c.InCluster = getenv("KUBERNETES_SERVICE_HOST") != ""
-	return c, nil
+	return c, c.Validate()
+}
+
+// Validate checks the settings and the target (see loadConfig).
+func (c Config) Validate() error {
+	_, err := c.loadConfig()
+	return err
 }
 
 // loadConfig turns c into the generator's config, allowing the target's host name only in a pod.
@@ -89,40 +96,31 @@ func (c Config) loadConfig() (loadgen.Config, error) {
 	return lc, nil
 }
 
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+// run sends the load and prints the final counts. A bad setting is a usage
+// error (exit 2); a run that stopped early or failed too often is exit 1.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := parse(args, getenv, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
 	if err != nil {
-		fmt.Fprintf(stderr, "poolparity-load: %v\n", err)
-		return 2
+		return cli.Usage(err)
 	}
-	lc, err := c.loadConfig()
-	if err != nil {
-		fmt.Fprintf(stderr, "poolparity-load: %v\n", err)
-		return 2
-	}
+	lc, _ := c.loadConfig() // parse validated it
 	var client *http.Client
 	if !c.KeepAlive {
 		client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
 	}
 	g, err := loadgen.New(lc, client)
 	if err != nil {
-		fmt.Fprintf(stderr, "poolparity-load: %v\n", err)
-		return 2
+		return cli.Usage(err)
 	}
 	st, err := g.Run(ctx)
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(st)
 	if err != nil {
-		fmt.Fprintf(stderr, "poolparity-load: stopped early: %v\n", err)
-		return 1
+		return fmt.Errorf("stopped early: %w", err)
 	}
 	if st.Requests > 0 && float64(st.Errors)/float64(st.Requests) > c.MaxErrorRatio {
-		fmt.Fprintf(stderr, "poolparity-load: %d of %d requests failed (more than %.2f%%)\n", st.Errors, st.Requests, 100*c.MaxErrorRatio)
-		return 1
+		return fmt.Errorf("%d of %d requests failed (more than %.2f%%)", st.Errors, st.Requests, 100*c.MaxErrorRatio)
 	}
-	return 0
+	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/poolparity/poolparity/internal/cli"
 )
 
 func TestRunSendsBoundedLoadAndReportsCounts(t *testing.T) {
@@ -19,8 +21,8 @@ func TestRunSendsBoundedLoadAndReportsCounts(t *testing.T) {
 	}))
 	defer srv.Close()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"-target", srv.URL, "-duration", "5s", "-max-requests", "20", "-rps", "200", "-concurrency", "1"},
-		func(string) string { return "" }, &out, &errb)
+	code := cli.Exit(&errb, "poolparity-load", run(context.Background(), []string{"-target", srv.URL, "-duration", "5s", "-max-requests", "20", "-rps", "200", "-concurrency", "1"},
+		func(string) string { return "" }, &out, &errb))
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
@@ -48,7 +50,7 @@ func TestRunRefusesTargets(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := run(context.Background(), tt.args, func(k string) string { return tt.env[k] }, &out, &errb)
+			code := cli.Exit(&errb, "poolparity-load", run(context.Background(), tt.args, func(k string) string { return tt.env[k] }, &out, &errb))
 			if code != 2 || !strings.Contains(errb.String(), tt.want) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errb.String(), tt.want)
 			}

@@ -11,7 +11,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,6 +25,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
 	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
@@ -34,31 +34,27 @@ const chartSpan = 15 * time.Minute
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
-	os.Exit(code)
+	os.Exit(cli.Exit(os.Stderr, "poolparity-parity", err))
 }
 
-// run reads and writes the report and returns the exit status.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+// run reads and writes the report. Its error carries the exit status
+// (internal/parity's): nil for PASS, a bare status for FAIL and NO DATA (the
+// report said so).
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseConfig("poolparity-parity", args, getenv, stderr)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return parity.ExitPass
-		}
-		printErr(stderr, err)
-		return parity.ExitUsage
+		return cli.WithStatus(parity.ExitUsage, err)
 	}
 	report, err := readReport(ctx, cfg, stdout)
 	switch {
 	case ctx.Err() != nil:
-		fmt.Fprintln(stderr, "poolparity-parity: interrupted")
-		return parity.ExitInterrupted
+		return cli.WithStatus(parity.ExitInterrupted, errors.New("interrupted"))
 	case err != nil:
-		printErr(stderr, err)
-		return parity.ExitError
+		return cli.WithStatus(parity.ExitError, err)
 	}
-	return parity.ExitStatus(report.Verdict)
+	return cli.Status(parity.ExitStatus(report.Verdict))
 }
 
 // readReport reads the parity report from cfg.PrometheusURL, prints it and
@@ -125,11 +121,4 @@ func promError(promURL, window string, err error) error {
 		return fmt.Errorf("%w; is the chart's PrometheusRule loaded, and does -window %s match its windows?", err, window)
 	}
 	return fmt.Errorf("reading the parity report from %s: %w", promURL, err)
-}
-
-// printErr prints each line of err with the program's name.
-func printErr(w io.Writer, err error) {
-	for _, line := range strings.Split(err.Error(), "\n") {
-		fmt.Fprintln(w, "poolparity-parity:", line)
-	}
 }

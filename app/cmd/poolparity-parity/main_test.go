@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
@@ -174,8 +175,8 @@ func TestRun(t *testing.T) {
 			tt.setup(f)
 			out := t.TempDir()
 			var stdout, stderr bytes.Buffer
-			code := run(context.Background(), []string{"-selector", sel, "-out", out},
-				env(map[string]string{"PROMETHEUS_URL": f.srv.URL}), &stdout, &stderr)
+			code := cli.Exit(&stderr, "poolparity-parity", run(context.Background(), []string{"-selector", sel, "-out", out},
+				env(map[string]string{"PROMETHEUS_URL": f.srv.URL}), &stdout, &stderr))
 			if code != tt.wantExit {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantExit, stdout.String(), stderr.String())
 			}
@@ -226,7 +227,7 @@ func TestRunErrors(t *testing.T) {
 			}
 			var stdout, stderr bytes.Buffer
 			args := append([]string{"-out", t.TempDir()}, tt.args...)
-			code := run(context.Background(), args, env(map[string]string{"PROMETHEUS_URL": u}), &stdout, &stderr)
+			code := cli.Exit(&stderr, "poolparity-parity", run(context.Background(), args, env(map[string]string{"PROMETHEUS_URL": u}), &stdout, &stderr))
 			if code != tt.wantExit {
 				t.Fatalf("exit %d, want %d\nstderr:\n%s", code, tt.wantExit, stderr.String())
 			}

@@ -9,9 +9,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -19,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/config"
 	"github.com/poolparity/poolparity/internal/service"
 	"github.com/poolparity/poolparity/internal/telemetry"
@@ -26,23 +24,19 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "poolparity:", err)
-		stop()
-		os.Exit(1)
-	}
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(cli.Exit(os.Stderr, "poolparity", err))
 }
 
+// run parses the configuration (a bad setting is exit 2) and serves until
+// ctx ends.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := config.Parse("poolparity", args, getenv, stderr)
 	if err != nil {
-		return err
+		return cli.Usage(err)
 	}
-	log, err := telemetry.NewLogger(stdout, cfg.LogLevel)
+	log, err := cli.NewLogger(stdout, cfg.LogLevel)
 	if err != nil {
 		return err
 	}
