@@ -104,7 +104,7 @@ func staleCatalogFiles(root string, c catalog.Catalog) ([]string, error) {
 }
 
 // formatNumber spells a threshold for people: at least two decimals when it has a fraction
-// (1.10, 0.50, 0.005), none when it is whole (1).
+// (1.2 as 1.20, 0.25 as 0.25), none when it is whole (2).
 func formatNumber(v float64) string {
 	s := strconv.FormatFloat(v, 'f', -1, 64)
 	if i := strings.IndexByte(s, '.'); i >= 0 && len(s)-i-1 < 2 {
@@ -306,7 +306,7 @@ func readsRule(expr, rule string) bool {
 	}
 }
 
-// descriptionNumber is the threshold a panel description spells: "Alert above 1.10" or "alert
+// descriptionNumber is the threshold a panel description spells: "Alert above 1.20" or "alert
 // threshold (0.5)".
 var descriptionNumber = regexp.MustCompile(`([Aa]lert above |alert threshold \()(-?[0-9]+(?:\.[0-9]+)?)`)
 
