@@ -68,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if len(stale) > 0 {
-			return fmt.Errorf("%s differ from internal/catalog: run make generate and commit", strings.Join(stale, ", "))
+			return fmt.Errorf("stale against internal/catalog: %s: run make generate and commit", strings.Join(stale, ", "))
 		}
 		return checkClean(ctx, c.Root)
 	}

@@ -102,7 +102,7 @@ func TestCheckCatchesChangedAndUntrackedFiles(t *testing.T) {
 				return err
 			}
 			return os.WriteFile(p, bytes.Replace(data, []byte("threshold: 1.15"), []byte("threshold: 1.5"), 1), 0o644)
-		}, valuesPath + " differ from internal/catalog: run make generate and commit"},
+		}, "stale against internal/catalog: " + valuesPath + ": run make generate and commit"},
 		{"a change outside the generated paths passes", func(root string) error {
 			return os.WriteFile(filepath.Join(root, "README.md"), []byte("changed\n"), 0o644)
 		}, ""},
