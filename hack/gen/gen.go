@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/poolparity/poolparity/deploy/render"
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/cli"
 )
 
@@ -21,7 +22,7 @@ var tools = []string{"controller-gen", "helm", "kustomize"}
 
 // checkedPaths are where generated files live, relative to the repository root: -check fails on
 // any change or untracked file under them.
-var checkedPaths = []string{"deploy", "app/api"}
+var checkedPaths = []string{"deploy", "app/api", "dashboards", contractsPath}
 
 // Config is what one gen invocation does.
 type Config struct {
@@ -61,7 +62,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
+	cat := catalog.Default()
 	if c.Check {
+		stale, err := staleCatalogFiles(c.Root, cat)
+		if err != nil {
+			return err
+		}
+		if len(stale) > 0 {
+			return fmt.Errorf("stale against internal/catalog: %s: run make generate and commit", strings.Join(stale, ", "))
+		}
 		return checkClean(ctx, c.Root)
 	}
 	bin, shown := c.Bin, c.Bin
@@ -69,6 +78,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		bin, shown = filepath.Join(c.Root, "bin"), "bin"
 	}
 	if err := findTools(bin, shown); err != nil {
+		return err
+	}
+	files, err := catalogFiles(c.Root, cat)
+	if err != nil {
+		return fmt.Errorf("generating from the parity catalog: %w", err)
+	}
+	if err := writeFiles(c.Root, files); err != nil {
 		return err
 	}
 	steps := []struct {
@@ -93,7 +109,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("rendering the deployment files: %w", err)
 	}
-	fmt.Fprintf(stdout, "gen: wrote the rules files, the controller's files and %d rendered files\n", len(done))
+	fmt.Fprintf(stdout, "gen: wrote %d files from the parity catalog, the rules files, the controller's files and %d rendered files\n", len(files), len(done))
+	return nil
+}
+
+// writeFiles writes files under root.
+func writeFiles(root string, files []render.File) error {
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(root, f.Path), f.Data, 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", f.Path, err)
+		}
+	}
 	return nil
 }
 

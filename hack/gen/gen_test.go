@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/testtool"
 )
 
@@ -93,6 +95,14 @@ func TestCheckCatchesChangedAndUntrackedFiles(t *testing.T) {
 		{"a new file under app/api fails", func(root string) error {
 			return os.WriteFile(filepath.Join(root, "app", "api", "zz_new.go"), []byte("package api\n"), 0o644)
 		}, "?? app/api/zz_new.go"},
+		{"a threshold that differs from the catalog fails naming the file", func(root string) error {
+			p := filepath.Join(root, valuesPath)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(p, bytes.Replace(data, []byte("threshold: 1.15"), []byte("threshold: 1.5"), 1), 0o644)
+		}, "stale against internal/catalog: " + valuesPath + ": run make generate and commit"},
 		{"a change outside the generated paths passes", func(root string) error {
 			return os.WriteFile(filepath.Join(root, "README.md"), []byte("changed\n"), 0o644)
 		}, ""},
@@ -115,7 +125,7 @@ func TestCheckCatchesChangedAndUntrackedFiles(t *testing.T) {
 }
 
 // scratchRepo returns a git repository with one commit holding a go.mod, the chart directory, a
-// README, a golden file and app/api.
+// README, a golden file, app/api and the repository's files written from the catalog.
 func scratchRepo(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
@@ -125,6 +135,13 @@ func scratchRepo(t *testing.T) string {
 		"deploy/helm/poolparity/Chart.yaml": "name: poolparity\n",
 		"deploy/testdata/default.yaml":      "x: 1\n",
 		"app/api/types.go":                  "package api\n",
+	}
+	cat, err := catalogFiles(repo, catalog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range cat {
+		files[f.Path] = string(f.Data)
 	}
 	for p, data := range files {
 		p = filepath.Join(root, p)

@@ -3,12 +3,8 @@ package catalog_test
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/poolparity/poolparity/internal/catalog"
 )
@@ -80,45 +76,6 @@ func TestQuery(t *testing.T) {
 	want := `sum by (gray_status) (job_gray_status_pool:syncpool_hits:ratio_rate1m{} * job_gray_status_pool:syncpool_gets:rate1m{}) / sum by (gray_status) (job_gray_status_pool:syncpool_gets:rate1m{})`
 	if got := hits.Query("1m", ""); got != want {
 		t.Errorf("weighted Query = %s\nwant %s", got, want)
-	}
-}
-
-// TestTheChartValuesAreTheCatalogs fails when the chart's alert thresholds, the latency floor
-// or the minimum request rate differ from the catalog's (hack/gen writes them).
-func TestTheChartValuesAreTheCatalogs(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "helm", "poolparity", "values.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v struct {
-		Rules struct {
-			MinRequestRate float64                   `json:"minRequestRate"`
-			Alerts         map[string]map[string]any `json:"alerts"`
-		} `json:"rules"`
-	}
-	if err := yaml.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
-	c := catalog.Default()
-	if v.Rules.MinRequestRate != c.Guard.MinRequestRate {
-		t.Errorf("rules.minRequestRate %v, the catalog's guard %v", v.Rules.MinRequestRate, c.Guard.MinRequestRate)
-	}
-	av := c.AlertValues()
-	if len(av) == 0 {
-		t.Fatal("the catalog raises no alert")
-	}
-	for _, a := range av {
-		got, ok := v.Rules.Alerts[a.Key]
-		if !ok {
-			t.Errorf("rules.alerts.%s (%s) is missing", a.Key, a.Alert)
-			continue
-		}
-		if got["threshold"] != a.Threshold {
-			t.Errorf("rules.alerts.%s.threshold %v, the catalog's %v", a.Key, got["threshold"], a.Threshold)
-		}
-		if a.Floor > 0 && got["minDelta"] != a.Floor {
-			t.Errorf("rules.alerts.%s.minDelta %v, the catalog's floor %v", a.Key, got["minDelta"], a.Floor)
-		}
 	}
 }
 
