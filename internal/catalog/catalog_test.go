@@ -3,8 +3,12 @@ package catalog_test
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/poolparity/poolparity/internal/catalog"
 )
