@@ -38,6 +38,7 @@ import (
 	"github.com/poolparity/poolparity/internal/embedredis"
 	"github.com/poolparity/poolparity/internal/loadgen"
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity/render"
 	"github.com/poolparity/poolparity/internal/splitter"
 )
 
@@ -428,7 +429,7 @@ func (r *runner) loadAndRead(ctx context.Context, splitURL string, sp *splitter.
 // writes the report files.
 func (r *runner) printAndWrite(report parity.Report, exps []Expectation) ([]string, error) {
 	fmt.Fprintln(r.stdout)
-	if err := report.WriteText(r.stdout); err != nil {
+	if err := render.Text(r.stdout, report); err != nil {
 		return nil, err
 	}
 	ok := true
@@ -440,7 +441,7 @@ func (r *runner) printAndWrite(report parity.Report, exps []Expectation) ([]stri
 	} else {
 		fmt.Fprintf(r.stdout, "scenario %s: NOT as expected (%s)\n", r.cfg.Scenario, expectationText(exps))
 	}
-	files, err := report.WriteFiles(r.cfg.OutDir)
+	files, err := render.Files(report, r.cfg.OutDir)
 	if err != nil {
 		return files, err
 	}

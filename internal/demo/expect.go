@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity/render"
 )
 
 // Expectation is one expected outcome of a scenario, checked against a
@@ -60,7 +61,7 @@ func Expect(scenario string, r parity.Report) []Expectation {
 		if rw == nil || rw.Value == nil {
 			return 0, "no data"
 		}
-		c := rw.Cells()
+		c := render.Cells(*rw)
 		return *rw.Value, c.Compared
 	}
 	verdict := func(sli string) parity.Verdict {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity/render"
 )
 
 // TestBadPrometheusIsNeverAPass runs the Checker against real HTTP servers that answer
@@ -142,7 +143,7 @@ func TestGateConfirmed(t *testing.T) {
 				t.Errorf("verdict %s (%q) gate %q, want %s under gate %s", r.Verdict, r.Reasons, r.Gate, tt.want, tt.gate)
 			}
 			var b strings.Builder
-			if err := r.WriteText(&b); err != nil {
+			if err := render.Text(&b, r); err != nil {
 				t.Fatal(err)
 			}
 			if shown := strings.Contains(b.String(), "verdict gate: thresholds confirmed"); shown != (tt.gate == parity.GateConfirmed) {

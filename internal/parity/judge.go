@@ -276,11 +276,11 @@ func Decide(d Decision) (Verdict, []string) {
 	for _, a := range d.Alerts {
 		switch {
 		case a.State == "firing" && (a.Severity == "" || contains(failingSeverities, a.Severity)):
-			fails = append(fails, fmt.Sprintf("alert %s is firing (%s)", a.Name, sevOrNone(a.Severity)))
+			fails = append(fails, fmt.Sprintf("alert %s is firing (%s)", a.Name, SeverityText(a.Severity)))
 		case a.State == "firing":
 			infos = append(infos, fmt.Sprintf("alert %s is firing (%s, informational)", a.Name, a.Severity))
 		default:
-			infos = append(infos, fmt.Sprintf("alert %s is %s (%s)", a.Name, a.State, sevOrNone(a.Severity)))
+			infos = append(infos, fmt.Sprintf("alert %s is %s (%s)", a.Name, a.State, SeverityText(a.Severity)))
 		}
 	}
 	switch {

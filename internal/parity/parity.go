@@ -6,12 +6,12 @@
 // ratio or difference against the SLI's threshold, applies the traffic
 // guard and the no-data rules, runs the statistical test when asked, lists
 // the poolparity alerts that are pending or firing and decides one verdict
-// (Decide). A Report renders as a text table, as JSON and as a
-// self-contained HTML page with inline SVG charts.
+// (Decide). Package render writes a Report as a text table, as JSON and
+// as a self-contained HTML page with inline SVG charts.
 //
 // The files split the roles: judge.go, stat.go and evaluate.go judge;
-// promread.go reads Prometheus and decides nothing; format.go, html.go and
-// files.go render. The local demo (app/cmd/poolparity-demo),
+// promread.go reads Prometheus and decides nothing; format.go prints
+// values in their units for the reasons. The local demo (app/cmd/poolparity-demo),
 // poolparity-parity, the PoolCanary controller, the kind harness and
 // verdict-eval all call Evaluate, so they can never disagree on what PASS
 // means.
@@ -171,16 +171,18 @@ type Report struct {
 // not fail it.
 var failingSeverities = []string{"critical", "warning", "page", "error"}
 
-func sevOrNone(s string) string {
+// SeverityText is an alert severity as the report prints it: "no severity"
+// for none.
+func SeverityText(s string) string {
 	if s == "" {
 		return "no severity"
 	}
 	return s
 }
 
-// ratioText prints a ratio with two decimals, or four when two would
+// RatioText prints a ratio with two decimals, or four when two would
 // print it equal to a limit it is not equal to (1.1004 against 1.10).
-func ratioText(v, limit float64) string {
+func RatioText(v, limit float64) string {
 	s := fmt.Sprintf("%.2f", v)
 	if v != limit && s == fmt.Sprintf("%.2f", limit) {
 		s = fmt.Sprintf("%.4f", v)
@@ -199,11 +201,11 @@ func describe(r Row) string {
 	switch r.Comparison {
 	case RatioAtMost:
 		if r.Floor > 0 && r.Delta != nil {
-			return fmt.Sprintf("gray/stable %s > %.2f and gray-stable %s > %s", ratioText(*r.Value, r.Threshold), r.Threshold, FormatDelta(r.Unit, *r.Delta), FormatValue(r.Unit, r.Floor))
+			return fmt.Sprintf("gray/stable %s > %.2f and gray-stable %s > %s", RatioText(*r.Value, r.Threshold), r.Threshold, FormatDelta(r.Unit, *r.Delta), FormatValue(r.Unit, r.Floor))
 		}
-		return fmt.Sprintf("gray/stable %s > %.2f", ratioText(*r.Value, r.Threshold), r.Threshold)
+		return fmt.Sprintf("gray/stable %s > %.2f", RatioText(*r.Value, r.Threshold), r.Threshold)
 	case RatioAtLeast:
-		return fmt.Sprintf("gray/stable %s < %.2f", ratioText(*r.Value, r.Threshold), r.Threshold)
+		return fmt.Sprintf("gray/stable %s < %.2f", RatioText(*r.Value, r.Threshold), r.Threshold)
 	case DeltaAtMost:
 		return fmt.Sprintf("gray-stable %s > %s", FormatDelta(r.Unit, *r.Value), FormatDelta(r.Unit, r.Threshold))
 	case DeltaAtLeast:

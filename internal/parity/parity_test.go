@@ -16,6 +16,7 @@ import (
 
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity/render"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -327,11 +328,11 @@ func golden(t *testing.T, name string, r parity.Report) {
 		var err error
 		switch ext {
 		case "txt":
-			err = r.WriteText(&buf)
+			err = render.Text(&buf, r)
 		case "json":
-			err = r.WriteJSON(&buf)
+			err = render.JSON(&buf, r)
 		case "html":
-			err = r.WriteHTML(&buf)
+			err = render.HTML(&buf, r)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -351,7 +352,7 @@ func golden(t *testing.T, name string, r parity.Report) {
 			t.Errorf("%s differs from the golden file; run go test ./internal/parity -update and review the diff.\ngot:\n%s", path, buf.String())
 		}
 	}
-	if html := func() string { var b bytes.Buffer; _ = r.WriteHTML(&b); return b.String() }(); strings.Contains(html, "http://") && !strings.Contains(html, `xmlns="http://www.w3.org/2000/svg"`) || strings.Contains(html, "<script") || strings.Contains(html, "<link") {
+	if html := func() string { var b bytes.Buffer; _ = render.HTML(&b, r); return b.String() }(); strings.Contains(html, "http://") && !strings.Contains(html, `xmlns="http://www.w3.org/2000/svg"`) || strings.Contains(html, "<script") || strings.Contains(html, "<link") {
 		t.Error("the HTML page must be self-contained: no script, no link, nothing fetched")
 	}
 }

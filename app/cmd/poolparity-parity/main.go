@@ -27,6 +27,7 @@ import (
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity/render"
 )
 
 // chartSpan is how far back the report's charts reach.
@@ -98,10 +99,10 @@ func readReport(ctx context.Context, cfg Config, stdout io.Writer) (parity.Repor
 		return report, fmt.Errorf("creating %s: %w", cfg.OutDir, err)
 	}
 	fmt.Fprintln(stdout)
-	if err := report.WriteText(stdout); err != nil {
+	if err := render.Text(stdout, report); err != nil {
 		return report, err
 	}
-	files, err := report.WriteFiles(cfg.OutDir)
+	files, err := render.Files(report, cfg.OutDir)
 	if err != nil {
 		return report, err
 	}

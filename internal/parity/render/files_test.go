@@ -1,4 +1,4 @@
-package parity_test
+package render_test
 
 import (
 	"os"
@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity/render"
 )
 
 func TestWriteFiles(t *testing.T) {
 	r := parity.Report{Title: "t", Verdict: parity.Pass}
 	t.Run("it writes the text, JSON and HTML reports", func(t *testing.T) {
 		dir := t.TempDir()
-		files, err := r.WriteFiles(dir)
+		files, err := render.Files(r, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,7 +28,7 @@ func TestWriteFiles(t *testing.T) {
 		}
 	})
 	t.Run("a missing directory is an error naming the file", func(t *testing.T) {
-		_, err := r.WriteFiles(filepath.Join(t.TempDir(), "absent"))
+		_, err := render.Files(r, filepath.Join(t.TempDir(), "absent"))
 		if err == nil || !strings.Contains(err.Error(), "report.txt") {
 			t.Errorf("error %v, want one naming report.txt", err)
 		}

@@ -1,4 +1,4 @@
-package parity
+package render
 
 import (
 	"fmt"
@@ -7,22 +7,24 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/poolparity/poolparity/internal/parity"
 )
 
-// WriteHTML writes the report as one self-contained HTML page: inline CSS
-// and inline SVG charts, no script and nothing fetched from elsewhere.
-func (r Report) WriteHTML(w io.Writer) error {
+// HTML writes the report as one self-contained HTML page: inline CSS and
+// inline SVG charts, no script and nothing fetched from elsewhere.
+func HTML(w io.Writer, r parity.Report) error {
 	return pageTmpl.Execute(w, r)
 }
 
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
-	"cells":   func(r Row) Cells { return r.Cells() },
-	"lower":   func(v Verdict) string { return strings.ReplaceAll(strings.ToLower(string(v)), " ", "") },
+	"cells":   Cells,
+	"lower":   func(v parity.Verdict) string { return strings.ReplaceAll(strings.ToLower(string(v)), " ", "") },
 	"svg":     chartSVG,
 	"rfc3339": func(t time.Time) string { return t.Format(time.RFC3339) },
 	"clock":   func(t time.Time) string { return t.Format("15:04:05") },
-	"ratio":   func(v float64) string { return FormatValue(Ratio, v) },
-	"sev":     sevOrNone,
+	"ratio":   func(v float64) string { return parity.FormatValue(parity.Ratio, v) },
+	"sev":     parity.SeverityText,
 	"persec":  func(v float64) string { return fmt.Sprintf("%.1f", v) },
 }).Parse(pageHTML))
 
@@ -115,7 +117,7 @@ footer { color: #8a91a3; font-size: 12px; margin-top: 20px; }
 var trackColour = map[string]string{"stable": "#2f6fd0", "gray": "#e07b00"}
 
 // chartSVG draws a line chart of ch as inline SVG.
-func chartSVG(ch Chart) template.HTML {
+func chartSVG(ch parity.Chart) template.HTML {
 	const (
 		width, height          = 480, 200
 		left, right, top, bott = 64, 12, 10, 38
@@ -143,9 +145,9 @@ func chartSVG(ch Chart) template.HTML {
 		return template.HTML(b.String())
 	}
 	switch {
-	case ch.Unit == Ratio && ymax <= 1:
+	case ch.Unit == parity.Ratio && ymax <= 1:
 		ymax = 1 // a ratio's axis is 0-100%
-	case ch.Unit == Bytes && ymax >= 1024:
+	case ch.Unit == parity.Bytes && ymax >= 1024:
 		scale := math.Pow(1024, math.Floor(math.Log(ymax)/math.Log(1024)))
 		ymax = niceCeil(ymax*1.05/scale) * scale
 	default:
@@ -202,11 +204,11 @@ func chartSVG(ch Chart) template.HTML {
 	return template.HTML(b.String())
 }
 
-func axisLabel(u Unit, v float64) string {
-	if u == Ratio {
+func axisLabel(u parity.Unit, v float64) string {
+	if u == parity.Ratio {
 		return fmt.Sprintf("%.0f%%", v*100)
 	}
-	return FormatValue(u, v)
+	return parity.FormatValue(u, v)
 }
 
 // niceCeil rounds v up to 1, 2, 2.5 or 5 times a power of ten.

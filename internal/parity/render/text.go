@@ -1,0 +1,144 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/poolparity/poolparity/internal/parity"
+)
+
+// RowCells are a row's printed columns.
+type RowCells struct {
+	SLI, Stable, Gray, Compared, Threshold, Verdict string
+	// Test is the statistical verdict with its p-value and effect size.
+	Test string
+}
+
+// Cells returns the row's printed columns, "-" for no data.
+func Cells(r parity.Row) RowCells {
+	c := RowCells{SLI: r.SLI, Stable: "-", Gray: "-", Compared: "-", Verdict: string(r.Verdict), Test: "-"}
+	if t := r.Test; t != nil {
+		c.Test = string(t.Verdict)
+		if t.Verdict == parity.Pass || t.Verdict == parity.Fail {
+			c.Test += fmt.Sprintf(" (p=%.2g, A=%.2f)", t.P, t.A)
+		} else if t.Note != "" {
+			c.Test += " (" + t.Note + ")"
+		}
+	}
+	if r.Stable != nil {
+		c.Stable = parity.FormatValue(r.Unit, *r.Stable)
+	}
+	if r.Gray != nil {
+		c.Gray = parity.FormatValue(r.Unit, *r.Gray)
+	}
+	switch r.Comparison {
+	case parity.RatioAtMost, parity.RatioAtLeast:
+		op := "<="
+		if r.Comparison == parity.RatioAtLeast {
+			op = ">="
+		}
+		c.Threshold = fmt.Sprintf("ratio %s %.2f", op, r.Threshold)
+		if r.Floor > 0 {
+			c.Threshold += " or delta <= " + parity.FormatValue(r.Unit, r.Floor)
+		}
+		if r.Value != nil {
+			c.Compared = "ratio " + parity.RatioText(*r.Value, r.Threshold)
+		}
+	case parity.DeltaAtMost:
+		c.Threshold = "delta <= " + parity.FormatDelta(r.Unit, r.Threshold)
+		if r.Value != nil {
+			c.Compared = "delta " + parity.FormatDelta(r.Unit, *r.Value)
+		}
+	case parity.DeltaAtLeast:
+		c.Threshold = "delta >= " + parity.FormatDelta(r.Unit, r.Threshold)
+		if r.Value != nil {
+			c.Compared = "delta " + parity.FormatDelta(r.Unit, *r.Value)
+		}
+	case parity.GrayAtLeast:
+		c.Threshold = "gray >= " + parity.FormatValue(r.Unit, r.Threshold)
+		if r.Value != nil {
+			c.Compared = "gray " + parity.FormatValue(r.Unit, *r.Value)
+		}
+	}
+	return c
+}
+
+// Text writes the report as a plain-text table, its alerts and the final
+// verdict line.
+func Text(w io.Writer, r parity.Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (rules window %s, at %s)\n", r.Title, r.Window, r.At.Format(time.RFC3339))
+	for _, kv := range r.Context {
+		fmt.Fprintf(&b, "  %s: %s\n", kv.Key, kv.Value)
+	}
+	b.WriteString("\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	tested := r.Statistical != ""
+	header := "SLI\tSTABLE\tGRAY\tGRAY VS STABLE\tTHRESHOLD\tVERDICT"
+	if tested {
+		header += "\tSTAT TEST"
+	}
+	fmt.Fprintln(tw, header)
+	for _, row := range r.Rows {
+		c := Cells(row)
+		v := c.Verdict
+		if row.Note != "" && row.Verdict != parity.Pass {
+			v += " (" + row.Note + ")"
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", c.SLI, c.Stable, c.Gray, c.Compared, c.Threshold, v)
+		if tested {
+			line += "\t" + c.Test
+		}
+		fmt.Fprintln(tw, line)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	if len(r.Pools) > 0 {
+		b.WriteString("\nsync.Pool hit ratio per pool:")
+		for _, p := range r.Pools {
+			fmt.Fprintf(&b, " %s/%s %s", p.Track, p.Pool, parity.FormatValue(parity.Ratio, p.HitRatio))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	if len(r.Alerts) == 0 {
+		b.WriteString("alerts: none pending, none firing\n")
+	} else {
+		b.WriteString("alerts:\n")
+		for _, a := range r.Alerts {
+			fmt.Fprintf(&b, "  %-7s %s [%s] since %s: %s\n", strings.ToUpper(a.State), a.Name, parity.SeverityText(a.Severity),
+				a.ActiveAt.Format("15:04:05"), a.Summary)
+		}
+	}
+	if tested {
+		fmt.Fprintf(&b, "\nstatistical second opinion (Mann-Whitney U): %s (%s)\n", r.Statistical, strings.Join(r.StatReasons, "; "))
+		fmt.Fprintf(&b, "thresholds confirmed by the test: %s\n", r.Confirmed)
+		if len(r.Disagreements) == 0 {
+			b.WriteString("thresholds and test agree on every row\n")
+		}
+		for _, d := range r.Disagreements {
+			fmt.Fprintf(&b, "  DISAGREE %s\n", d)
+		}
+	}
+	if r.Gate == parity.GateConfirmed {
+		b.WriteString("\nverdict gate: thresholds confirmed by the test (a threshold FAIL needs the test's FAIL)\n")
+	}
+	fmt.Fprintf(&b, "\nVERDICT: %s (%s)\n", r.Verdict, strings.Join(r.Reasons, "; "))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// JSON writes the report as indented JSON.
+func JSON(w io.Writer, r parity.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
