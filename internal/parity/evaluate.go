@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
 // StatMode says what the statistical test does in an evaluation. The values
@@ -176,7 +177,7 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 			}
 		}
 		crit := CriterionOf(s)
-		tv, err := ReadTracks(ctx, q, e.query(s, false), e.opts.At)
+		tv, err := promread.ReadTracks(ctx, q, e.query(s, false), e.opts.At)
 		if err != nil {
 			return fail(fmt.Errorf("parity: %s: %w", s.Name, err))
 		}
@@ -202,8 +203,8 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 		}
 	}
 	if e.opts.Alerts {
-		if r.Alerts, err = ReadAlerts(ctx, q, e.opts.AlertGroups); err != nil {
-			return fail(err)
+		if r.Alerts, err = promread.Alerts(ctx, q, e.opts.AlertGroups); err != nil {
+			return fail(fmt.Errorf("parity: %w", err))
 		}
 	} else {
 		r.Alerts = []Alert{}
@@ -339,7 +340,7 @@ func (e evaluation) guard() Guard {
 // number of SLIs.
 func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Criterion, errs *[]string) *TestResult {
 	expr := e.query(s, true)
-	ts, err := ReadTrackSamples(ctx, q, expr, e.opts.At.Add(-e.opts.StatWindow), e.opts.At, e.opts.StatStep)
+	ts, err := promread.ReadSamples(ctx, q, expr, e.opts.At.Add(-e.opts.StatWindow), e.opts.At, e.opts.StatStep)
 	if err != nil {
 		*errs = append(*errs, fmt.Sprintf("%s: %v", s.Name, err))
 		return &TestResult{Verdict: Error, Note: err.Error()}
@@ -360,7 +361,7 @@ func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Cri
 // SLIs and the guard read: a missing rule would otherwise look like a quiet
 // track. Overridden rules are the caller's to name and are not checked.
 func (e evaluation) checkRulesLoaded(ctx context.Context, q Querier) error {
-	loaded, err := LoadedRules(ctx, q)
+	loaded, err := promread.LoadedRules(ctx, q)
 	if err != nil {
 		return fmt.Errorf("parity: reading the rules: %w", err)
 	}
@@ -390,9 +391,9 @@ func (e evaluation) checkRulesLoaded(ctx context.Context, q Querier) error {
 // series, i.e. runs pooled. A track's pool_mode label is summed away by the
 // rules, so the raw series are asked.
 func (e evaluation) trackPooled(ctx context.Context, q Querier, m string) (bool, error) {
-	v, err := scalar(ctx, q, "count(syncpool_gets_total"+sel(e.opts.Selector, m)+")", e.opts.At)
+	v, err := promread.Max(ctx, q, "count(syncpool_gets_total"+sel(e.opts.Selector, m)+")", e.opts.At)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("parity: %w", err)
 	}
 	return v != nil && *v > 0, nil
 }
@@ -413,6 +414,6 @@ func sel(base string, extra ...string) string {
 }
 
 const (
-	grayM   = `gray_status="true"`
-	stableM = `gray_status="false"`
+	grayM   = `gray_status="` + promread.GrayStatus + `"`
+	stableM = `gray_status="` + promread.StableStatus + `"`
 )

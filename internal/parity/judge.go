@@ -2,22 +2,18 @@ package parity
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"time"
 
-	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"github.com/prometheus/common/model"
-
 	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
 // This file is the one judge: how a criterion turns a stable and a gray
-// value into a row verdict, how a track's value is read from Prometheus,
-// when a track is too quiet to judge, and how rows, alerts, query errors
-// and the traffic guard make one verdict. The demo's report, `make parity`
+// value into a row verdict, when a track is too quiet to judge, and how
+// rows, alerts, query errors and the traffic guard make one verdict. The demo's report, `make parity`
 // and the PoolCanary controller all call these functions; nothing else
 // compares, rounds or decides.
 
@@ -120,68 +116,6 @@ func missingNote(stable, gray *float64) string {
 	return "no series for the gray track"
 }
 
-// TrackValues is one SLI's value per track, as read by ReadTracks, and
-// why a track has none.
-type TrackValues struct {
-	Stable, Gray *float64
-	// Why says why a track has no value (no series, NaN, several series).
-	Why []string
-}
-
-// ReadTracks runs the instant query expr at time at and returns one value
-// per track, told apart by the gray_status label. A track with no series,
-// a NaN or infinite value, or more than one series has no value: several
-// series are ambiguous (the selector matches more than one service), and
-// judging their worst or their mix would judge something else than the
-// user asked for.
-func ReadTracks(ctx context.Context, q Querier, expr string, at time.Time) (TrackValues, error) {
-	val, _, _, err := q.Query(ctx, expr, at)
-	if err != nil {
-		return TrackValues{}, fmt.Errorf("querying %s: %w", expr, DescribeQueryError(err))
-	}
-	vec, ok := val.(model.Vector)
-	if !ok {
-		return TrackValues{}, fmt.Errorf("querying %s: got a %s, want a vector", expr, val.Type())
-	}
-	var out TrackValues
-	count := map[string]int{}
-	vals := map[string]float64{}
-	for _, s := range vec {
-		gs := string(s.Metric["gray_status"])
-		count[gs]++
-		vals[gs] = float64(s.Value)
-	}
-	for _, tr := range []struct {
-		name, status string
-		dst          **float64
-	}{{"stable", "false", &out.Stable}, {"gray", "true", &out.Gray}} {
-		f := vals[tr.status]
-		if why := seriesCount(tr.name, count[tr.status]); why != "" {
-			out.Why = append(out.Why, why)
-			continue
-		}
-		switch {
-		case math.IsNaN(f) || math.IsInf(f, 0):
-			out.Why = append(out.Why, fmt.Sprintf("%s track is %v", tr.name, f))
-		default:
-			*tr.dst = ptr(f)
-		}
-	}
-	return out, nil
-}
-
-// seriesCount says why a track with n series has no value: none, or
-// several (ambiguous); "" for exactly one.
-func seriesCount(track string, n int) string {
-	switch {
-	case n == 0:
-		return track + " track has no series"
-	case n > 1:
-		return fmt.Sprintf("%s track has %d series (narrow the selector to one service)", track, n)
-	}
-	return ""
-}
-
 // Guard is the traffic guard: below MinRequestRate (requests per second,
 // over the rule's window) on either track, no SLI counts, neither a pass
 // nor a breach: a p99 over a handful of requests is noise.
@@ -203,7 +137,7 @@ func (g Guard) Check(ctx context.Context, q Querier, at time.Time) (string, erro
 	if g.MinRequestRate <= 0 {
 		return "", nil
 	}
-	tv, err := ReadTracks(ctx, q, g.RateExpr, at)
+	tv, err := promread.ReadTracks(ctx, q, g.RateExpr, at)
 	if err != nil {
 		return "", err
 	}
@@ -304,17 +238,4 @@ func contains(s []string, v string) bool {
 		}
 	}
 	return false
-}
-
-// DescribeQueryError keeps the Prometheus API's error type and detail in
-// the message, and says so when the query ran out of time.
-func DescribeQueryError(err error) error {
-	var perr *v1.Error
-	if errors.As(err, &perr) && perr.Detail != "" {
-		return fmt.Errorf("%w (%s)", err, perr.Detail)
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("no answer in time from Prometheus: %w", err)
-	}
-	return err
 }

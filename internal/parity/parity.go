@@ -9,9 +9,9 @@
 // (Decide). Package render writes a Report as a text table, as JSON and
 // as a self-contained HTML page with inline SVG charts.
 //
-// The files split the roles: judge.go, stat.go and evaluate.go judge;
-// promread.go reads Prometheus and decides nothing; format.go prints
-// values in their units for the reasons. The local demo (app/cmd/poolparity-demo),
+// The packages split the roles: this one judges (judge.go, stat.go,
+// evaluate.go); package promread reads Prometheus and decides nothing;
+// package render writes reports. The local demo (app/cmd/poolparity-demo),
 // poolparity-parity, the PoolCanary controller, the kind harness and
 // verdict-eval all call Evaluate, so they can never disagree on what PASS
 // means.
@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
 // Verdict is the outcome of one row or of a whole report.
@@ -96,21 +97,10 @@ type Row struct {
 }
 
 // Alert is a poolparity alert that is pending or firing.
-type Alert struct {
-	Name     string            `json:"name"`
-	State    string            `json:"state"` // "pending" or "firing"
-	Severity string            `json:"severity"`
-	Summary  string            `json:"summary"`
-	ActiveAt time.Time         `json:"active_at"`
-	Value    string            `json:"value"`
-	Labels   map[string]string `json:"labels"`
-}
+type Alert = promread.Alert
 
 // Point is one sample of a time series.
-type Point struct {
-	T time.Time `json:"t"`
-	V float64   `json:"v"`
-}
+type Point = promread.Point
 
 // Series is one line of a chart.
 type Series struct {
@@ -132,12 +122,7 @@ type KV struct {
 }
 
 // PoolRatio is the hit ratio of one sync.Pool on one track.
-type PoolRatio struct {
-	Track    string  `json:"track"`
-	Pool     string  `json:"pool"`
-	HitRatio float64 `json:"hit_ratio"`
-	GetsRate float64 `json:"gets_per_second"`
-}
+type PoolRatio = promread.PoolRatio
 
 // Report is the outcome of one check.
 type Report struct {

@@ -1,14 +1,9 @@
 package parity
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"slices"
-	"time"
-
-	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"github.com/prometheus/common/model"
 
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity/mwu"
@@ -142,51 +137,6 @@ func median(v []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// TrackSamples are one SLI's samples per track over a window.
-type TrackSamples struct {
-	Stable, Gray []float64
-	// Why says why a track has no samples.
-	Why []string
-}
-
-// ReadTrackSamples runs the range query expr from start to end at step and
-// returns each track's finite values, told apart by gray_status. With
-// several series on a track the samples are not taken (ambiguous, as in
-// ReadTracks).
-func ReadTrackSamples(ctx context.Context, q Querier, expr string, start, end time.Time, step time.Duration) (TrackSamples, error) {
-	val, _, _, err := q.QueryRange(ctx, expr, v1.Range{Start: start, End: end, Step: step})
-	if err != nil {
-		return TrackSamples{}, fmt.Errorf("querying range %s: %w", expr, DescribeQueryError(err))
-	}
-	m, ok := val.(model.Matrix)
-	if !ok {
-		return TrackSamples{}, fmt.Errorf("querying range %s: got a %s, want a matrix", expr, val.Type())
-	}
-	var out TrackSamples
-	count := map[string]int{}
-	samples := map[string][]float64{}
-	for _, s := range m {
-		gs := string(s.Metric["gray_status"])
-		count[gs]++
-		for _, p := range s.Values {
-			if f := float64(p.Value); !math.IsNaN(f) && !math.IsInf(f, 0) {
-				samples[gs] = append(samples[gs], f)
-			}
-		}
-	}
-	for _, tr := range []struct {
-		name, status string
-		dst          *[]float64
-	}{{"stable", "false", &out.Stable}, {"gray", "true", &out.Gray}} {
-		if why := seriesCount(tr.name, count[tr.status]); why != "" {
-			out.Why = append(out.Why, why)
-			continue
-		}
-		*tr.dst = samples[tr.status]
-	}
-	return out, nil
 }
 
 // StatVerdict is the statistical verdict over the rows' tests: NO DATA when

@@ -1,0 +1,323 @@
+// Package promread reads what the parity evaluator needs from the
+// Prometheus HTTP API: the recording rules loaded, the alerts pending or
+// firing, and instant and range values told apart per track by the
+// gray_status label. It decides nothing; internal/parity judges what it
+// reads.
+//
+// # Concurrency
+//
+// The functions hold no state and are safe for concurrent use if the
+// Querier is (client_golang's v1 API client is).
+package promread
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// Querier is the part of the Prometheus HTTP API the evaluator uses;
+// v1.NewAPI's result implements it. Implementations used concurrently must
+// be safe for concurrent use.
+type Querier interface {
+	Query(ctx context.Context, query string, ts time.Time, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error)
+	QueryRange(ctx context.Context, query string, r v1.Range, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error)
+	Rules(ctx context.Context, matches []string) (v1.RulesResult, error)
+}
+
+// The gray_status values of the two tracks.
+const (
+	StableStatus = "false"
+	GrayStatus   = "true"
+)
+
+// DescribeError keeps the Prometheus API's error type and detail in the
+// message, and says so when the query ran out of time.
+func DescribeError(err error) error {
+	var perr *v1.Error
+	if errors.As(err, &perr) && perr.Detail != "" {
+		return fmt.Errorf("%w (%s)", err, perr.Detail)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer in time from Prometheus: %w", err)
+	}
+	return err
+}
+
+// LoadedRules returns the names of the recording rules Prometheus has loaded.
+func LoadedRules(ctx context.Context, q Querier) (map[string]bool, error) {
+	res, err := q.Rules(ctx, nil)
+	if err != nil {
+		return nil, DescribeError(err)
+	}
+	loaded := map[string]bool{}
+	for _, g := range res.Groups {
+		for _, rule := range g.Rules {
+			if rr, ok := rule.(v1.RecordingRule); ok {
+				loaded[rr.Name] = true
+			}
+		}
+	}
+	return loaded, nil
+}
+
+// Tracks is one SLI's value per track and why a track has none.
+type Tracks struct {
+	Stable, Gray *float64
+	// Why says why a track has no value (no series, NaN, several series).
+	Why []string
+}
+
+// ReadTracks runs the instant query expr at time at and returns one value
+// per track, told apart by the gray_status label. A track with no series,
+// a NaN or infinite value, or more than one series has no value: several
+// series are ambiguous (the selector matches more than one service), and
+// judging their worst or their mix would judge something else than the
+// user asked for.
+func ReadTracks(ctx context.Context, q Querier, expr string, at time.Time) (Tracks, error) {
+	val, _, _, err := q.Query(ctx, expr, at)
+	if err != nil {
+		return Tracks{}, fmt.Errorf("querying %s: %w", expr, DescribeError(err))
+	}
+	vec, ok := val.(model.Vector)
+	if !ok {
+		return Tracks{}, fmt.Errorf("querying %s: got a %s, want a vector", expr, val.Type())
+	}
+	var out Tracks
+	count := map[string]int{}
+	vals := map[string]float64{}
+	for _, s := range vec {
+		gs := string(s.Metric["gray_status"])
+		count[gs]++
+		vals[gs] = float64(s.Value)
+	}
+	for _, tr := range []struct {
+		name, status string
+		dst          **float64
+	}{{"stable", StableStatus, &out.Stable}, {"gray", GrayStatus, &out.Gray}} {
+		f := vals[tr.status]
+		if why := seriesCount(tr.name, count[tr.status]); why != "" {
+			out.Why = append(out.Why, why)
+			continue
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			out.Why = append(out.Why, fmt.Sprintf("%s track is %v", tr.name, f))
+			continue
+		}
+		*tr.dst = &f
+	}
+	return out, nil
+}
+
+// Samples are one SLI's samples per track over a window.
+type Samples struct {
+	Stable, Gray []float64
+	// Why says why a track has no samples.
+	Why []string
+}
+
+// ReadSamples runs the range query expr from start to end at step and
+// returns each track's finite values, told apart by gray_status. With
+// several series on a track the samples are not taken (ambiguous, as in
+// ReadTracks).
+func ReadSamples(ctx context.Context, q Querier, expr string, start, end time.Time, step time.Duration) (Samples, error) {
+	val, _, _, err := q.QueryRange(ctx, expr, v1.Range{Start: start, End: end, Step: step})
+	if err != nil {
+		return Samples{}, fmt.Errorf("querying range %s: %w", expr, DescribeError(err))
+	}
+	m, ok := val.(model.Matrix)
+	if !ok {
+		return Samples{}, fmt.Errorf("querying range %s: got a %s, want a matrix", expr, val.Type())
+	}
+	var out Samples
+	count := map[string]int{}
+	samples := map[string][]float64{}
+	for _, s := range m {
+		gs := string(s.Metric["gray_status"])
+		count[gs]++
+		for _, p := range s.Values {
+			if f := float64(p.Value); !math.IsNaN(f) && !math.IsInf(f, 0) {
+				samples[gs] = append(samples[gs], f)
+			}
+		}
+	}
+	for _, tr := range []struct {
+		name, status string
+		dst          *[]float64
+	}{{"stable", StableStatus, &out.Stable}, {"gray", GrayStatus, &out.Gray}} {
+		if why := seriesCount(tr.name, count[tr.status]); why != "" {
+			out.Why = append(out.Why, why)
+			continue
+		}
+		*tr.dst = samples[tr.status]
+	}
+	return out, nil
+}
+
+// seriesCount says why a track with n series has no value: none, or
+// several (ambiguous); "" for exactly one.
+func seriesCount(track string, n int) string {
+	switch {
+	case n == 0:
+		return track + " track has no series"
+	case n > 1:
+		return fmt.Sprintf("%s track has %d series (narrow the selector to one service)", track, n)
+	}
+	return ""
+}
+
+// Max runs an instant query and returns its largest finite value, or nil
+// for no series.
+func Max(ctx context.Context, q Querier, expr string, at time.Time) (*float64, error) {
+	val, _, _, err := q.Query(ctx, expr, at)
+	if err != nil {
+		return nil, fmt.Errorf("querying %q: %w", expr, DescribeError(err))
+	}
+	var out *float64
+	keep := func(f float64) {
+		if !math.IsNaN(f) && !math.IsInf(f, 0) && (out == nil || f > *out) {
+			out = &f
+		}
+	}
+	switch v := val.(type) {
+	case model.Vector:
+		for _, s := range v {
+			keep(float64(s.Value))
+		}
+	case *model.Scalar:
+		keep(float64(v.Value))
+	}
+	return out, nil
+}
+
+// Alert is an alert that is pending or firing.
+type Alert struct {
+	Name     string            `json:"name"`
+	State    string            `json:"state"` // "pending" or "firing"
+	Severity string            `json:"severity"`
+	Summary  string            `json:"summary"`
+	ActiveAt time.Time         `json:"active_at"`
+	Value    string            `json:"value"`
+	Labels   map[string]string `json:"labels"`
+}
+
+// Alerts returns the pending and firing alerts of the rule groups whose
+// name contains groupMatch, sorted by state (firing first) and name.
+func Alerts(ctx context.Context, q Querier, groupMatch string) ([]Alert, error) {
+	res, err := q.Rules(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("reading the rules: %w", DescribeError(err))
+	}
+	out := []Alert{}
+	for _, g := range res.Groups {
+		if !strings.Contains(g.Name, groupMatch) {
+			continue
+		}
+		for _, rule := range g.Rules {
+			ar, ok := rule.(v1.AlertingRule)
+			if !ok {
+				continue
+			}
+			for _, a := range ar.Alerts {
+				if a == nil || (a.State != v1.AlertStateFiring && a.State != v1.AlertStatePending) {
+					continue
+				}
+				labels := make(map[string]string, len(a.Labels))
+				for k, v := range a.Labels {
+					labels[string(k)] = string(v)
+				}
+				out = append(out, Alert{
+					Name: ar.Name, State: string(a.State), Severity: labels["severity"],
+					Summary: string(a.Annotations["summary"]), ActiveAt: a.ActiveAt.UTC(), Value: a.Value, Labels: labels,
+				})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Alert) int {
+		if a.State != b.State {
+			return strings.Compare(a.State, b.State) // "firing" < "pending"
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out, nil
+}
+
+// PoolRatio is the hit ratio of one sync.Pool on one track.
+type PoolRatio struct {
+	Track    string  `json:"track"`
+	Pool     string  `json:"pool"`
+	HitRatio float64 `json:"hit_ratio"`
+	GetsRate float64 `json:"gets_per_second"`
+}
+
+// Pools returns each pool's hit ratio (hitsExpr) and gets per second
+// (getsExpr) per track, both one series per gray_status and pool, sorted by
+// track and pool.
+func Pools(ctx context.Context, q Querier, hitsExpr, getsExpr string, at time.Time) ([]PoolRatio, error) {
+	query := func(expr string) (model.Vector, error) {
+		val, _, _, err := q.Query(ctx, expr, at)
+		if err != nil {
+			return nil, fmt.Errorf("querying %q: %w", expr, DescribeError(err))
+		}
+		v, _ := val.(model.Vector)
+		return v, nil
+	}
+	hits, err := query(hitsExpr)
+	if err != nil {
+		return nil, err
+	}
+	gets, err := query(getsExpr)
+	if err != nil {
+		return nil, err
+	}
+	rate := map[string]float64{}
+	for _, g := range gets {
+		rate[string(g.Metric["gray_status"])+"/"+string(g.Metric["pool"])] += float64(g.Value)
+	}
+	var out []PoolRatio
+	for _, h := range hits {
+		gs, pool := string(h.Metric["gray_status"]), string(h.Metric["pool"])
+		out = append(out, PoolRatio{Track: TrackName(gs), Pool: pool, HitRatio: float64(h.Value), GetsRate: rate[gs+"/"+pool]})
+	}
+	slices.SortFunc(out, func(a, b PoolRatio) int { return strings.Compare(a.Track+a.Pool, b.Track+b.Pool) })
+	return out, nil
+}
+
+// TrackName is the track of a gray_status value: "gray" or "stable".
+func TrackName(grayStatus string) string {
+	if grayStatus == GrayStatus {
+		return "gray"
+	}
+	return "stable"
+}
+
+// Point is one sample of a time series.
+type Point struct {
+	T time.Time `json:"t"`
+	V float64   `json:"v"`
+}
+
+// Range runs the range query expr and returns the finite points of its
+// first series (none when it has none).
+func Range(ctx context.Context, q Querier, expr string, start, end time.Time, step time.Duration) ([]Point, error) {
+	val, _, _, err := q.QueryRange(ctx, expr, v1.Range{Start: start, End: end, Step: step})
+	if err != nil {
+		return nil, fmt.Errorf("querying range %q: %w", expr, DescribeError(err))
+	}
+	var out []Point
+	if m, ok := val.(model.Matrix); ok && len(m) > 0 {
+		for _, p := range m[0].Values {
+			if f := float64(p.Value); !math.IsNaN(f) && !math.IsInf(f, 0) {
+				out = append(out, Point{T: p.Timestamp.Time().UTC(), V: f})
+			}
+		}
+	}
+	return out, nil
+}
