@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/scenario"
 )
 
 // Expectation is one expected outcome of a scenario, checked against a
@@ -23,21 +24,8 @@ const (
 	// GoodHitRatioMin: a pooled gray reuses at least 90% of its objects.
 	GoodHitRatioMin = 0.9
 	// LatencyAlert is the alert the regression scenario must fire.
-	LatencyAlert = "PoolParityLatencyRegression"
+	LatencyAlert = scenario.LatencyAlert
 )
-
-// MisuseAlerts names, per misuse scenario, the alerts that name its cause:
-// the scenario is as expected when at least one of them fires and the
-// verdict is FAIL (docs/pool-misuse.md). Hold is caught by memory as well:
-// a request that holds one item scratch per item makes its pool keep that
-// many, each grown by the largest item it served, while sync.Pool refills
-// too fast for the hit ratio to fall under steady load (measured there).
-var MisuseAlerts = map[string][]string{
-	ScenarioMisuseHold:   {"PoolParityLowSyncPoolHitRatio", "PoolParityNoAllocationGain", "PoolParityLiveHeapRegression"},
-	ScenarioMisuseReset:  {"PoolParityCPUPerRequestRegression", "PoolParityLatencyRegression"},
-	ScenarioMisuseRetain: {"PoolParityLiveHeapRegression"},
-	ScenarioMisuseDirty:  {"PoolParityDirtyObjects"},
-}
 
 // Expect checks a report against what its scenario should show:
 //   - good: heap bytes per request gray/stable <= 0.5, gray sync.Pool hit
@@ -45,8 +33,9 @@ var MisuseAlerts = map[string][]string{
 //   - regression: latency p99 parity FAIL and PoolParityLatencyRegression
 //     firing;
 //   - aa: every row PASS and no critical or warning alert firing;
-//   - misuse-*: verdict FAIL, and one of the scenario's MisuseAlerts firing.
-func Expect(scenario string, r parity.Report) []Expectation {
+//   - misuse-*: verdict FAIL, and one of the alerts that name the
+//     scenario's cause (scenario.Scenario's Alerts) firing.
+func Expect(name string, r parity.Report) []Expectation {
 	row := func(sli string) *parity.Row {
 		for i := range r.Rows {
 			if r.Rows[i].SLI == sli {
@@ -80,7 +69,7 @@ func Expect(scenario string, r parity.Report) []Expectation {
 	var out []Expectation
 	add := func(what string, ok bool, got string) { out = append(out, Expectation{What: what, OK: ok, Got: got}) }
 
-	switch scenario {
+	switch name {
 	case ScenarioGood:
 		v, got := value("heap alloc per request")
 		add(fmt.Sprintf("heap alloc per request gray/stable <= %.1f", GoodAllocRatioMax), got != "no data" && v <= GoodAllocRatioMax, got)
@@ -112,10 +101,11 @@ func Expect(scenario string, r parity.Report) []Expectation {
 		}
 		add("no alert firing", len(fire) == 0, orNone(fire))
 	default:
-		want, ok := MisuseAlerts[scenario]
-		if !ok {
+		sc, err := scenario.Lookup(name)
+		if err != nil || !sc.IsMisuse() {
 			break
 		}
+		want := sc.Alerts
 		add("verdict FAIL", r.Verdict == parity.Fail, string(r.Verdict))
 		var fired []string
 		for _, name := range want {
