@@ -30,8 +30,6 @@ type Harness struct {
 	engine *engine
 	res    Result
 	start  time.Time
-	// builtParity is set once this run has built poolparity-parity (the parity report) from source.
-	builtParity bool
 }
 
 // Result is what a run measured; the test asserts on it and the report prints it.

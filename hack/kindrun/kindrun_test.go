@@ -239,27 +239,3 @@ func TestMakefileStepTargetsAreTheSteps(t *testing.T) {
 		t.Error("no Makefile target runs a single step: the Makefile was not parsed")
 	}
 }
-
-// TestParityArgsAreWhatPoolparityParityReads builds poolparity-parity and runs it with the
-// harness's command line against a Prometheus that is down: the flags must all be accepted
-// (exit 4, Prometheus unreachable, not 2, a bad setting) and the URL must reach it.
-func TestParityArgsAreWhatPoolparityParityReads(t *testing.T) {
-	h := &Harness{cfg: Config{Namespace: "pp", Release: "rel", OutDir: t.TempDir()}}
-	args := h.parityArgs("http://127.0.0.1:1")
-	want := []string{"-prometheus-url", "http://127.0.0.1:1", "-window", "1m",
-		"-selector", `namespace="pp",job="rel"`, "-out", filepath.Join(h.cfg.OutDir, "parity")}
-	if strings.Join(args, " ") != strings.Join(want, " ") {
-		t.Errorf("parityArgs = %q, want %q", args, want)
-	}
-	bin := filepath.Join(t.TempDir(), "poolparity-parity")
-	build := exec.Command("go", "build", "-o", bin, "./app/cmd/poolparity-parity")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building poolparity-parity: %v\n%s", err, out)
-	}
-	out, err := exec.Command(bin, args...).CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 4 || !strings.Contains(string(out), "cannot reach Prometheus at http://127.0.0.1:1") {
-		t.Errorf("poolparity-parity %q: %v, want exit 4 naming the unreachable Prometheus\n%s", args, err, out)
-	}
-}

@@ -8,13 +8,15 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/scenario"
 )
 
 // ReplicaPoint is one sample of a track's Deployment and HPA during load.
@@ -41,33 +43,42 @@ type SplitPoint struct {
 
 // Scenario is one verdict read from the cluster's Prometheus.
 type Scenario struct {
-	Name      string   `json:"name"`
-	Want      string   `json:"want"`    // PASS or FAIL
-	Verdict   string   `json:"verdict"` // what the parity report said
-	WantAlert string   `json:"want_alert,omitempty"`
-	Firing    []string `json:"firing"` // poolparity alerts firing at the end
-	Report    string   `json:"report"`
-	OK        bool     `json:"ok"`
+	Name      string         `json:"name"`
+	Want      parity.Verdict `json:"want"`    // PASS or FAIL
+	Verdict   parity.Verdict `json:"verdict"` // what the parity report said
+	WantAlert []string       `json:"want_alert,omitempty"`
+	Firing    []string       `json:"firing"` // poolparity alerts firing at the end
+	Report    string         `json:"report"`
+	OK        bool           `json:"ok"`
 }
 
-// scenario is how one scenario configures the chart.
-type scenario struct {
-	name      string
-	want      string
-	wantAlert string
-	set       []string // helm --set over the base install
+// kindScenarios are the scenarios the kind run runs, in order, on the installed chart: a pooled
+// gray (PASS), the same with 40 ms injected into every API request of the gray track (FAIL,
+// PoolParityLatencyRegression), and a real pool misuse, POOL_MODE=misuse-dirty (a reset that
+// forgets the decoded item, which the pool sanitizer catches and PoolParityDirtyObjects names;
+// docs/pool-misuse.md). internal/scenario says what each one runs and must show.
+func kindScenarios() ([]scenario.Scenario, error) {
+	var out []scenario.Scenario
+	for _, name := range []string{scenario.Good, scenario.Regression, scenario.MisuseDirty} {
+		sc, err := scenario.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sc)
+	}
+	return out, nil
 }
 
-// scenarios are run in order on the installed chart. The bad gray injects 40 ms into every
-// API request of the gray track (FAULT_LATENCY), the latency fault the local demo uses; the
-// misuse gray runs a real pool misuse (POOL_MODE=misuse-dirty: a reset that forgets the decoded
-// item), which the pool sanitizer catches and PoolParityDirtyObjects names (docs/pool-misuse.md).
-var scenarios = []scenario{
-	{name: "good", want: "PASS"},
-	{name: "bad-latency", want: "FAIL", wantAlert: "PoolParityLatencyRegression",
-		set: []string{"--set", "tracks.gray.env[0].name=FAULT_LATENCY", "--set", "tracks.gray.env[0].value=40ms"}},
-	{name: "misuse-dirty", want: "FAIL", wantAlert: "PoolParityDirtyObjects",
-		set: []string{"--set", "tracks.gray.poolMode=misuse-dirty"}},
+// scenarioValues are the chart values (helm --set) that run sc's tracks: both pool modes and
+// the gray track's fault environment, set every time, so that no scenario inherits the last
+// one's settings.
+func scenarioValues(sc scenario.Scenario) []string {
+	set := []string{"--set", "tracks.stable.poolMode=" + sc.StableMode, "--set", "tracks.gray.poolMode=" + sc.GrayMode}
+	for i, kv := range sc.GrayEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		set = append(set, "--set", fmt.Sprintf("tracks.gray.env[%d].name=%s", i, k), "--set-string", fmt.Sprintf("tracks.gray.env[%d].value=%s", i, v))
+	}
+	return set
 }
 
 // stepScenarios runs each scenario: configure the chart, load it, watch the HPAs and the split,
@@ -78,21 +89,27 @@ func (h *Harness) stepScenarios(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer stop()
+	q, err := newPromAPI(prom)
+	if err != nil {
+		return "", err
+	}
+	scenarios, err := kindScenarios()
+	if err != nil {
+		return "", err
+	}
 	var failed []string
-	for i, sc := range scenarios {
-		if i > 0 || len(sc.set) > 0 {
-			h.logf("scenario %s: configuring the chart", sc.name)
-			if err := h.helmInstall(ctx, sc.set...); err != nil {
-				return "", err
-			}
+	for _, sc := range scenarios {
+		h.logf("scenario %s: configuring the chart", sc.Name)
+		if err := h.helmInstall(ctx, scenarioValues(sc)...); err != nil {
+			return "", err
 		}
-		res, err := h.runScenario(ctx, prom, sc)
+		res, err := h.runScenario(ctx, q, sc)
 		if err != nil {
-			return "", fmt.Errorf("scenario %s: %w", sc.name, err)
+			return "", fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
 		h.res.Scenarios = append(h.res.Scenarios, res)
 		if !res.OK {
-			failed = append(failed, fmt.Sprintf("%s: verdict %s (want %s), firing %v (want %q)", sc.name, res.Verdict, res.Want, res.Firing, sc.wantAlert))
+			failed = append(failed, fmt.Sprintf("%s: verdict %s (want %s), firing %v (want one of %q)", sc.Name, res.Verdict, res.Want, res.Firing, sc.Alerts))
 		}
 	}
 	if len(h.res.Scaled) == 0 {
@@ -115,12 +132,12 @@ func (h *Harness) promService() string {
 }
 
 // runScenario runs one load phase and judges it near its end, while the load still runs.
-func (h *Harness) runScenario(ctx context.Context, prom string, sc scenario) (Scenario, error) {
-	res := Scenario{Name: sc.name, Want: sc.want, WantAlert: sc.wantAlert}
-	if err := h.waitTargets(ctx, prom); err != nil {
+func (h *Harness) runScenario(ctx context.Context, q parity.Querier, sc scenario.Scenario) (Scenario, error) {
+	res := Scenario{Name: sc.Name, Want: sc.Want, WantAlert: sc.Alerts}
+	if err := h.waitTargets(ctx, q); err != nil {
 		return res, err
 	}
-	job, err := h.startLoad(ctx, sc.name)
+	job, err := h.startLoad(ctx, sc.Name)
 	if err != nil {
 		return res, err
 	}
@@ -134,45 +151,40 @@ func (h *Harness) runScenario(ctx context.Context, prom string, sc scenario) (Sc
 		case <-time.After(10 * time.Second):
 		}
 		at := time.Since(start).Round(time.Second)
-		pts, err := h.sampleTracks(ctx, sc.name, at)
+		pts, err := h.sampleTracks(ctx, sc.Name, at)
 		if err != nil {
 			h.logf("sampling replicas: %v", err)
 			continue
 		}
 		h.res.Replicas = append(h.res.Replicas, pts...)
 		ready = append(ready, readyOf(at, pts))
-		h.logf("%s +%s: %s", sc.name, at, formatPoints(pts))
+		h.logf("%s +%s: %s", sc.Name, at, formatPoints(pts))
 		if at >= 70*time.Second {
-			if sp, err := h.sampleSplit(ctx, prom, sc.name, at, ready); err == nil {
+			if sp, err := h.sampleSplit(ctx, q, sc.Name, at, ready); err == nil {
 				h.res.Split = append(h.res.Split, sp)
-				h.logf("%s +%s: split gray requests %.0f%% vs gray ready %.0f%% (%d/%d)%s", sc.name, at,
+				h.logf("%s +%s: split gray requests %.0f%% vs gray ready %.0f%% (%d/%d)%s", sc.Name, at,
 					100*sp.ReqShare, 100*sp.ReadyShare, sp.ReadyGray, sp.ReadyTotal, map[bool]string{true: "", false: " (replicas changing)"}[sp.Steady])
 			}
 		}
 	}
-	verdict, report, err := h.parity(ctx, prom)
+	var text strings.Builder
+	report, err := judgeParity(ctx, q, h.cfg.Namespace, h.cfg.Release, filepath.Join(h.cfg.OutDir, "parity", sc.Name), io.MultiWriter(h.out, &text))
 	if err != nil {
 		return res, err
 	}
-	res.Verdict, res.Report = verdict, report
-	fmt.Fprintln(h.out, report)
-	res.Firing, err = firingAlerts(ctx, prom)
+	res.Verdict, res.Report = report.Verdict, strings.TrimSpace(text.String())
+	res.Firing, err = firingAlerts(ctx, q)
 	if err != nil {
 		return res, err
 	}
-	h.logf("%s: verdict %s, alerts firing %v", sc.name, verdict, res.Firing)
-	res.OK = verdict == sc.want
-	if sc.wantAlert == "" {
-		res.OK = res.OK && len(res.Firing) == 0
-	} else {
-		res.OK = res.OK && slices.Contains(res.Firing, sc.wantAlert)
-	}
+	h.logf("%s: verdict %s, alerts firing %v", sc.Name, res.Verdict, res.Firing)
+	res.OK = sc.Met(res.Verdict, res.Firing)
 	if _, err := h.kubectl(ctx, "load", "-n", h.cfg.Namespace, "wait", "--for=condition=complete", "job/"+job, "--timeout=120s"); err != nil {
 		logs, _ := h.kubectl(ctx, "load", "-n", h.cfg.Namespace, "logs", "job/"+job, "--tail=30")
 		return res, fmt.Errorf("load Job %s did not complete: %w\n%s", job, err, indent(logs))
 	}
 	if logs, err := h.kubectl(ctx, "load", "-n", h.cfg.Namespace, "logs", "job/"+job); err == nil {
-		h.logf("%s: load generator counts: %s", sc.name, strings.Join(strings.Fields(logs), " "))
+		h.logf("%s: load generator counts: %s", sc.Name, strings.Join(strings.Fields(logs), " "))
 	}
 	return res, nil
 }
@@ -240,16 +252,20 @@ func (h *Harness) stepLoadJob(ctx context.Context) (string, error) {
 	return job, err
 }
 
-// stepParity prints the parity report from the cluster's Prometheus (the Makefile's `parity`).
+// stepParity prints the parity report from the cluster's Prometheus (the Makefile's `parity`)
+// and writes it under OutDir/parity.
 func (h *Harness) stepParity(ctx context.Context) (string, error) {
 	prom, stop, err := h.portForward(ctx, monitoringNS, "svc/"+h.promService(), 9090)
 	if err != nil {
 		return "", err
 	}
 	defer stop()
-	verdict, report, err := h.parity(ctx, prom)
-	fmt.Fprintln(h.out, report)
-	return verdict, err
+	q, err := newPromAPI(prom)
+	if err != nil {
+		return "", err
+	}
+	r, err := judgeParity(ctx, q, h.cfg.Namespace, h.cfg.Release, filepath.Join(h.cfg.OutDir, "parity"), h.out)
+	return string(r.Verdict), err
 }
 
 // fullname is the chart's object name prefix for the release (see _helpers.tpl).
@@ -258,40 +274,6 @@ func (h *Harness) fullname() string {
 		return h.cfg.Release
 	}
 	return h.cfg.Release + "-poolparity"
-}
-
-// parity runs poolparity-parity against prom: the same table `make demo` prints, from the
-// chart's 1m rules, for this release's series.
-func (h *Harness) parity(ctx context.Context, prom string) (string, string, error) {
-	bin := filepath.Join(h.cfg.OutDir, "poolparity-parity")
-	if !h.builtParity {
-		if err := h.run(ctx, "build", cmd{name: "go", args: []string{"build", "-trimpath", "-o", bin, "./app/cmd/poolparity-parity"}, env: []string{"CGO_ENABLED=0"}}); err != nil {
-			return "", "", err
-		}
-		h.builtParity = true
-	}
-	c := exec.CommandContext(ctx, bin, h.parityArgs(prom)...)
-	out, err := c.CombinedOutput()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		return "", string(out), err
-	}
-	verdict := map[int]string{0: "PASS", 1: "FAIL", 3: "NO DATA"}[code]
-	if verdict == "" {
-		return "", string(out), fmt.Errorf("parity report failed (exit %d):\n%s", code, indent(string(out)))
-	}
-	return verdict, strings.TrimSpace(string(out)), nil
-}
-
-// parityArgs is poolparity-parity's command line for prom: the 1m window, this release's
-// series, and the report files under OutDir/parity.
-func (h *Harness) parityArgs(prom string) []string {
-	return []string{"-prometheus-url", prom, "-window", "1m",
-		"-selector", fmt.Sprintf(`namespace="%s",job="%s"`, h.cfg.Namespace, h.cfg.Release),
-		"-out", filepath.Join(h.cfg.OutDir, "parity")}
 }
 
 // portForward forwards a free loopback port to target's port and returns the base URL.
@@ -340,94 +322,12 @@ func httpOK(ctx context.Context, u string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// getJSON GETs u and decodes its JSON body into v.
-func getJSON(ctx context.Context, u string, v any) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %.200s", u, resp.Status, b)
-	}
-	return json.Unmarshal(b, v)
-}
-
-// promQuery runs an instant query and returns its vector.
-func promQuery(ctx context.Context, prom, q string) ([]promSample, error) {
-	var r struct {
-		Status string
-		Data   struct{ Result []promSample }
-	}
-	if err := getJSON(ctx, prom+"/api/v1/query?query="+url.QueryEscape(q), &r); err != nil {
-		return nil, err
-	}
-	return r.Data.Result, nil
-}
-
-type promSample struct {
-	Metric map[string]string
-	Value  [2]any
-}
-
-func (s promSample) float() float64 {
-	str, _ := s.Value[1].(string)
-	var f float64
-	fmt.Sscan(str, &f)
-	return f
-}
-
 // waitTargets waits until Prometheus scrapes both tracks of the release and has loaded the
 // chart's rules.
-func (h *Harness) waitTargets(ctx context.Context, prom string) error {
-	// up has only the target's labels; a runtime series carries the service's gray_status.
-	q := fmt.Sprintf(`count by (gray_status) (go_gc_cycles_total_gc_cycles_total{namespace=%q,job=%q})`, h.cfg.Namespace, h.cfg.Release)
+func (h *Harness) waitTargets(ctx context.Context, q parity.Querier) error {
 	return poll(ctx, 3*time.Second, 3*time.Minute, "Prometheus to scrape both tracks and load the rules", func() (bool, error) {
-		res, err := promQuery(ctx, prom, q)
-		if err != nil || len(res) < 2 {
-			return false, err
-		}
-		var rules struct {
-			Data struct{ Groups []struct{ Name string } }
-		}
-		if err := getJSON(ctx, prom+"/api/v1/rules", &rules); err != nil {
-			return false, err
-		}
-		return len(rules.Data.Groups) > 0, nil
+		return scrapedAndRuled(ctx, q, h.cfg.Namespace, h.cfg.Release)
 	})
-}
-
-// firingAlerts lists the poolparity alerts firing in prom.
-func firingAlerts(ctx context.Context, prom string) ([]string, error) {
-	var r struct {
-		Data struct {
-			Alerts []struct {
-				Labels map[string]string
-				State  string
-			}
-		}
-	}
-	if err := getJSON(ctx, prom+"/api/v1/alerts", &r); err != nil {
-		return nil, err
-	}
-	firing := []string{}
-	for _, a := range r.Data.Alerts {
-		if n := a.Labels["alertname"]; a.State == "firing" && strings.HasPrefix(n, "PoolParity") && !slices.Contains(firing, n) {
-			firing = append(firing, n)
-		}
-	}
-	slices.Sort(firing)
-	return firing, nil
 }
 
 // sampleTracks reads both tracks' Deployments and HPAs.
@@ -527,21 +427,10 @@ func readyOf(at time.Duration, pts []ReplicaPoint) readySample {
 
 // sampleSplit compares the gray share of requests over the last minute with the gray share of
 // ready replicas over the same minute.
-func (h *Harness) sampleSplit(ctx context.Context, prom, scenario string, at time.Duration, ready []readySample) (SplitPoint, error) {
-	q := fmt.Sprintf(`sum by (gray_status) (rate(http_requests_total{namespace=%q,job=%q,route!~".*(healthz|readyz|metrics).*"}[1m]))`, h.cfg.Namespace, h.cfg.Release)
-	res, err := promQuery(ctx, prom, q)
+func (h *Harness) sampleSplit(ctx context.Context, q parity.Querier, scenario string, at time.Duration, ready []readySample) (SplitPoint, error) {
+	gray, total, err := requestRates(ctx, q, h.cfg.Namespace, h.cfg.Release, time.Now())
 	if err != nil {
 		return SplitPoint{}, err
-	}
-	var gray, total float64
-	for _, s := range res {
-		total += s.float()
-		if s.Metric["gray_status"] == "true" {
-			gray += s.float()
-		}
-	}
-	if total == 0 {
-		return SplitPoint{}, errors.New("no request rate yet")
 	}
 	sp := SplitPoint{At: at, Scenario: scenario, ReqShare: gray / total, Steady: true}
 	var sum float64
