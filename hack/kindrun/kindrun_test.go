@@ -22,7 +22,7 @@ func TestParseConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"defaults run every step offline", nil, nil, func(c Config) bool {
-			return c.Mode == "offline" && strings.Join(c.Steps, ",") == strings.Join(allSteps, ",") && c.LoadDuration == 150*time.Second
+			return c.Mode == "offline" && strings.Join(c.Steps, ",") == strings.Join(defaultSteps(), ",") && c.LoadDuration == 150*time.Second
 		}, ""},
 		{"steps come from -steps, separated by commas or spaces", []string{"-steps", "kind-up, helm-install"}, nil, func(c Config) bool {
 			return strings.Join(c.Steps, ",") == "kind-up,helm-install"
@@ -60,8 +60,8 @@ func TestOfflineKindConfigKeepsTheControlPlaneOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(Config{Mode: "offline", Cluster: "x", Root: root}, &strings.Builder{})
-	b, note, err := h.kindConfig()
+	env := newEnv(Config{Mode: "offline", Cluster: "x", Root: root}, &strings.Builder{})
+	b, note, err := env.kindConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +89,8 @@ func TestOfflineKindConfigKeepsTheControlPlaneOnly(t *testing.T) {
 	if v1, _ := cgroupV1(); v1 != strings.Contains(all, "failCgroupV1: false") || v1 != strings.Contains(note, "cgroup v1") {
 		t.Errorf("failCgroupV1 must be set exactly on a cgroup v1 host (v1=%v):\n%s", v1, all)
 	}
-	h.cfg.Mode = "online"
-	b, _, err = h.kindConfig()
+	env.cfg.Mode = "online"
+	b, _, err = env.kindConfig()
 	src, _ := os.ReadFile(filepath.Join(root, "kind-config.yaml"))
 	if err != nil || string(b) != string(src) {
 		t.Errorf("online must use kind-config.yaml as it is (err %v)", err)
@@ -119,11 +119,23 @@ func TestCheckDiskSaysWhatIsMissing(t *testing.T) {
 	}
 }
 
-func TestEveryStepOfAllHasAFunction(t *testing.T) {
-	for _, s := range allSteps {
-		if stepFuncs[s] == nil {
-			t.Errorf("step %q of all has no function", s)
+func TestStepsHaveOneNameEach(t *testing.T) {
+	names := stepNames()
+	for i, n := range names {
+		if slices.Contains(names[:i], n) {
+			t.Errorf("two steps are called %q", n)
 		}
+		if s, ok := stepByName(n); !ok || s.Name() != n {
+			t.Errorf("stepByName(%q) = %v, %v", n, s, ok)
+		}
+	}
+	for _, n := range defaultSteps() {
+		if _, ok := stepByName(n); !ok {
+			t.Errorf("step %q of all does not exist", n)
+		}
+	}
+	if !slices.Equal(names[:len(defaultSteps())], defaultSteps()) {
+		t.Errorf("stepNames %v: want all's steps first, in its order %v", names, defaultSteps())
 	}
 }
 
@@ -216,7 +228,7 @@ func TestMakefileStepTargetsAreTheSteps(t *testing.T) {
 		}
 		steps := strings.Split(f[i+1], ",")
 		for _, s := range steps {
-			if _, ok := stepFuncs[s]; !ok && s != "all" {
+			if _, ok := stepByName(s); !ok && s != "all" {
 				t.Errorf("make %s runs the step %q, which hack/kindrun does not have", target, s)
 			}
 		}
@@ -227,7 +239,7 @@ func TestMakefileStepTargetsAreTheSteps(t *testing.T) {
 			targets[target] = true
 		}
 	}
-	for s := range stepFuncs {
+	for _, s := range stepNames() {
 		if !targets[s] && !withoutTarget[s] {
 			t.Errorf("step %q has no Makefile target of its name", s)
 		}

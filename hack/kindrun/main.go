@@ -47,8 +47,10 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kindrun: %v\n", err)
 		return 2
 	}
-	h := newHarness(cfg, stdout)
-	_, err = h.Run(ctx)
+	steps, err := stepsOf(cfg.Steps)
+	if err == nil {
+		_, err = runSteps(ctx, newEnv(cfg, stdout), steps)
+	}
 	if err != nil {
 		var pe *prereqError
 		if errors.As(err, &pe) {
