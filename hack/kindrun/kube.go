@@ -40,7 +40,7 @@ type Kube struct {
 	cfg    *rest.Config
 	cs     kubernetes.Interface
 	dyn    dynamic.Interface
-	mapper *restmapper.DeferredDiscoveryRESTMapper
+	mapper meta.ResettableRESTMapper // kinds to resources, from the API server's discovery
 }
 
 // newKube returns a Kube for the cluster of the kubeconfig file at path.

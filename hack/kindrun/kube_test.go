@@ -11,9 +11,16 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 )
 
@@ -260,4 +267,73 @@ func newHPA(target string, min, desired int32, cpu *int32) autoscalingHPA {
 			Resource: &autoscalingv2.ResourceMetricStatus{Name: corev1.ResourceCPU, Current: autoscalingv2.MetricValueStatus{AverageUtilization: cpu}}}}
 	}
 	return h
+}
+
+// staleMapper maps kinds like the API server's discovery, except that a kind in late is only
+// known after a Reset (a CRD applied after the cache was filled).
+type staleMapper struct {
+	*meta.DefaultRESTMapper
+	late   schema.GroupVersionKind
+	resets int
+}
+
+func (m *staleMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+	if gk == m.late.GroupKind() && m.resets == 0 {
+		return nil, &meta.NoKindMatchError{GroupKind: gk, SearchedVersions: versions}
+	}
+	return m.DefaultRESTMapper.RESTMapping(gk, versions...)
+}
+
+func (m *staleMapper) Reset() { m.resets++ }
+
+func TestApplyServerSideAppliesEachObjectWhereItBelongs(t *testing.T) {
+	ns := schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
+	cm := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	prom := schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "Prometheus"}
+	dm := meta.NewDefaultRESTMapper(nil)
+	dm.Add(ns, meta.RESTScopeRoot)
+	dm.Add(cm, meta.RESTScopeNamespace)
+	dm.Add(prom, meta.RESTScopeNamespace)
+	mapper := &staleMapper{DefaultRESTMapper: dm, late: prom}
+	dyn := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
+	var applied []string
+	dyn.PrependReactor("patch", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		p := a.(k8stesting.PatchAction)
+		if p.GetPatchType() != types.ApplyPatchType {
+			t.Errorf("%s %s: patch type %s, want server-side apply", p.GetResource().Resource, p.GetName(), p.GetPatchType())
+		}
+		applied = append(applied, p.GetResource().Resource+" "+p.GetNamespace()+"/"+p.GetName())
+		return true, &unstructured.Unstructured{}, nil
+	})
+	k := &Kube{dyn: dyn, mapper: mapper}
+	manifest := `apiVersion: v1
+kind: Namespace
+metadata: {name: monitoring}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: a}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: b, namespace: other}
+---
+apiVersion: monitoring.coreos.com/v1
+kind: Prometheus
+metadata: {name: p}
+`
+	if err := k.Apply(context.Background(), []byte(manifest), "monitoring"); err != nil {
+		t.Fatalf("Apply = %v", err)
+	}
+	want := []string{"namespaces /monitoring", "configmaps monitoring/a", "configmaps other/b", "prometheuses monitoring/p"}
+	if strings.Join(applied, ", ") != strings.Join(want, ", ") {
+		t.Errorf("applied %v, want %v", applied, want)
+	}
+	if mapper.resets != 1 {
+		t.Errorf("the mapper was reset %d times, want once for the kind it did not know", mapper.resets)
+	}
+	err := k.Apply(context.Background(), []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"), "x")
+	if err == nil || !strings.Contains(err.Error(), "mapping /v1, Kind=Secret") {
+		t.Errorf("Apply of an unknown kind = %v, want a mapping error", err)
+	}
 }
