@@ -233,14 +233,18 @@ func loadArchive(n kindnodes.Node, path string) error {
 	return nil
 }
 
-// downStep deletes the cluster.
+// downStep deletes the cluster. It starts no Docker engine: without one, there is no cluster
+// to delete.
 type downStep struct{}
 
 // Name implements Step.
 func (downStep) Name() string { return "kind-down" }
 
 // Run implements Step.
-func (downStep) Run(_ context.Context, env *Env) (Outcome, error) {
+func (downStep) Run(ctx context.Context, env *Env) (Outcome, error) {
+	if ok, _ := dockerAnswers(ctx); !ok {
+		return Outcome{Note: "no Docker engine answers: no cluster to delete"}, nil
+	}
 	return Outcome{}, deleteCluster(env)
 }
 
