@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -250,4 +251,22 @@ func TestMakefileStepTargetsAreTheSteps(t *testing.T) {
 	if len(targets) == 0 {
 		t.Error("no Makefile target runs a single step: the Makefile was not parsed")
 	}
+}
+
+// TestKindModuleIsThePinnedKind: the kind Go package the harness creates clusters with is the
+// kind whose node-image recipe it builds from, the version hack/install-tools.sh pins.
+func TestKindModuleIsThePinnedKind(t *testing.T) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		t.Skip("no build information in the test binary")
+	}
+	for _, d := range bi.Deps {
+		if d.Path == "sigs.k8s.io/kind" {
+			if d.Version != kindVersion {
+				t.Errorf("go.mod requires sigs.k8s.io/kind %s, the harness builds kind %s's node recipe", d.Version, kindVersion)
+			}
+			return
+		}
+	}
+	t.Error("sigs.k8s.io/kind is not a dependency of the harness")
 }
