@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -74,6 +75,9 @@ func judgeParity(ctx context.Context, q parity.Querier, namespace, release, dir 
 	r.Context = []parity.KV{{Key: "selector", Value: o.Selector}, {Key: "charts", Value: fmt.Sprintf("the last %.0f minutes", chartSpan.Minutes())}}
 	if err := r.WriteText(out); err != nil {
 		return r, fmt.Errorf("printing the parity report: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return r, fmt.Errorf("creating %s: %w", dir, err)
 	}
 	if _, err := r.WriteFiles(dir); err != nil {
 		return r, fmt.Errorf("writing the parity report to %s: %w", dir, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/scenario"
 )
@@ -142,6 +144,42 @@ func TestJudgeParityFailsOnAnUnreadablePrometheus(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("judgeParity wrote %v for a failed evaluation", entries)
+	}
+}
+
+// loadedRules is a rules result with every recording rule of the catalog's window w loaded.
+func loadedRules(w string) v1.RulesResult {
+	cat := catalog.Default()
+	g := v1.RuleGroup{Name: "poolparity.rules"}
+	names := []string{cat.Guard.MinTrackRule + w, cat.Guard.RequestRule + w}
+	for _, s := range cat.SLIs {
+		names = append(names, s.Rules(w)...)
+	}
+	for _, n := range names {
+		g.Rules = append(g.Rules, v1.RecordingRule{Name: n})
+	}
+	return v1.RulesResult{Groups: []v1.RuleGroup{g}}
+}
+
+// TestJudgeParityWritesTheReport: with the rules loaded and no series yet, the verdict is NO
+// DATA, never PASS, and the report is printed and written, its directory created.
+func TestJudgeParityWritesTheReport(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "parity", "good")
+	var out strings.Builder
+	r, err := judgeParity(context.Background(), fakeProm{rules: loadedRules(parityWindow)}, "pp", "rel", dir, &out)
+	if err != nil {
+		t.Fatalf("judgeParity = %v", err)
+	}
+	if r.Verdict != parity.NoData || r.Gate != parity.GateConfirmed || r.Window != "1m" {
+		t.Errorf("report verdict %s, gate %s, window %s; want NO DATA, confirmed, 1m", r.Verdict, r.Gate, r.Window)
+	}
+	for _, f := range []string{"report.txt", "report.json", "report.html"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("judgeParity did not write %s: %v", f, err)
+		}
+	}
+	if !strings.Contains(out.String(), "NO DATA") {
+		t.Errorf("printed report lacks its verdict:\n%s", out.String())
 	}
 }
 
