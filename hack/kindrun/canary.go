@@ -3,12 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"text/template"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/poolparity/poolparity/app/api/v1alpha1"
 )
 
 // CanaryRun is one PoolCanary rollout watched to its end.
@@ -21,51 +27,63 @@ type CanaryRun struct {
 	OK    bool     `json:"ok"`
 }
 
-// canaries: a pooled gray against an unpooled stable (pooling cuts the bytes allocated per
-// request, so the canary is promoted) and the reverse (the gray allocates more, so it is
+// canarySpec is one PoolCanary the canary step runs: its track pool modes and the phase it must
+// end in.
+type canarySpec struct{ name, stable, gray, want string }
+
+// canaryStep installs the controller with the chart and runs its PoolCanaries at once, each
+// under its own load, against the cluster's Prometheus.
+type canaryStep struct{ canaries []canarySpec }
+
+// defaultCanaries: a pooled gray against an unpooled stable (pooling cuts the bytes allocated
+// per request, so the canary is promoted) and the reverse (the gray allocates more, so it is
 // rolled back). The candidate is a real pool mode, not an injected fault.
-var canaries = []struct{ name, stable, gray, want string }{
-	{"canary-pooled", "unpooled", "pooled", "Promoted"},
-	{"canary-unpooled", "pooled", "unpooled", "RolledBack"},
+func defaultCanaries() []canarySpec {
+	return []canarySpec{
+		{"canary-pooled", "unpooled", "pooled", "Promoted"},
+		{"canary-unpooled", "pooled", "unpooled", "RolledBack"},
+	}
 }
 
-// stepCanary installs the controller with the chart and runs both PoolCanaries at once, each
-// under its own load, against the cluster's Prometheus.
-func (h *Harness) stepCanary(ctx context.Context) (string, error) {
-	if err := h.helmInstall(ctx, "--set", "controller.enabled=true"); err != nil {
-		return "", err
+// Name implements Step.
+func (canaryStep) Name() string { return "canary" }
+
+// Run implements Step.
+func (s canaryStep) Run(ctx context.Context, env *Env) (Outcome, error) {
+	if err := env.helmInstall(ctx, "--set", "controller.enabled=true"); err != nil {
+		return Outcome{}, err
 	}
-	if _, err := h.kubectl(ctx, "canary", "-n", h.cfg.Namespace, "rollout", "status", "deploy/"+h.fullname()+"-controller", "--timeout=120s"); err != nil {
-		return "", err
+	k, err := env.kube()
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := k.WaitDeployment(ctx, env.cfg.Namespace, env.fullname()+"-controller", 2*time.Minute); err != nil {
+		return Outcome{}, err
 	}
 	tmpl, err := template.ParseFS(imageFiles, "images/canary.yaml")
 	if err != nil {
-		return "", err
+		return Outcome{}, fmt.Errorf("parsing the canary template: %w", err)
 	}
-	runs := make([]CanaryRun, len(canaries))
-	errs := make([]error, len(canaries))
+	runs := make([]CanaryRun, len(s.canaries))
+	errs := make([]error, len(s.canaries))
 	var wg sync.WaitGroup
-	for i, c := range canaries {
+	for i, c := range s.canaries {
 		var y bytes.Buffer
 		err := tmpl.Execute(&y, map[string]string{
-			"Name": c.name, "Stable": c.stable, "Gray": c.gray, "Image": h.serviceImage(), "Namespace": h.cfg.Namespace,
-			"Redis": h.fullname() + "-redis:6379", "PromService": h.promService(),
+			"Name": c.name, "Stable": c.stable, "Gray": c.gray, "Image": env.serviceImage(), "Namespace": env.cfg.Namespace,
+			"Redis": env.fullname() + "-redis:6379", "PromService": env.promService(),
 		})
 		if err != nil {
-			return "", err
+			return Outcome{}, fmt.Errorf("rendering PoolCanary %s: %w", c.name, err)
 		}
-		if err := h.kubectlApply(ctx, "canary", y.Bytes(), "-n", h.cfg.Namespace); err != nil {
-			return "", fmt.Errorf("creating PoolCanary %s: %w", c.name, err)
+		if err := k.Apply(ctx, y.Bytes(), env.cfg.Namespace); err != nil {
+			return Outcome{}, fmt.Errorf("creating PoolCanary %s: %w", c.name, err)
 		}
 		runs[i] = CanaryRun{Name: c.name, Modes: c.stable + " -> " + c.gray, Want: c.want}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = h.watchCanary(ctx, &runs[i])
-		}()
+		wg.Go(func() { runs[i], errs[i] = watchCanary(ctx, env, k, runs[i]) })
 	}
 	wg.Wait()
-	h.res.Canary = append(h.res.Canary, runs...)
+	o := Outcome{Result: Result{Canary: runs}}
 	var failed []string
 	for i, r := range runs {
 		if errs[i] != nil {
@@ -75,62 +93,79 @@ func (h *Harness) stepCanary(ctx context.Context) (string, error) {
 		}
 	}
 	if len(failed) > 0 {
-		return "", fmt.Errorf("%s", strings.Join(failed, "; "))
+		return o, errors.New(strings.Join(failed, "; "))
 	}
-	return "promoted the pooled gray, rolled back the unpooled one", nil
+	o.Note = "promoted the pooled gray, rolled back the unpooled one"
+	return o, nil
 }
 
-// watchCanary loads one canary's Service and follows its status until the rollout ends.
-func (h *Harness) watchCanary(ctx context.Context, r *CanaryRun) error {
-	var job string
-	err := poll(ctx, 5*time.Second, 2*time.Minute, r.Name+"'s tracks", func() (bool, error) {
-		out, err := h.kubectl(ctx, "canary", "-n", h.cfg.Namespace, "get", "deploy", r.Name+"-stable", r.Name+"-gray", "-o", "jsonpath={.items[*].status.readyReplicas}")
-		return err == nil && len(strings.Fields(out)) == 2, nil
+// poolCanaryResource is the PoolCanary resource.
+func poolCanaryResource() schema.GroupVersionResource {
+	return v1alpha1.GroupVersion.WithResource("poolcanaries")
+}
+
+// seenStep is a PoolCanary's status as one step of its rollout: phase@weight% and the last
+// verdict.
+func seenStep(s v1alpha1.PoolCanaryStatus) string {
+	out := fmt.Sprintf("%s@%d%%", s.Phase, s.CurrentWeight)
+	if s.LastAnalysis != nil {
+		out += " " + string(s.LastAnalysis.Verdict)
+	}
+	return out
+}
+
+// finished reports whether phase ends a rollout.
+func finished(phase string) bool {
+	switch phase {
+	case "Promoted", "RolledBack", "Failed", "Paused":
+		return true
+	}
+	return false
+}
+
+// watchCanary loads one canary's Service and follows its status until the rollout ends; it
+// returns r with the steps seen and the outcome.
+func watchCanary(ctx context.Context, env *Env, k *Kube, r CanaryRun) (CanaryRun, error) {
+	ns := env.cfg.Namespace
+	err := until(ctx, 5*time.Second, 2*time.Minute, r.Name+"'s tracks", func(ctx context.Context) (bool, error) {
+		for _, t := range []string{"-stable", "-gray"} {
+			d, err := k.cs.AppsV1().Deployments(ns).Get(ctx, r.Name+t, metav1.GetOptions{})
+			if err != nil || d.Status.ReadyReplicas == 0 {
+				return false, err
+			}
+		}
+		return true, nil
 	})
 	if err != nil {
-		return err
+		return r, err
 	}
-	job, err = h.startLoadAt(ctx, r.Name, fmt.Sprintf("http://%s:80", r.Name), 5*time.Minute, h.cfg.LoadRPS/2)
+	job, err := startLoadAt(ctx, env, k, r.Name, fmt.Sprintf("http://%s:80", r.Name), 5*time.Minute, env.cfg.LoadRPS/2)
 	if err != nil {
-		return err
+		return r, err
 	}
 	defer func() {
-		_, _ = h.kubectl(context.WithoutCancel(ctx), "canary", "-n", h.cfg.Namespace, "delete", "job", job, "--ignore-not-found")
+		if err := k.DeleteJob(context.WithoutCancel(ctx), ns, job); err != nil {
+			env.logf("%v", err)
+		}
 	}()
 	last := ""
-	return poll(ctx, 5*time.Second, 5*time.Minute, r.Name+" to finish its rollout", func() (bool, error) {
-		out, err := h.kubectl(ctx, "canary", "-n", h.cfg.Namespace, "get", "poolcanary", r.Name, "-o", "json")
+	err = until(ctx, 5*time.Second, 5*time.Minute, r.Name+" to finish its rollout", func(ctx context.Context) (bool, error) {
+		u, err := k.dyn.Resource(poolCanaryResource()).Namespace(ns).Get(ctx, r.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
-		var pc struct {
-			Status struct {
-				Phase         string
-				CurrentWeight int
-				LastAnalysis  *struct {
-					Verdict, Message string
-				}
-			}
+		var pc v1alpha1.PoolCanary
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pc); err != nil {
+			return false, fmt.Errorf("reading PoolCanary %s: %w", r.Name, err)
 		}
-		if err := json.Unmarshal([]byte(out), &pc); err != nil {
-			return false, err
-		}
-		s := pc.Status
-		seen := fmt.Sprintf("%s@%d%%", s.Phase, s.CurrentWeight)
-		if s.LastAnalysis != nil {
-			seen += " " + s.LastAnalysis.Verdict
-		}
-		if seen != last {
+		if seen := seenStep(pc.Status); seen != last {
 			r.Steps = append(r.Steps, seen)
-			h.logf("%s (%s): %s", r.Name, r.Modes, seen)
+			env.logf("%s (%s): %s", r.Name, r.Modes, seen)
 			last = seen
 		}
-		r.Phase = s.Phase
-		switch s.Phase {
-		case "Promoted", "RolledBack", "Failed", "Paused":
-			r.OK = s.Phase == r.Want
-			return true, nil
-		}
-		return false, nil
+		r.Phase = string(pc.Status.Phase)
+		r.OK = r.Phase == r.Want
+		return finished(r.Phase), nil
 	})
+	return r, err
 }

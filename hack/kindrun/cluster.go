@@ -5,23 +5,30 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/kind/pkg/cluster"
+	kindnodes "sigs.k8s.io/kind/pkg/cluster/nodes"
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+	kindlog "sigs.k8s.io/kind/pkg/log"
 	"sigs.k8s.io/yaml"
 )
 
 // kindConfig returns the kind cluster config: the repository's kind-config.yaml online; offline,
 // its control-plane node alone (one node, static bridge CNI: see images/node.Dockerfile), told
 // where its images are and, on a cgroup v1 host, that kubelet may run there.
-func (h *Harness) kindConfig() ([]byte, string, error) {
-	src := filepath.Join(h.cfg.Root, "kind-config.yaml")
+func (env *Env) kindConfig() ([]byte, string, error) {
+	src := filepath.Join(env.cfg.Root, "kind-config.yaml")
 	raw, err := os.ReadFile(src)
 	if err != nil {
 		return nil, "", err
 	}
-	if h.cfg.Mode == "online" {
+	if env.cfg.Mode == "online" {
 		return raw, "3 nodes (kind-config.yaml)", nil
 	}
 	var doc map[string]any
@@ -40,7 +47,7 @@ func (h *Harness) kindConfig() ([]byte, string, error) {
 		return nil, "", fmt.Errorf("%s has no control-plane node", src)
 	}
 	doc["nodes"] = cp
-	doc["name"] = h.cfg.Cluster
+	doc["name"] = env.cfg.Cluster
 	netw, _ := doc["networking"].(map[string]any)
 	if netw == nil {
 		netw = map[string]any{}
@@ -77,135 +84,307 @@ func cgroupV1() (bool, error) {
 	return st.Type != cgroup2Magic, nil
 }
 
-// clusterExists reports whether kind knows the cluster.
-func (h *Harness) clusterExists(ctx context.Context) bool {
-	kind, err := h.tool("kind")
+// kindLogger is kind's logger: everything goes to logs/kind.log, warnings and errors also to
+// the progress output.
+type kindLogger struct{ env *Env }
+
+func (l kindLogger) write(level, msg string) {
+	f, err := l.env.logFile("kind")
 	if err != nil {
-		return false
+		return
 	}
-	out, err := h.output(ctx, "kind", cmd{name: kind, args: []string{"get", "clusters"}})
-	if err != nil {
-		return false
-	}
-	for _, l := range strings.Fields(out) {
-		if l == h.cfg.Cluster {
-			return true
-		}
-	}
-	return false
+	defer f.Close()
+	fmt.Fprintf(f, "%s %s\n", level, strings.TrimRight(msg, "\n"))
 }
 
-// stepUp creates the cluster (or reuses one of the same name) and waits for its node.
-func (h *Harness) stepUp(ctx context.Context) (string, error) {
-	kind, err := h.tool("kind")
+// Warn logs a warning.
+func (l kindLogger) Warn(msg string) { l.write("WARN", msg); l.env.logf("kind: %s", msg) }
+
+// Warnf logs a formatted warning.
+func (l kindLogger) Warnf(format string, a ...any) { l.Warn(fmt.Sprintf(format, a...)) }
+
+// Error logs an error.
+func (l kindLogger) Error(msg string) { l.write("ERROR", msg); l.env.logf("kind: %s", msg) }
+
+// Errorf logs a formatted error.
+func (l kindLogger) Errorf(format string, a ...any) { l.Error(fmt.Sprintf(format, a...)) }
+
+// V returns the info logger of every level: all go to the log file.
+func (l kindLogger) V(kindlog.Level) kindlog.InfoLogger { return l }
+
+// Info logs a status message.
+func (l kindLogger) Info(msg string) { l.write("INFO", msg) }
+
+// Infof logs a formatted status message.
+func (l kindLogger) Infof(format string, a ...any) { l.Info(fmt.Sprintf(format, a...)) }
+
+// Enabled reports that every level is logged.
+func (l kindLogger) Enabled() bool { return true }
+
+// clusterExists reports whether kind knows the cluster.
+func clusterExists(p *cluster.Provider, name string) (bool, error) {
+	names, err := p.List()
 	if err != nil {
-		return "", err
+		return false, fmt.Errorf("listing kind clusters: %w", err)
 	}
-	conf, note, err := h.kindConfig()
+	return slices.Contains(names, name), nil
+}
+
+// upStep creates the cluster with kind's Go API (or reuses one of the same name), writes its
+// kubeconfig, and waits for the add-ons kubeadm deploys.
+type upStep struct{}
+
+// Name implements Step.
+func (upStep) Name() string { return "kind-up" }
+
+// Run implements Step.
+func (upStep) Run(ctx context.Context, env *Env) (Outcome, error) {
+	conf, note, err := env.kindConfig()
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
-	path := filepath.Join(h.cfg.OutDir, "kind-config.yaml")
-	if err := os.WriteFile(path, conf, 0o644); err != nil {
-		return "", err
+	if err := os.WriteFile(filepath.Join(env.cfg.OutDir, "kind-config.yaml"), conf, 0o644); err != nil {
+		return Outcome{}, fmt.Errorf("writing the kind config: %w", err)
 	}
-	if h.clusterExists(ctx) {
-		h.logf("kind cluster %s exists; reusing it", h.cfg.Cluster)
-		if err := h.run(ctx, "kind", cmd{name: kind, args: []string{"export", "kubeconfig", "--name", h.cfg.Cluster, "--kubeconfig", h.kube}}); err != nil {
-			return "", err
+	p := env.kind()
+	exists, err := clusterExists(p, env.cfg.Cluster)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if exists {
+		env.logf("kind cluster %s exists; reusing it", env.cfg.Cluster)
+		if err := p.ExportKubeConfig(env.cfg.Cluster, env.kubeconfig, false); err != nil {
+			return Outcome{}, fmt.Errorf("exporting the kubeconfig of %s: %w", env.cfg.Cluster, err)
 		}
-		return "reused", nil
+		return Outcome{Note: "reused"}, nil
 	}
-	args := []string{"create", "cluster", "--name", h.cfg.Cluster, "--config", path, "--kubeconfig", h.kube, "--wait", "3m", "--retain"}
-	if h.cfg.Mode == "offline" {
-		args = append(args, "--image", nodeImageRepo+":"+k8sVersion)
+	opts := []cluster.CreateOption{
+		cluster.CreateWithRawConfig(conf), cluster.CreateWithKubeconfigPath(env.kubeconfig),
+		cluster.CreateWithWaitForReady(3 * time.Minute), cluster.CreateWithRetain(true),
+		cluster.CreateWithDisplayUsage(false), cluster.CreateWithDisplaySalutation(false),
 	}
-	if err := h.run(ctx, "kind", cmd{name: kind, args: args}); err != nil {
-		return "", err
+	if env.cfg.Mode == "offline" {
+		opts = append(opts, cluster.CreateWithNodeImage(nodeImageRepo+":"+k8sVersion))
+	}
+	// kind's Create takes no context; a cancelled run deletes the cluster afterwards.
+	if err := p.Create(env.cfg.Cluster, opts...); err != nil {
+		return Outcome{}, fmt.Errorf("creating kind cluster %s (log: %s): %w", env.cfg.Cluster, filepath.Join(env.logDir, "kind.log"), err)
 	}
 	// kube-proxy programs Services, CoreDNS answers: the add-ons kubeadm deploys.
-	for _, obj := range []string{"daemonset/kube-proxy", "deployment/coredns"} {
-		if _, err := h.kubectl(ctx, "kubectl", "-n", "kube-system", "rollout", "status", obj, "--timeout=180s"); err != nil {
-			return "", err
-		}
-	}
-	return note, nil
-}
-
-// waitPods waits until every pod in ns matching selector is Ready.
-func (h *Harness) waitPods(ctx context.Context, ns, selector string, timeout time.Duration) error {
-	args := []string{"-n", ns, "wait", "--for=condition=Ready", "pod", "-l", selector, "--timeout", fmt.Sprintf("%ds", int(timeout.Seconds()))}
-	_, err := h.kubectl(ctx, "kubectl", args...)
-	return err
-}
-
-// stepLoad puts the images the cluster runs on its node (kind load docker-image).
-func (h *Harness) stepLoad(ctx context.Context) (string, error) {
-	kind, err := h.tool("kind")
+	k, err := env.kube()
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
-	images := []string{h.serviceImage()}
-	if h.cfg.Mode == "offline" {
+	if err := k.WaitDaemonSet(ctx, "kube-system", "kube-proxy", 3*time.Minute); err != nil {
+		return Outcome{}, err
+	}
+	if err := k.WaitDeployment(ctx, "kube-system", "coredns", 3*time.Minute); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Note: note}, nil
+}
+
+// loadImagesStep puts the images the cluster runs on its nodes: docker save, then kind's
+// nodeutils.LoadImageArchive into each node's containerd (what `kind load docker-image` does).
+type loadImagesStep struct{}
+
+// Name implements Step.
+func (loadImagesStep) Name() string { return "kind-load" }
+
+// Run implements Step.
+func (loadImagesStep) Run(ctx context.Context, env *Env) (Outcome, error) {
+	images := []string{env.serviceImage()}
+	if env.cfg.Mode == "offline" {
 		for _, im := range appImages() {
 			images = append(images, im.Tag)
 		}
 	}
-	args := append([]string{"load", "docker-image", "--name", h.cfg.Cluster}, images...)
-	if err := h.run(ctx, "kind", cmd{name: kind, args: args}); err != nil {
-		return "", err
+	nodes, err := env.kind().ListInternalNodes(env.cfg.Cluster)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("listing the nodes of %s: %w", env.cfg.Cluster, err)
 	}
-	return fmt.Sprintf("%d images", len(images)), nil
+	dir, err := os.MkdirTemp(env.cfg.OutDir, "images-")
+	if err != nil {
+		return Outcome{}, fmt.Errorf("creating a directory for the image archive: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	archive := filepath.Join(dir, "images.tar")
+	if err := env.run(ctx, "kind", cmd{name: "docker", args: append([]string{"save", "-o", archive}, images...)}); err != nil {
+		return Outcome{}, fmt.Errorf("saving the images: %w", err)
+	}
+	for _, n := range nodes {
+		if err := loadArchive(n, archive); err != nil {
+			return Outcome{}, err
+		}
+	}
+	return Outcome{Note: fmt.Sprintf("%d images on %d nodes", len(images), len(nodes))}, nil
+}
+
+// loadArchive imports the image archive at path into node n's containerd.
+func loadArchive(n kindnodes.Node, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("opening the image archive: %w", err)
+	}
+	defer f.Close()
+	if err := nodeutils.LoadImageArchive(n, f); err != nil {
+		return fmt.Errorf("loading the images into node %s: %w", n.String(), err)
+	}
+	return nil
+}
+
+// downStep deletes the cluster. It starts no Docker engine: without one, there is no cluster
+// to delete.
+type downStep struct{}
+
+// Name implements Step.
+func (downStep) Name() string { return "kind-down" }
+
+// Run implements Step.
+func (downStep) Run(ctx context.Context, env *Env) (Outcome, error) {
+	if ok, _ := dockerAnswers(ctx); !ok {
+		return Outcome{Note: "no Docker engine answers: no cluster to delete"}, nil
+	}
+	return Outcome{}, deleteCluster(env)
 }
 
 // deleteCluster deletes the cluster, if it exists.
-func (h *Harness) deleteCluster(ctx context.Context) {
-	if !h.clusterExists(ctx) {
-		return
+func deleteCluster(env *Env) error {
+	p := env.kind()
+	exists, err := clusterExists(p, env.cfg.Cluster)
+	if err != nil || !exists {
+		return err
 	}
-	kind, _ := h.tool("kind")
-	h.logf("deleting kind cluster %s", h.cfg.Cluster)
-	if err := h.run(ctx, "kind", cmd{name: kind, args: []string{"delete", "cluster", "--name", h.cfg.Cluster, "--kubeconfig", h.kube}}); err != nil {
-		h.logf("deleting the cluster failed: %v", err)
+	env.logf("deleting kind cluster %s", env.cfg.Cluster)
+	if err := p.Delete(env.cfg.Cluster, env.kubeconfig); err != nil {
+		env.logf("deleting the cluster failed: %v", err)
+		return fmt.Errorf("deleting kind cluster %s: %w", env.cfg.Cluster, err)
 	}
+	return nil
 }
 
-// diagnose prints what explains a failed step: pods that are not ready with their description
-// and logs, and the latest events. Everything also goes to logs/diagnose.log.
-func (h *Harness) diagnose(ctx context.Context) {
-	if !h.clusterExists(ctx) {
+// diagnose prints what explains a failed step: the pods, Deployments and HPAs, the pods that
+// are not ready with their status and logs, and the latest events. Everything also goes to
+// logs/diagnose.log.
+func diagnose(ctx context.Context, env *Env) {
+	if exists, err := clusterExists(env.kind(), env.cfg.Cluster); err != nil || !exists {
+		return
+	}
+	k, err := env.kube()
+	if err != nil {
+		env.logf("diagnose: %v", err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	var b strings.Builder
-	show := func(title string, args ...string) {
-		out, err := h.kubectl(ctx, "diagnose", args...)
+	section := func(title, body string, err error) {
 		if err != nil {
-			out += "\n(" + err.Error() + ")"
+			body += "\n(" + err.Error() + ")"
 		}
-		fmt.Fprintf(&b, "----- %s\n%s\n", title, strings.TrimSpace(out))
+		fmt.Fprintf(&b, "----- %s\n%s\n", title, strings.TrimSpace(body))
 	}
-	show("pods", "get", "pods", "-A", "-o", "wide")
-	show("deployments, HPAs", "get", "deploy,hpa", "-A")
-	out, _ := h.kubectl(ctx, "diagnose", "get", "pods", "-A", "--no-headers",
-		"-o", `custom-columns=NS:.metadata.namespace,NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status,PHASE:.status.phase`)
+	pods, err := k.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		section("pods", "", err)
+	} else {
+		section("pods", podTable(pods.Items), nil)
+	}
+	section("deployments, HPAs", workloadTable(ctx, k), nil)
 	n := 0
-	for _, l := range strings.Split(out, "\n") {
-		f := strings.Fields(l)
-		if len(f) < 4 || f[2] == "True" || f[3] == "Succeeded" || n >= 4 {
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if podReady(p) || p.Status.Phase == corev1.PodSucceeded || n >= 4 {
 			continue
 		}
 		n++
-		show("describe "+f[0]+"/"+f[1], "-n", f[0], "describe", "pod", f[1])
-		show("logs "+f[0]+"/"+f[1], "-n", f[0], "logs", f[1], "--all-containers", "--tail=40")
+		section("status "+p.Namespace+"/"+p.Name, podStatus(p), nil)
+		var logs strings.Builder
+		err := k.writeLogs(ctx, &logs, p, 40)
+		section("logs "+p.Namespace+"/"+p.Name, logs.String(), err)
 	}
-	show("events", "get", "events", "-A", "--sort-by=.lastTimestamp")
+	ev, err := k.cs.CoreV1().Events("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		section("events", "", err)
+	} else {
+		section("events", eventTable(ev.Items), nil)
+	}
 	text := b.String()
-	_ = os.WriteFile(filepath.Join(h.logDir, "diagnose.log"), []byte(text), 0o644)
+	_ = os.WriteFile(filepath.Join(env.logDir, "diagnose.log"), []byte(text), 0o644)
 	lines := strings.Split(text, "\n")
 	if len(lines) > 250 {
-		lines = append(lines[:200], fmt.Sprintf("... (%d more lines in %s)", len(lines)-200, filepath.Join(h.logDir, "diagnose.log")))
+		lines = append(lines[:200], fmt.Sprintf("... (%d more lines in %s)", len(lines)-200, filepath.Join(env.logDir, "diagnose.log")))
 	}
-	fmt.Fprintln(h.out, strings.Join(lines, "\n"))
+	env.print(strings.Join(lines, "\n") + "\n")
+}
+
+// podTable is one line per pod: namespace, name, ready, phase, restarts, node.
+func podTable(pods []corev1.Pod) string {
+	var b strings.Builder
+	for i := range pods {
+		p := &pods[i]
+		restarts := int32(0)
+		for _, c := range p.Status.ContainerStatuses {
+			restarts += c.RestartCount
+		}
+		fmt.Fprintf(&b, "%-16s %-56s ready=%-5v %-10s restarts=%d %s\n", p.Namespace, p.Name, podReady(p), p.Status.Phase, restarts, p.Spec.NodeName)
+	}
+	return b.String()
+}
+
+// podStatus is what `kubectl describe pod` shows of a pod's state: its conditions and each
+// container's state.
+func podStatus(p *corev1.Pod) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "phase %s %s\n", p.Status.Phase, p.Status.Message)
+	for _, c := range p.Status.Conditions {
+		fmt.Fprintf(&b, "condition %s=%s %s %s\n", c.Type, c.Status, c.Reason, c.Message)
+	}
+	for _, c := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
+		switch s := c.State; {
+		case s.Waiting != nil:
+			fmt.Fprintf(&b, "container %s: waiting: %s %s\n", c.Name, s.Waiting.Reason, s.Waiting.Message)
+		case s.Terminated != nil:
+			fmt.Fprintf(&b, "container %s: terminated: %s (exit %d) %s\n", c.Name, s.Terminated.Reason, s.Terminated.ExitCode, s.Terminated.Message)
+		default:
+			fmt.Fprintf(&b, "container %s: running, ready=%v, restarts %d\n", c.Name, c.Ready, c.RestartCount)
+		}
+	}
+	return b.String()
+}
+
+// workloadTable is one line per Deployment and HPA.
+func workloadTable(ctx context.Context, k *Kube) string {
+	var b strings.Builder
+	if ds, err := k.cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{}); err != nil {
+		fmt.Fprintf(&b, "(deployments: %v)\n", err)
+	} else {
+		for _, d := range ds.Items {
+			fmt.Fprintf(&b, "deployment %s/%s ready %d/%d updated %d available %d\n", d.Namespace, d.Name, d.Status.ReadyReplicas, d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.AvailableReplicas)
+		}
+	}
+	if hs, err := k.cs.AutoscalingV2().HorizontalPodAutoscalers("").List(ctx, metav1.ListOptions{}); err != nil {
+		fmt.Fprintf(&b, "(HPAs: %v)\n", err)
+	} else {
+		for _, h := range hs.Items {
+			fmt.Fprintf(&b, "hpa %s/%s current %d desired %d\n", h.Namespace, h.Name, h.Status.CurrentReplicas, h.Status.DesiredReplicas)
+		}
+	}
+	return b.String()
+}
+
+// eventTable is the events, oldest first.
+func eventTable(events []corev1.Event) string {
+	last := func(e corev1.Event) time.Time {
+		if !e.LastTimestamp.IsZero() {
+			return e.LastTimestamp.Time
+		}
+		return e.EventTime.Time
+	}
+	slices.SortFunc(events, func(a, b corev1.Event) int { return last(a).Compare(last(b)) })
+	var b strings.Builder
+	for _, e := range events {
+		fmt.Fprintf(&b, "%s %-8s %s/%s %s: %s\n", last(e).UTC().Format("15:04:05"), e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+	}
+	return b.String()
 }

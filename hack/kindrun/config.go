@@ -29,8 +29,43 @@ type Config struct {
 	OutDir       string        // where the run's report and logs go
 }
 
-// Steps in the order `all` runs them.
-var allSteps = []string{"env", "kind-images", "kind-up", "kind-load", "kind-deps", "helm-install", "scenarios", "canary", "kind-down"}
+// allSteps returns every step, in the order stepNames lists them: first those `all` runs, in
+// its order, then the ones run only by name. A new phase is one more Step here.
+func allSteps() []Step {
+	return []Step{
+		envStep{}, imagesStep{}, upStep{}, loadImagesStep{}, depsStep{}, installStep{},
+		scenariosStep{names: kindScenarios()}, canaryStep{canaries: defaultCanaries()}, downStep{},
+		// Run only by name (the Makefile's load and parity).
+		loadStep{}, parityStep{},
+	}
+}
+
+// defaultSteps are the steps `all` runs.
+func defaultSteps() []string {
+	return []string{"env", "kind-images", "kind-up", "kind-load", "kind-deps", "helm-install", "scenarios", "canary", "kind-down"}
+}
+
+// stepByName returns the step called name.
+func stepByName(name string) (Step, bool) {
+	i := slices.IndexFunc(allSteps(), func(s Step) bool { return s.Name() == name })
+	if i < 0 {
+		return nil, false
+	}
+	return allSteps()[i], true
+}
+
+// stepsOf returns the steps of names, in order.
+func stepsOf(names []string) ([]Step, error) {
+	out := make([]Step, 0, len(names))
+	for _, n := range names {
+		s, ok := stepByName(n)
+		if !ok {
+			return nil, fmt.Errorf("unknown step %q (steps: all %s)", n, strings.Join(stepNames(), " "))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
 	c := Config{
@@ -56,7 +91,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	}
 	c.Steps = strings.FieldsFunc(steps, func(r rune) bool { return r == ',' || r == ' ' })
 	if len(c.Steps) == 0 || (len(c.Steps) == 1 && c.Steps[0] == "all") {
-		c.Steps = allSteps
+		c.Steps = defaultSteps()
 	}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -87,8 +122,8 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("mode must be offline or online, got %q", c.Mode))
 	}
 	for _, s := range c.Steps {
-		if _, ok := stepFuncs[s]; !ok {
-			errs = append(errs, fmt.Errorf("unknown step %q (steps: all %s)", s, strings.Join(stepNames(), " ")))
+		if _, err := stepsOf([]string{s}); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if c.LoadDuration < 30*time.Second || c.LoadDuration > 30*time.Minute {
@@ -103,15 +138,12 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// stepNames lists the steps a user may name: allSteps' order, then the others.
+// stepNames lists the steps a user may name, in allSteps' order.
 func stepNames() []string {
-	names := slices.Clone(allSteps)
-	for n := range stepFuncs {
-		if !slices.Contains(names, n) {
-			names = append(names, n)
-		}
+	var names []string
+	for _, s := range allSteps() {
+		names = append(names, s.Name())
 	}
-	slices.Sort(names[len(allSteps):])
 	return names
 }
 

@@ -90,85 +90,93 @@ func appImages() []image {
 	}
 }
 
-// stepImages builds every image of the offline cluster (online mode builds only the service's).
-func (h *Harness) stepImages(ctx context.Context) (string, error) {
-	if err := h.buildServiceImage(ctx); err != nil {
-		return "", err
+// imagesStep builds every image of the offline cluster (online mode builds only the
+// service's).
+type imagesStep struct{}
+
+// Name implements Step.
+func (imagesStep) Name() string { return "kind-images" }
+
+// Run implements Step.
+func (imagesStep) Run(ctx context.Context, env *Env) (Outcome, error) {
+	if err := env.buildServiceImage(ctx); err != nil {
+		return Outcome{}, err
 	}
-	if h.cfg.Mode == "online" {
-		return "service image only (online)", nil
+	if env.cfg.Mode == "online" {
+		return Outcome{Note: "service image only (online)"}, nil
 	}
-	if err := h.ensureBase(ctx); err != nil {
-		return "", err
+	if err := env.ensureBase(ctx); err != nil {
+		return Outcome{}, err
 	}
-	node, err := h.buildNodeImage(ctx)
+	node, err := env.buildNodeImage(ctx)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	for _, im := range appImages() {
-		if err := h.buildImage(ctx, im); err != nil {
-			return "", err
+		if err := env.buildImage(ctx, im); err != nil {
+			return Outcome{}, err
 		}
 	}
-	return "node image " + node, nil
+	return Outcome{Note: "node image " + node}, nil
 }
 
 // buildServiceImage builds the service (and controller, and load generator) image from the
 // repository's Dockerfile through hack/image.sh; offline, with prebuilt static binaries and a
 // scratch runtime base, since no base image can be pulled.
-func (h *Harness) buildServiceImage(ctx context.Context) error {
-	env := []string{"IMAGE=" + h.serviceImage()}
-	if h.cfg.Mode == "offline" {
-		env = append(env, "IMAGE_OFFLINE=1")
+func (env *Env) buildServiceImage(ctx context.Context) error {
+	vars := []string{"IMAGE=" + env.serviceImage()}
+	if env.cfg.Mode == "offline" {
+		vars = append(vars, "IMAGE_OFFLINE=1")
 	}
-	if err := h.run(ctx, "image", cmd{name: filepath.Join(h.cfg.Root, "hack/image.sh"), env: env}); err != nil {
-		return fmt.Errorf("building %s: %w", h.serviceImage(), err)
+	if err := env.run(ctx, "image", cmd{name: filepath.Join(env.cfg.Root, "hack/image.sh"), env: vars}); err != nil {
+		return fmt.Errorf("building %s: %w", env.serviceImage(), err)
 	}
 	return nil
 }
 
-func (h *Harness) serviceImage() string {
-	if h.cfg.Mode == "online" {
+func (env *Env) serviceImage() string {
+	if env.cfg.Mode == "online" {
 		return "poolparity:dev"
 	}
 	return serviceImage
 }
 
 // ensureBase makes the Debian base image with debootstrap and docker import, once.
-func (h *Harness) ensureBase(ctx context.Context) error {
-	if h.imageExists(ctx, baseImage) {
+func (env *Env) ensureBase(ctx context.Context) error {
+	if env.imageExists(ctx, baseImage) {
 		return nil
 	}
-	h.logf("building %s with debootstrap (about a minute)", baseImage)
-	dir, err := os.MkdirTemp(h.cfg.OutDir, "rootfs-")
+	env.logf("building %s with debootstrap (about a minute)", baseImage)
+	dir, err := os.MkdirTemp(env.cfg.OutDir, "rootfs-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if err := h.run(ctx, "images", cmd{name: "debootstrap", args: []string{"--variant=minbase", debianSuite, dir, debianMirror}}); err != nil {
+	if err := env.run(ctx, "images", cmd{name: "debootstrap", args: []string{"--variant=minbase", debianSuite, dir, debianMirror}}); err != nil {
 		return fmt.Errorf("debootstrap: %w", err)
 	}
-	tar := fmt.Sprintf("tar -C %q -c . | docker import -c 'CMD [\"/bin/bash\"]' - %s", dir, baseImage)
-	return h.run(ctx, "images", cmd{name: "bash", args: []string{"-o", "pipefail", "-c", tar}})
+	return env.pipe(ctx, "images",
+		cmd{name: "tar", args: []string{"-C", dir, "-c", "."}},
+		cmd{name: "docker", args: []string{"import", "-c", `CMD ["/bin/bash"]`, "-", baseImage}})
 }
 
-func (h *Harness) imageExists(ctx context.Context, tag string) bool {
-	return h.imageID(ctx, tag) != ""
+func (env *Env) imageExists(ctx context.Context, tag string) bool {
+	return env.imageID(ctx, tag) != ""
 }
 
 // imageLabel returns the recipe label of a local image, or "".
-func (h *Harness) imageLabel(ctx context.Context, tag string) string {
-	return h.inspect(ctx, tag, "{{index .Config.Labels \""+recipeLabel+"\"}}")
+func (env *Env) imageLabel(ctx context.Context, tag string) string {
+	return env.inspect(ctx, tag, "{{index .Config.Labels \""+recipeLabel+"\"}}")
 }
 
 // imageID returns the ID of a local image, or "" when there is none.
-func (h *Harness) imageID(ctx context.Context, tag string) string {
-	return h.inspect(ctx, tag, "{{.Id}}")
+func (env *Env) imageID(ctx context.Context, tag string) string {
+	return env.inspect(ctx, tag, "{{.Id}}")
 }
 
 // inspect returns one field of a local image (a docker inspect template), or "".
-func (h *Harness) inspect(ctx context.Context, tag, format string) string {
-	out, err := h.output(ctx, "images", cmd{name: "docker", args: []string{"image", "inspect", "--format", format, tag}})
+func (env *Env) inspect(ctx context.Context, tag, format string) string {
+	out, err := env.output(ctx, "images", cmd{name: "docker", args: []string{"image", "inspect", "--format", format, tag}})
 	if err != nil {
 		return ""
 	}
@@ -177,7 +185,7 @@ func (h *Harness) inspect(ctx context.Context, tag, format string) string {
 
 // buildImage builds im from the component template unless an image with the same recipe (the
 // Dockerfile and the binaries' contents) exists.
-func (h *Harness) buildImage(ctx context.Context, im image) error {
+func (env *Env) buildImage(ctx context.Context, im image) error {
 	tmpl, err := template.ParseFS(imageFiles, "images/component.Dockerfile.tmpl")
 	if err != nil {
 		return err
@@ -191,18 +199,18 @@ func (h *Harness) buildImage(ctx context.Context, im image) error {
 	}
 	files := map[string]string{}
 	for name, rel := range im.Bins {
-		p, err := h.tool(rel)
+		p, err := env.tool(rel)
 		if err != nil {
 			return err
 		}
 		files["bin/"+name] = p
 	}
-	return h.buildContext(ctx, im.Tag, df.Bytes(), files, nil)
+	return env.buildContext(ctx, im.Tag, df.Bytes(), files, nil)
 }
 
 // buildContext writes a build context (Dockerfile plus files copied from the given paths) and
 // builds tag from it, unless tag already carries the same recipe hash.
-func (h *Harness) buildContext(ctx context.Context, tag string, dockerfile []byte, files map[string]string, args map[string]string) error {
+func (env *Env) buildContext(ctx context.Context, tag string, dockerfile []byte, files map[string]string, args map[string]string) error {
 	sum := sha256.New()
 	sum.Write(dockerfile)
 	keys := make([]string, 0, len(files))
@@ -225,12 +233,12 @@ func (h *Harness) buildContext(ctx context.Context, tag string, dockerfile []byt
 		fmt.Fprintf(sum, "\x00%s=%s", k, args[k])
 	}
 	recipe := hex.EncodeToString(sum.Sum(nil))[:16]
-	if h.imageLabel(ctx, tag) == recipe {
-		h.logf("image %s: cached (recipe %s)", tag, recipe)
+	if env.imageLabel(ctx, tag) == recipe {
+		env.logf("image %s: cached (recipe %s)", tag, recipe)
 		return nil
 	}
 	t := time.Now()
-	dir, err := os.MkdirTemp(h.cfg.OutDir, "build-")
+	dir, err := os.MkdirTemp(env.cfg.OutDir, "build-")
 	if err != nil {
 		return err
 	}
@@ -250,10 +258,10 @@ func (h *Harness) buildContext(ctx context.Context, tag string, dockerfile []byt
 	bargs = append(bargs, dir)
 	bctx, cancel := context.WithTimeout(ctx, imageBuildTime)
 	defer cancel()
-	if err := h.run(bctx, "images", cmd{name: "docker", args: bargs}); err != nil {
+	if err := env.run(bctx, "images", cmd{name: "docker", args: bargs}); err != nil {
 		return fmt.Errorf("building %s: %w", tag, err)
 	}
-	h.logf("image %s: built in %s", tag, time.Since(t).Round(time.Second))
+	env.logf("image %s: built in %s", tag, time.Since(t).Round(time.Second))
 	return nil
 }
 
@@ -298,8 +306,8 @@ func copyFile(src, dst string) error {
 
 // moduleDir returns the directory of module@version in the module cache, downloading it
 // through the module proxy if needed. It runs outside any module, so no go.mod is touched.
-func (h *Harness) moduleDir(ctx context.Context, module string) (string, error) {
-	out, err := h.output(ctx, "images", cmd{
+func (env *Env) moduleDir(ctx context.Context, module string) (string, error) {
+	out, err := env.output(ctx, "images", cmd{
 		name: "go", args: []string{"mod", "download", "-json", module},
 		dir: os.TempDir(), env: []string{"GOWORK=off", "GOFLAGS="},
 	})
@@ -318,12 +326,12 @@ func (h *Harness) moduleDir(ctx context.Context, module string) (string, error) 
 
 // controlPlaneImages builds the images kubeadm deploys, named as `kubeadm config images list`
 // names them for our registry, and returns their tags.
-func (h *Harness) controlPlaneImages(ctx context.Context) ([]string, error) {
-	kubeadm, err := h.tool("k8s/kubeadm")
+func (env *Env) controlPlaneImages(ctx context.Context) ([]string, error) {
+	kubeadm, err := env.tool("k8s/kubeadm")
 	if err != nil {
 		return nil, err
 	}
-	out, err := h.output(ctx, "images", cmd{name: kubeadm, args: []string{"config", "images", "list", "--kubernetes-version", k8sVersion, "--image-repository", registry}})
+	out, err := env.output(ctx, "images", cmd{name: kubeadm, args: []string{"config", "images", "list", "--kubernetes-version", k8sVersion, "--image-repository", registry}})
 	if err != nil {
 		return nil, err
 	}
@@ -354,14 +362,14 @@ func (h *Harness) controlPlaneImages(ctx context.Context) ([]string, error) {
 			im.Run = "setcap cap_net_bind_service=+ep /usr/local/bin/coredns"
 			im.User = nonRootUser
 		case "pause":
-			p, err := h.buildPause(ctx)
+			p, err := env.buildPause(ctx)
 			if err != nil {
 				return nil, err
 			}
 			files := map[string]string{"bin/pause": p}
 			df := "# The pod sandbox: Kubernetes' own pause.c (k8s.io/kubernetes build/pause), built static here.\n" +
 				"FROM scratch\nCOPY bin/pause /pause\nUSER 65535:65535\nENTRYPOINT [\"/pause\"]\n"
-			if err := h.buildContext(ctx, tag, []byte(df), files, nil); err != nil {
+			if err := env.buildContext(ctx, tag, []byte(df), files, nil); err != nil {
 				return nil, err
 			}
 			tags = append(tags, tag)
@@ -369,7 +377,7 @@ func (h *Harness) controlPlaneImages(ctx context.Context) ([]string, error) {
 		default:
 			return nil, fmt.Errorf("kubeadm lists an image kindrun does not build: %s", tag)
 		}
-		if err := h.buildImage(ctx, im); err != nil {
+		if err := env.buildImage(ctx, im); err != nil {
 			return nil, err
 		}
 		tags = append(tags, im.Tag)
@@ -378,12 +386,12 @@ func (h *Harness) controlPlaneImages(ctx context.Context) ([]string, error) {
 }
 
 // buildPause compiles Kubernetes' pause.c from the k8s.io/kubernetes module, statically.
-func (h *Harness) buildPause(ctx context.Context) (string, error) {
-	dir, err := h.moduleDir(ctx, "k8s.io/kubernetes@"+k8sVersion)
+func (env *Env) buildPause(ctx context.Context) (string, error) {
+	dir, err := env.moduleDir(ctx, "k8s.io/kubernetes@"+k8sVersion)
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(h.cfg.CacheDir, "pause-"+k8sVersion, "pause")
+	out := filepath.Join(env.cfg.CacheDir, "pause-"+k8sVersion, "pause")
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
@@ -391,7 +399,7 @@ func (h *Harness) buildPause(ctx context.Context) (string, error) {
 		return "", err
 	}
 	src := filepath.Join(dir, "build", "pause", "linux", "pause.c")
-	err = h.run(ctx, "images", cmd{name: "gcc", args: []string{"-Os", "-Wall", "-static", "-DVERSION=" + k8sVersion + "-poolparity", "-o", out, src}})
+	err = env.run(ctx, "images", cmd{name: "gcc", args: []string{"-Os", "-Wall", "-static", "-DVERSION=" + k8sVersion + "-poolparity", "-o", out, src}})
 	if err != nil {
 		return "", fmt.Errorf("compiling pause: %w", err)
 	}
@@ -400,12 +408,12 @@ func (h *Harness) buildPause(ctx context.Context) (string, error) {
 
 // buildNodeImage builds the kind node image: kind's base recipe, the node binaries, and the
 // control-plane images imported into its containerd, as kind's own node-image builder does.
-func (h *Harness) buildNodeImage(ctx context.Context) (string, error) {
-	cp, err := h.controlPlaneImages(ctx)
+func (env *Env) buildNodeImage(ctx context.Context) (string, error) {
+	cp, err := env.controlPlaneImages(ctx)
 	if err != nil {
 		return "", err
 	}
-	kindDir, err := h.moduleDir(ctx, "sigs.k8s.io/kind@"+kindVersion)
+	kindDir, err := env.moduleDir(ctx, "sigs.k8s.io/kind@"+kindVersion)
 	if err != nil {
 		return "", err
 	}
@@ -441,13 +449,13 @@ func (h *Harness) buildNodeImage(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("reading kind's base files: %w", err)
 	}
 	for _, b := range []string{"kubelet", "kubeadm", "kubectl"} {
-		p, err := h.tool("k8s/" + b)
+		p, err := env.tool("k8s/" + b)
 		if err != nil {
 			return "", err
 		}
 		files["bin/"+b] = p
 	}
-	gen, err := os.MkdirTemp(h.cfg.OutDir, "nodefiles-")
+	gen, err := os.MkdirTemp(env.cfg.OutDir, "nodefiles-")
 	if err != nil {
 		return "", err
 	}
@@ -462,22 +470,22 @@ func (h *Harness) buildNodeImage(ctx context.Context) (string, error) {
 	files["10-poolparity-bridge.conflist"] = filepath.Join(gen, "conflist")
 	// The stage-one image: kind's recipe with the binaries, no images yet.
 	stage1 := nodeImageRepo + ":" + k8sVersion + "-base"
-	if err := h.buildContext(ctx, stage1, df, files, args); err != nil {
+	if err := env.buildContext(ctx, stage1, df, files, args); err != nil {
 		return "", err
 	}
 	// The node image proper: stage one plus the control-plane images, keyed by both.
 	sum := sha256.New()
-	fmt.Fprintln(sum, h.imageID(ctx, stage1))
+	fmt.Fprintln(sum, env.imageID(ctx, stage1))
 	for _, t := range cp {
-		fmt.Fprintln(sum, t, h.imageID(ctx, t))
+		fmt.Fprintln(sum, t, env.imageID(ctx, t))
 	}
 	recipe := hex.EncodeToString(sum.Sum(nil))[:16]
 	node := nodeImageRepo + ":" + k8sVersion
-	if h.imageLabel(ctx, node) == recipe {
-		h.logf("image %s: cached (recipe %s)", node, recipe)
+	if env.imageLabel(ctx, node) == recipe {
+		env.logf("image %s: cached (recipe %s)", node, recipe)
 		return node, nil
 	}
-	return node, h.preloadImages(ctx, stage1, node, recipe, cp)
+	return node, env.preloadImages(ctx, stage1, node, recipe, cp)
 }
 
 func pauseTag(tags []string) string {
@@ -492,37 +500,41 @@ func pauseTag(tags []string) string {
 // preloadImages starts a container of stage1, runs containerd in it, imports the images into
 // its k8s.io namespace (pinned, unpacked later by the node's snapshotter, as kind does) and
 // commits the result as node.
-func (h *Harness) preloadImages(ctx context.Context, stage1, node, recipe string, images []string) error {
+func (env *Env) preloadImages(ctx context.Context, stage1, node, recipe string, images []string) error {
 	t := time.Now()
 	name := fmt.Sprintf("kindrun-build-%d", time.Now().Unix())
-	if err := h.run(ctx, "images", cmd{name: "docker", args: []string{"run", "-d", "--entrypoint=sleep", "--name=" + name, "--security-opt", "seccomp=unconfined", stage1, "infinity"}}); err != nil {
+	if err := env.run(ctx, "images", cmd{name: "docker", args: []string{"run", "-d", "--entrypoint=sleep", "--name=" + name, "--security-opt", "seccomp=unconfined", stage1, "infinity"}}); err != nil {
 		return fmt.Errorf("starting the node build container: %w", err)
 	}
 	defer func() {
-		_ = h.run(context.WithoutCancel(ctx), "images", cmd{name: "docker", args: []string{"rm", "-f", name}})
+		_ = env.run(context.WithoutCancel(ctx), "images", cmd{name: "docker", args: []string{"rm", "-f", name}})
 	}()
-	execIn := func(script string) error {
-		return h.run(ctx, "images", cmd{name: "docker", args: []string{"exec", name, "bash", "-c", script}})
+	dockerExec := func(args ...string) (string, error) {
+		return env.output(ctx, "images", cmd{name: "docker", args: append([]string{"exec", name}, args...)})
 	}
-	if err := execIn("nohup containerd > /var/log/containerd-build.log 2>&1 &"); err != nil {
+	if err := env.run(ctx, "images", cmd{name: "docker", args: []string{"exec", "-d", name, "containerd"}}); err != nil {
+		return fmt.Errorf("starting containerd in the build container: %w", err)
+	}
+	err := poll(ctx, 200*time.Millisecond, 20*time.Second, "containerd in the build container", func() (bool, error) {
+		_, err := dockerExec("ctr", "version")
+		return err == nil, nil
+	})
+	if err != nil {
 		return err
 	}
-	if err := execIn(`for i in $(seq 1 50); do [ -S /run/containerd/containerd.sock ] && break; sleep 0.2; done; ctr version >/dev/null`); err != nil {
-		return fmt.Errorf("containerd in the build container did not start: %w", err)
-	}
-	save := fmt.Sprintf("docker save %s | docker exec -i %s ctr --namespace=k8s.io images import --all-platforms --no-unpack --digests -",
-		strings.Join(images, " "), name)
-	if err := h.run(ctx, "images", cmd{name: "bash", args: []string{"-o", "pipefail", "-c", save}}); err != nil {
+	save := cmd{name: "docker", args: append([]string{"save"}, images...)}
+	imp := cmd{name: "docker", args: []string{"exec", "-i", name, "ctr", "--namespace=k8s.io", "images", "import", "--all-platforms", "--no-unpack", "--digests", "-"}}
+	if err := env.pipe(ctx, "images", save, imp); err != nil {
 		return fmt.Errorf("importing the control-plane images: %w", err)
 	}
 	// Pinned, as kind's builder imports them, so that kubelet's image GC keeps them (containerd
 	// 1.6's ctr import has no --label).
 	for _, im := range images {
-		if err := execIn("ctr --namespace=k8s.io images label " + im + " io.cri-containerd.pinned=pinned >/dev/null"); err != nil {
+		if _, err := dockerExec("ctr", "--namespace=k8s.io", "images", "label", im, "io.cri-containerd.pinned=pinned"); err != nil {
 			return fmt.Errorf("pinning %s: %w", im, err)
 		}
 	}
-	listed, err := h.output(ctx, "images", cmd{name: "docker", args: []string{"exec", name, "ctr", "--namespace=k8s.io", "images", "list", "-q"}})
+	listed, err := dockerExec("ctr", "--namespace=k8s.io", "images", "list", "-q")
 	if err != nil {
 		return err
 	}
@@ -532,16 +544,35 @@ func (h *Harness) preloadImages(ctx context.Context, stage1, node, recipe string
 		}
 	}
 	// sleep, the container's PID 1, does not reap: a stopped containerd stays a zombie.
-	if err := execIn("pkill -x containerd; for i in $(seq 1 100); do ps -C containerd -o stat= | grep -qv Z || exit 0; sleep 0.2; done; exit 1"); err != nil {
+	if _, err := dockerExec("pkill", "-x", "containerd"); err != nil {
 		return fmt.Errorf("stopping containerd in the build container: %w", err)
+	}
+	err = poll(ctx, 200*time.Millisecond, 20*time.Second, "containerd in the build container to stop", func() (bool, error) {
+		// ps exits 1 when no process matches.
+		out, _ := dockerExec("ps", "-C", "containerd", "-o", "stat=")
+		return onlyZombies(out), nil
+	})
+	if err != nil {
+		return err
 	}
 	commit := []string{"commit",
 		"--change", `ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]`,
 		"--change", "LABEL " + recipeLabel + "=" + recipe,
 		name, node}
-	if err := h.run(ctx, "images", cmd{name: "docker", args: commit}); err != nil {
+	if err := env.run(ctx, "images", cmd{name: "docker", args: commit}); err != nil {
 		return fmt.Errorf("committing the node image: %w", err)
 	}
-	h.logf("image %s: built in %s (%d control-plane images preloaded)", node, time.Since(t).Round(time.Second), len(images))
+	env.logf("image %s: built in %s (%d control-plane images preloaded)", node, time.Since(t).Round(time.Second), len(images))
 	return nil
+}
+
+// onlyZombies reports whether every process state ps listed (one a line, `ps -o stat=`) is a
+// zombie's (Z), or there is none.
+func onlyZombies(states string) bool {
+	for _, st := range strings.Fields(states) {
+		if !strings.HasPrefix(st, "Z") {
+			return false
+		}
+	}
+	return true
 }

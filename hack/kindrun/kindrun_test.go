@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func TestParseConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"defaults run every step offline", nil, nil, func(c Config) bool {
-			return c.Mode == "offline" && strings.Join(c.Steps, ",") == strings.Join(allSteps, ",") && c.LoadDuration == 150*time.Second
+			return c.Mode == "offline" && strings.Join(c.Steps, ",") == strings.Join(defaultSteps(), ",") && c.LoadDuration == 150*time.Second
 		}, ""},
 		{"steps come from -steps, separated by commas or spaces", []string{"-steps", "kind-up, helm-install"}, nil, func(c Config) bool {
 			return strings.Join(c.Steps, ",") == "kind-up,helm-install"
@@ -60,8 +61,8 @@ func TestOfflineKindConfigKeepsTheControlPlaneOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(Config{Mode: "offline", Cluster: "x", Root: root}, &strings.Builder{})
-	b, note, err := h.kindConfig()
+	env := newEnv(Config{Mode: "offline", Cluster: "x", Root: root}, &strings.Builder{})
+	b, note, err := env.kindConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +90,8 @@ func TestOfflineKindConfigKeepsTheControlPlaneOnly(t *testing.T) {
 	if v1, _ := cgroupV1(); v1 != strings.Contains(all, "failCgroupV1: false") || v1 != strings.Contains(note, "cgroup v1") {
 		t.Errorf("failCgroupV1 must be set exactly on a cgroup v1 host (v1=%v):\n%s", v1, all)
 	}
-	h.cfg.Mode = "online"
-	b, _, err = h.kindConfig()
+	env.cfg.Mode = "online"
+	b, _, err = env.kindConfig()
 	src, _ := os.ReadFile(filepath.Join(root, "kind-config.yaml"))
 	if err != nil || string(b) != string(src) {
 		t.Errorf("online must use kind-config.yaml as it is (err %v)", err)
@@ -119,11 +120,23 @@ func TestCheckDiskSaysWhatIsMissing(t *testing.T) {
 	}
 }
 
-func TestEveryStepOfAllHasAFunction(t *testing.T) {
-	for _, s := range allSteps {
-		if stepFuncs[s] == nil {
-			t.Errorf("step %q of all has no function", s)
+func TestStepsHaveOneNameEach(t *testing.T) {
+	names := stepNames()
+	for i, n := range names {
+		if slices.Contains(names[:i], n) {
+			t.Errorf("two steps are called %q", n)
 		}
+		if s, ok := stepByName(n); !ok || s.Name() != n {
+			t.Errorf("stepByName(%q) = %v, %v", n, s, ok)
+		}
+	}
+	for _, n := range defaultSteps() {
+		if _, ok := stepByName(n); !ok {
+			t.Errorf("step %q of all does not exist", n)
+		}
+	}
+	if !slices.Equal(names[:len(defaultSteps())], defaultSteps()) {
+		t.Errorf("stepNames %v: want all's steps first, in its order %v", names, defaultSteps())
 	}
 }
 
@@ -216,7 +229,7 @@ func TestMakefileStepTargetsAreTheSteps(t *testing.T) {
 		}
 		steps := strings.Split(f[i+1], ",")
 		for _, s := range steps {
-			if _, ok := stepFuncs[s]; !ok && s != "all" {
+			if _, ok := stepByName(s); !ok && s != "all" {
 				t.Errorf("make %s runs the step %q, which hack/kindrun does not have", target, s)
 			}
 		}
@@ -227,7 +240,7 @@ func TestMakefileStepTargetsAreTheSteps(t *testing.T) {
 			targets[target] = true
 		}
 	}
-	for s := range stepFuncs {
+	for _, s := range stepNames() {
 		if !targets[s] && !withoutTarget[s] {
 			t.Errorf("step %q has no Makefile target of its name", s)
 		}
@@ -240,26 +253,20 @@ func TestMakefileStepTargetsAreTheSteps(t *testing.T) {
 	}
 }
 
-// TestParityArgsAreWhatPoolparityParityReads builds poolparity-parity and runs it with the
-// harness's command line against a Prometheus that is down: the flags must all be accepted
-// (exit 4, Prometheus unreachable, not 2, a bad setting) and the URL must reach it.
-func TestParityArgsAreWhatPoolparityParityReads(t *testing.T) {
-	h := &Harness{cfg: Config{Namespace: "pp", Release: "rel", OutDir: t.TempDir()}}
-	args := h.parityArgs("http://127.0.0.1:1")
-	want := []string{"-prometheus-url", "http://127.0.0.1:1", "-window", "1m",
-		"-selector", `namespace="pp",job="rel"`, "-out", filepath.Join(h.cfg.OutDir, "parity")}
-	if strings.Join(args, " ") != strings.Join(want, " ") {
-		t.Errorf("parityArgs = %q, want %q", args, want)
+// TestKindModuleIsThePinnedKind: the kind Go package the harness creates clusters with is the
+// kind whose node-image recipe it builds from, the version hack/install-tools.sh pins.
+func TestKindModuleIsThePinnedKind(t *testing.T) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		t.Skip("no build information in the test binary")
 	}
-	bin := filepath.Join(t.TempDir(), "poolparity-parity")
-	build := exec.Command("go", "build", "-o", bin, "./app/cmd/poolparity-parity")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building poolparity-parity: %v\n%s", err, out)
+	for _, d := range bi.Deps {
+		if d.Path == "sigs.k8s.io/kind" {
+			if d.Version != kindVersion {
+				t.Errorf("go.mod requires sigs.k8s.io/kind %s, the harness builds kind %s's node recipe", d.Version, kindVersion)
+			}
+			return
+		}
 	}
-	out, err := exec.Command(bin, args...).CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 4 || !strings.Contains(string(out), "cannot reach Prometheus at http://127.0.0.1:1") {
-		t.Errorf("poolparity-parity %q: %v, want exit 4 naming the unreachable Prometheus\n%s", args, err, out)
-	}
+	t.Error("sigs.k8s.io/kind is not a dependency of the harness")
 }

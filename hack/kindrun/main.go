@@ -45,7 +45,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return cli.Usage(err)
 	}
-	if _, err := newHarness(cfg, stdout).Run(ctx); err != nil {
+	steps, err := stepsOf(cfg.Steps)
+	if err == nil {
+		_, err = runSteps(ctx, newEnv(cfg, stdout), steps)
+	}
+	if err != nil {
 		if errors.As(err, new(*prereqError)) {
 			return cli.WithStatus(cli.ExitUsage, err)
 		}

@@ -2,19 +2,21 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/scenario"
 )
 
 // ReplicaPoint is one sample of a track's Deployment and HPA during load.
@@ -24,6 +26,7 @@ type ReplicaPoint struct {
 	Track    string        `json:"track"`
 	Replicas int           `json:"replicas"`
 	Ready    int           `json:"ready"`
+	Min      int           `json:"hpa_min"`
 	Desired  int           `json:"hpa_desired"`
 	CPU      int           `json:"hpa_cpu_percent"` // -1 when the HPA has no CPU reading yet
 }
@@ -41,152 +44,215 @@ type SplitPoint struct {
 
 // Scenario is one verdict read from the cluster's Prometheus.
 type Scenario struct {
-	Name      string   `json:"name"`
-	Want      string   `json:"want"`    // PASS or FAIL
-	Verdict   string   `json:"verdict"` // what the parity report said
-	WantAlert string   `json:"want_alert,omitempty"`
-	Firing    []string `json:"firing"` // poolparity alerts firing at the end
-	Report    string   `json:"report"`
-	OK        bool     `json:"ok"`
+	Name      string         `json:"name"`
+	Want      parity.Verdict `json:"want"`    // PASS or FAIL
+	Verdict   parity.Verdict `json:"verdict"` // what the parity report said
+	WantAlert []string       `json:"want_alert,omitempty"`
+	Firing    []string       `json:"firing"` // poolparity alerts firing at the end
+	Report    string         `json:"report"`
+	OK        bool           `json:"ok"`
 }
 
-// scenario is how one scenario configures the chart.
-type scenario struct {
-	name      string
-	want      string
-	wantAlert string
-	set       []string // helm --set over the base install
+// scenarioValues are the chart values (helm --set) that run sc's tracks: both pool modes and
+// the gray track's fault environment, set every time, so that no scenario inherits the last
+// one's settings.
+func scenarioValues(sc scenario.Scenario) []string {
+	set := []string{"--set", "tracks.stable.poolMode=" + sc.StableMode, "--set", "tracks.gray.poolMode=" + sc.GrayMode}
+	for i, kv := range sc.GrayEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		set = append(set, "--set", fmt.Sprintf("tracks.gray.env[%d].name=%s", i, k), "--set-string", fmt.Sprintf("tracks.gray.env[%d].value=%s", i, v))
+	}
+	return set
 }
 
-// scenarios are run in order on the installed chart. The bad gray injects 40 ms into every
-// API request of the gray track (FAULT_LATENCY), the latency fault the local demo uses; the
-// misuse gray runs a real pool misuse (POOL_MODE=misuse-dirty: a reset that forgets the decoded
-// item), which the pool sanitizer catches and PoolParityDirtyObjects names (docs/pool-misuse.md).
-var scenarios = []scenario{
-	{name: "good", want: "PASS"},
-	{name: "bad-latency", want: "FAIL", wantAlert: "PoolParityLatencyRegression",
-		set: []string{"--set", "tracks.gray.env[0].name=FAULT_LATENCY", "--set", "tracks.gray.env[0].value=40ms"}},
-	{name: "misuse-dirty", want: "FAIL", wantAlert: "PoolParityDirtyObjects",
-		set: []string{"--set", "tracks.gray.poolMode=misuse-dirty"}},
+// scenariosStep runs each scenario in turn on the installed chart: configure its tracks, load
+// them, watch the HPAs and the split, and judge the verdict and the alerts from Prometheus.
+// The names are internal/scenario's.
+type scenariosStep struct{ names []string }
+
+// kindScenarios are the scenarios the kind run runs, in order: a pooled gray (PASS), the same
+// with 40 ms injected into every API request of the gray track (FAIL,
+// PoolParityLatencyRegression), and a real pool misuse, POOL_MODE=misuse-dirty (a reset that
+// forgets the decoded item, which the pool sanitizer catches and PoolParityDirtyObjects names;
+// docs/pool-misuse.md).
+func kindScenarios() []string {
+	return []string{scenario.Good, scenario.Regression, scenario.MisuseDirty}
 }
 
-// stepScenarios runs each scenario: configure the chart, load it, watch the HPAs and the split,
-// and read the verdict and the alerts from Prometheus.
-func (h *Harness) stepScenarios(ctx context.Context) (string, error) {
-	prom, stop, err := h.portForward(ctx, monitoringNS, "svc/"+h.promService(), 9090)
+// Name implements Step.
+func (scenariosStep) Name() string { return "scenarios" }
+
+// Run implements Step.
+func (s scenariosStep) Run(ctx context.Context, env *Env) (Outcome, error) {
+	var scs []scenario.Scenario
+	for _, n := range s.names {
+		sc, err := scenario.Lookup(n)
+		if err != nil {
+			return Outcome{}, err
+		}
+		scs = append(scs, sc)
+	}
+	k, err := env.kube()
 	if err != nil {
-		return "", err
+		return Outcome{}, err
+	}
+	prom, stop, err := env.portForwardProm(ctx, k)
+	if err != nil {
+		return Outcome{}, err
 	}
 	defer stop()
+	q, err := newPromAPI(prom)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var o Outcome
 	var failed []string
-	for i, sc := range scenarios {
-		if i > 0 || len(sc.set) > 0 {
-			h.logf("scenario %s: configuring the chart", sc.name)
-			if err := h.helmInstall(ctx, sc.set...); err != nil {
-				return "", err
-			}
+	for _, sc := range scs {
+		env.logf("scenario %s: configuring the chart", sc.Name)
+		if err := env.helmInstall(ctx, scenarioValues(sc)...); err != nil {
+			return o, err
 		}
-		res, err := h.runScenario(ctx, prom, sc)
+		m, err := runScenario(ctx, env, k, q, sc)
+		o.Result.merge(m)
 		if err != nil {
-			return "", fmt.Errorf("scenario %s: %w", sc.name, err)
+			return o, fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
-		h.res.Scenarios = append(h.res.Scenarios, res)
-		if !res.OK {
-			failed = append(failed, fmt.Sprintf("%s: verdict %s (want %s), firing %v (want %q)", sc.name, res.Verdict, res.Want, res.Firing, sc.wantAlert))
+		if r := m.Scenarios[0]; !r.OK {
+			failed = append(failed, fmt.Sprintf("%s: verdict %s (want %s), firing %v (want %s)", sc.Name, r.Verdict, r.Want, r.Firing, wantAlerts(sc)))
 		}
 	}
-	if len(h.res.Scaled) == 0 {
+	o.Result.Scaled = scaledTracks(o.Result.Replicas)
+	if len(o.Result.Scaled) == 0 {
 		failed = append(failed, "no HPA scaled a track above its minimum on CPU during the load")
 	}
-	if err := checkSplit(h.res.Split); err != nil {
+	if err := checkSplit(o.Result.Split); err != nil {
 		failed = append(failed, err.Error())
 	}
 	if len(failed) > 0 {
-		return "", errors.New(strings.Join(failed, "; "))
+		return o, errors.New(strings.Join(failed, "; "))
 	}
-	return fmt.Sprintf("%d scenarios as expected; HPA scaled %v", len(scenarios), h.res.Scaled), nil
+	o.Note = fmt.Sprintf("%d scenarios as expected; HPA scaled %v", len(scs), o.Result.Scaled)
+	return o, nil
 }
 
-func (h *Harness) promService() string {
-	if h.cfg.Mode == "online" {
+// wantAlerts says which alerts a scenario wants firing.
+func wantAlerts(sc scenario.Scenario) string {
+	if len(sc.Alerts) == 0 {
+		return "none"
+	}
+	return "one of " + strings.Join(sc.Alerts, ", ")
+}
+
+// promService is the Service of the cluster's Prometheus.
+func (env *Env) promService() string {
+	if env.cfg.Mode == "online" {
 		return kpsRelease + "-prometheus"
 	}
 	return promService
 }
 
-// runScenario runs one load phase and judges it near its end, while the load still runs.
-func (h *Harness) runScenario(ctx context.Context, prom string, sc scenario) (Scenario, error) {
-	res := Scenario{Name: sc.name, Want: sc.want, WantAlert: sc.wantAlert}
-	if err := h.waitTargets(ctx, prom); err != nil {
-		return res, err
-	}
-	job, err := h.startLoad(ctx, sc.name)
+// portForwardProm forwards a loopback port to the cluster's Prometheus and waits until it
+// answers; it returns its base URL and the function that stops the forward.
+func (env *Env) portForwardProm(ctx context.Context, k *Kube) (string, func(), error) {
+	logw, err := env.logFile("port-forward")
 	if err != nil {
-		return res, err
+		return "", nil, err
+	}
+	var base string
+	stop := func() {}
+	err = until(ctx, 2*time.Second, 90*time.Second, "Prometheus through a port-forward", func(ctx context.Context) (bool, error) {
+		b, st, err := k.PortForward(ctx, monitoringNS, env.promService(), 9090, logw)
+		if err != nil {
+			return false, err
+		}
+		if !httpOK(ctx, b+"/-/ready") {
+			st()
+			return false, nil
+		}
+		base, stop = b, st
+		return true, nil
+	})
+	if err != nil {
+		logw.Close()
+		return "", nil, err
+	}
+	return base, func() { stop(); logw.Close() }, nil
+}
+
+// runScenario runs one load phase and judges it near its end, while the load still runs. It
+// returns the scenario's outcome (Scenarios has its one entry) and what it sampled.
+func runScenario(ctx context.Context, env *Env, k *Kube, q parity.Querier, sc scenario.Scenario) (Result, error) {
+	var m Result
+	res := Scenario{Name: sc.Name, Want: sc.Want, WantAlert: sc.Alerts}
+	ns, release := env.cfg.Namespace, env.cfg.Release
+	err := poll(ctx, 3*time.Second, 3*time.Minute, "Prometheus to scrape both tracks and load the rules", func() (bool, error) {
+		return scrapedAndRuled(ctx, q, ns, release)
+	})
+	if err != nil {
+		return m, err
+	}
+	job, err := startLoadAt(ctx, env, k, sc.Name, fmt.Sprintf("http://%s:80", env.fullname()), env.cfg.LoadDuration, env.cfg.LoadRPS)
+	if err != nil {
+		return m, err
 	}
 	start := time.Now()
-	judgeAt := h.cfg.LoadDuration - 15*time.Second
+	judgeAt := env.cfg.LoadDuration - 15*time.Second
 	var ready []readySample
 	for time.Since(start) < judgeAt {
 		select {
 		case <-ctx.Done():
-			return res, ctx.Err()
+			return m, ctx.Err()
 		case <-time.After(10 * time.Second):
 		}
 		at := time.Since(start).Round(time.Second)
-		pts, err := h.sampleTracks(ctx, sc.name, at)
+		pts, err := sampleTracks(ctx, k, ns, release, sc.Name, at)
 		if err != nil {
-			h.logf("sampling replicas: %v", err)
+			env.logf("sampling replicas: %v", err)
 			continue
 		}
-		h.res.Replicas = append(h.res.Replicas, pts...)
+		m.Replicas = append(m.Replicas, pts...)
 		ready = append(ready, readyOf(at, pts))
-		h.logf("%s +%s: %s", sc.name, at, formatPoints(pts))
-		if at >= 70*time.Second {
-			if sp, err := h.sampleSplit(ctx, prom, sc.name, at, ready); err == nil {
-				h.res.Split = append(h.res.Split, sp)
-				h.logf("%s +%s: split gray requests %.0f%% vs gray ready %.0f%% (%d/%d)%s", sc.name, at,
-					100*sp.ReqShare, 100*sp.ReadyShare, sp.ReadyGray, sp.ReadyTotal, map[bool]string{true: "", false: " (replicas changing)"}[sp.Steady])
-			}
+		env.logf("%s +%s: %s", sc.Name, at, formatPoints(pts))
+		if at < 70*time.Second {
+			continue
+		}
+		gray, total, err := requestRates(ctx, q, ns, release, time.Now())
+		if err != nil {
+			continue
+		}
+		if sp, err := splitPoint(sc.Name, at, gray/total, ready); err == nil {
+			m.Split = append(m.Split, sp)
+			env.logf("%s +%s: split gray requests %.0f%% vs gray ready %.0f%% (%d/%d)%s", sc.Name, at,
+				100*sp.ReqShare, 100*sp.ReadyShare, sp.ReadyGray, sp.ReadyTotal, map[bool]string{true: "", false: " (replicas changing)"}[sp.Steady])
 		}
 	}
-	verdict, report, err := h.parity(ctx, prom)
+	var text strings.Builder
+	report, err := judgeParity(ctx, q, ns, release, filepath.Join(env.cfg.OutDir, "parity", sc.Name), &text)
+	env.print(text.String())
 	if err != nil {
-		return res, err
+		return m, err
 	}
-	res.Verdict, res.Report = verdict, report
-	fmt.Fprintln(h.out, report)
-	res.Firing, err = firingAlerts(ctx, prom)
-	if err != nil {
-		return res, err
+	res.Verdict, res.Report = report.Verdict, strings.TrimSpace(text.String())
+	if res.Firing, err = firingAlerts(ctx, q); err != nil {
+		return m, err
 	}
-	h.logf("%s: verdict %s, alerts firing %v", sc.name, verdict, res.Firing)
-	res.OK = verdict == sc.want
-	if sc.wantAlert == "" {
-		res.OK = res.OK && len(res.Firing) == 0
-	} else {
-		res.OK = res.OK && slices.Contains(res.Firing, sc.wantAlert)
+	env.logf("%s: verdict %s, alerts firing %v", sc.Name, res.Verdict, res.Firing)
+	res.OK = sc.Met(res.Verdict, res.Firing)
+	m.Scenarios = []Scenario{res}
+	if err := k.WaitJob(ctx, ns, job, 2*time.Minute); err != nil {
+		logs, _ := k.PodLogs(ctx, ns, "job-name="+job, 30)
+		return m, fmt.Errorf("load Job %s did not complete: %w\n%s", job, err, indent(logs))
 	}
-	if _, err := h.kubectl(ctx, "load", "-n", h.cfg.Namespace, "wait", "--for=condition=complete", "job/"+job, "--timeout=120s"); err != nil {
-		logs, _ := h.kubectl(ctx, "load", "-n", h.cfg.Namespace, "logs", "job/"+job, "--tail=30")
-		return res, fmt.Errorf("load Job %s did not complete: %w\n%s", job, err, indent(logs))
+	if logs, err := k.PodLogs(ctx, ns, "job-name="+job, 0); err == nil {
+		env.logf("%s: load generator counts: %s", sc.Name, strings.Join(strings.Fields(logs), " "))
 	}
-	if logs, err := h.kubectl(ctx, "load", "-n", h.cfg.Namespace, "logs", "job/"+job); err == nil {
-		h.logf("%s: load generator counts: %s", sc.name, strings.Join(strings.Fields(logs), " "))
-	}
-	return res, nil
+	return m, nil
 }
 
-// startLoad starts the in-cluster load generator against the split Service.
-func (h *Harness) startLoad(ctx context.Context, name string) (string, error) {
-	return h.startLoadAt(ctx, name, fmt.Sprintf("http://%s:80", h.fullname()), h.cfg.LoadDuration, h.cfg.LoadRPS)
-}
-
-// startLoadAt starts a bounded load Job named after name against target.
-func (h *Harness) startLoadAt(ctx context.Context, name, target string, d time.Duration, rps float64) (string, error) {
-	job := "poolparity-load-" + name
-	image := h.serviceImage()
-	yaml := fmt.Sprintf(`apiVersion: batch/v1
+// loadJob renders the bounded load Job named job: the in-cluster load generator against target
+// at rps for d.
+func loadJob(job, image, target string, d time.Duration, rps float64) []byte {
+	return []byte(fmt.Sprintf(`apiVersion: batch/v1
 kind: Job
 metadata:
   name: %[1]s
@@ -220,118 +286,85 @@ spec:
             allowPrivilegeEscalation: false
             readOnlyRootFilesystem: true
             capabilities: {drop: ["ALL"]}
-`, job, int(d.Seconds())+120, image, target, d, rps)
-	_, _ = h.kubectl(ctx, "load", "-n", h.cfg.Namespace, "delete", "job", job, "--ignore-not-found", "--wait=true")
-	if err := h.kubectlApply(ctx, "load", []byte(yaml), "-n", h.cfg.Namespace); err != nil {
+`, job, int(d.Seconds())+120, image, target, d, rps))
+}
+
+// startLoadAt (re)creates a bounded load Job named after name against target and returns its
+// name.
+func startLoadAt(ctx context.Context, env *Env, k *Kube, name, target string, d time.Duration, rps float64) (string, error) {
+	job := "poolparity-load-" + name
+	if err := k.DeleteJob(ctx, env.cfg.Namespace, job); err != nil {
 		return "", err
 	}
-	h.logf("load Job %s: %g req/s for %s against %s", job, rps, d, target)
+	if err := k.Apply(ctx, loadJob(job, env.serviceImage(), target, d, rps), env.cfg.Namespace); err != nil {
+		return "", fmt.Errorf("starting load Job %s: %w", job, err)
+	}
+	env.logf("load Job %s: %g req/s for %s against %s", job, rps, d, target)
 	return job, nil
 }
 
-// stepLoadJob runs one load phase on its own (the Makefile's `load`).
-func (h *Harness) stepLoadJob(ctx context.Context) (string, error) {
-	job, err := h.startLoad(ctx, "manual")
+// loadStep runs one load phase on its own (the Makefile's `load`).
+type loadStep struct{}
+
+// Name implements Step.
+func (loadStep) Name() string { return "load" }
+
+// Run implements Step.
+func (loadStep) Run(ctx context.Context, env *Env) (Outcome, error) {
+	k, err := env.kube()
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
-	_, err = h.kubectl(ctx, "load", "-n", h.cfg.Namespace, "wait", "--for=condition=complete", "job/"+job,
-		fmt.Sprintf("--timeout=%ds", int(h.cfg.LoadDuration.Seconds())+120))
-	return job, err
+	job, err := startLoadAt(ctx, env, k, "manual", fmt.Sprintf("http://%s:80", env.fullname()), env.cfg.LoadDuration, env.cfg.LoadRPS)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Note: job}, k.WaitJob(ctx, env.cfg.Namespace, job, env.cfg.LoadDuration+2*time.Minute)
 }
 
-// stepParity prints the parity report from the cluster's Prometheus (the Makefile's `parity`).
-func (h *Harness) stepParity(ctx context.Context) (string, error) {
-	prom, stop, err := h.portForward(ctx, monitoringNS, "svc/"+h.promService(), 9090)
+// parityStep prints the parity report from the cluster's Prometheus (the Makefile's `parity`)
+// and writes it under OutDir/parity.
+type parityStep struct{}
+
+// Name implements Step.
+func (parityStep) Name() string { return "parity" }
+
+// Run implements Step.
+func (parityStep) Run(ctx context.Context, env *Env) (Outcome, error) {
+	k, err := env.kube()
 	if err != nil {
-		return "", err
+		return Outcome{}, err
+	}
+	prom, stop, err := env.portForwardProm(ctx, k)
+	if err != nil {
+		return Outcome{}, err
 	}
 	defer stop()
-	verdict, report, err := h.parity(ctx, prom)
-	fmt.Fprintln(h.out, report)
-	return verdict, err
+	q, err := newPromAPI(prom)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var text strings.Builder
+	r, err := judgeParity(ctx, q, env.cfg.Namespace, env.cfg.Release, filepath.Join(env.cfg.OutDir, "parity"), &text)
+	env.print(text.String())
+	return Outcome{Note: string(r.Verdict)}, err
 }
 
 // fullname is the chart's object name prefix for the release (see _helpers.tpl).
-func (h *Harness) fullname() string {
-	if strings.Contains(h.cfg.Release, "poolparity") {
-		return h.cfg.Release
+func (env *Env) fullname() string {
+	if strings.Contains(env.cfg.Release, "poolparity") {
+		return env.cfg.Release
 	}
-	return h.cfg.Release + "-poolparity"
-}
-
-// parity runs poolparity-parity against prom: the same table `make demo` prints, from the
-// chart's 1m rules, for this release's series.
-func (h *Harness) parity(ctx context.Context, prom string) (string, string, error) {
-	bin := filepath.Join(h.cfg.OutDir, "poolparity-parity")
-	if !h.builtParity {
-		if err := h.run(ctx, "build", cmd{name: "go", args: []string{"build", "-trimpath", "-o", bin, "./app/cmd/poolparity-parity"}, env: []string{"CGO_ENABLED=0"}}); err != nil {
-			return "", "", err
-		}
-		h.builtParity = true
-	}
-	c := exec.CommandContext(ctx, bin, h.parityArgs(prom)...)
-	out, err := c.CombinedOutput()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		return "", string(out), err
-	}
-	verdict := map[int]string{0: "PASS", 1: "FAIL", 3: "NO DATA"}[code]
-	if verdict == "" {
-		return "", string(out), fmt.Errorf("parity report failed (exit %d):\n%s", code, indent(string(out)))
-	}
-	return verdict, strings.TrimSpace(string(out)), nil
-}
-
-// parityArgs is poolparity-parity's command line for prom: the 1m window, this release's
-// series, and the report files under OutDir/parity.
-func (h *Harness) parityArgs(prom string) []string {
-	return []string{"-prometheus-url", prom, "-window", "1m",
-		"-selector", fmt.Sprintf(`namespace="%s",job="%s"`, h.cfg.Namespace, h.cfg.Release),
-		"-out", filepath.Join(h.cfg.OutDir, "parity")}
-}
-
-// portForward forwards a free loopback port to target's port and returns the base URL.
-func (h *Harness) portForward(ctx context.Context, ns, target string, port int) (string, func(), error) {
-	k, err := h.tool("k8s/kubectl")
-	if err != nil {
-		return "", nil, err
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	local := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	logf, err := os.OpenFile(filepath.Join(h.logDir, "port-forward.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return "", nil, err
-	}
-	pctx, cancel := context.WithCancel(ctx)
-	c := exec.CommandContext(pctx, k, "--kubeconfig", h.kube, "-n", ns, "port-forward", "--address", "127.0.0.1", target, fmt.Sprintf("%d:%d", local, port))
-	c.Stdout, c.Stderr = logf, logf
-	if err := c.Start(); err != nil {
-		cancel()
-		logf.Close()
-		return "", nil, err
-	}
-	stop := func() { cancel(); _ = c.Wait(); logf.Close() }
-	base := fmt.Sprintf("http://127.0.0.1:%d", local)
-	err = poll(ctx, time.Second, 90*time.Second, "Prometheus through port-forward", func() (bool, error) {
-		return httpOK(ctx, base+"/-/ready"), nil
-	})
-	if err != nil {
-		stop()
-		return "", nil, err
-	}
-	return base, stop, nil
+	return env.cfg.Release + "-poolparity"
 }
 
 func httpOK(ctx context.Context, u string) bool {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return false
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return false
@@ -340,161 +373,60 @@ func httpOK(ctx context.Context, u string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// getJSON GETs u and decodes its JSON body into v.
-func getJSON(ctx context.Context, u string, v any) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+// trackLabel is the label naming a Deployment's track.
+const trackLabel = "poolparity.dev/track"
+
+// sampleTracks reads both tracks' Deployments and HPAs of the release.
+func sampleTracks(ctx context.Context, k *Kube, ns, release, scenario string, at time.Duration) ([]ReplicaPoint, error) {
+	sel := "app.kubernetes.io/instance=" + release + ",app.kubernetes.io/component=app"
+	ds, err := k.cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("listing the tracks' deployments: %w", err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	hs, err := k.cs.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("listing the tracks' HPAs: %w", err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %.200s", u, resp.Status, b)
-	}
-	return json.Unmarshal(b, v)
+	return replicaPoints(ds.Items, hs.Items, scenario, at), nil
 }
 
-// promQuery runs an instant query and returns its vector.
-func promQuery(ctx context.Context, prom, q string) ([]promSample, error) {
-	var r struct {
-		Status string
-		Data   struct{ Result []promSample }
-	}
-	if err := getJSON(ctx, prom+"/api/v1/query?query="+url.QueryEscape(q), &r); err != nil {
-		return nil, err
-	}
-	return r.Data.Result, nil
-}
-
-type promSample struct {
-	Metric map[string]string
-	Value  [2]any
-}
-
-func (s promSample) float() float64 {
-	str, _ := s.Value[1].(string)
-	var f float64
-	fmt.Sscan(str, &f)
-	return f
-}
-
-// waitTargets waits until Prometheus scrapes both tracks of the release and has loaded the
-// chart's rules.
-func (h *Harness) waitTargets(ctx context.Context, prom string) error {
-	// up has only the target's labels; a runtime series carries the service's gray_status.
-	q := fmt.Sprintf(`count by (gray_status) (go_gc_cycles_total_gc_cycles_total{namespace=%q,job=%q})`, h.cfg.Namespace, h.cfg.Release)
-	return poll(ctx, 3*time.Second, 3*time.Minute, "Prometheus to scrape both tracks and load the rules", func() (bool, error) {
-		res, err := promQuery(ctx, prom, q)
-		if err != nil || len(res) < 2 {
-			return false, err
-		}
-		var rules struct {
-			Data struct{ Groups []struct{ Name string } }
-		}
-		if err := getJSON(ctx, prom+"/api/v1/rules", &rules); err != nil {
-			return false, err
-		}
-		return len(rules.Data.Groups) > 0, nil
-	})
-}
-
-// firingAlerts lists the poolparity alerts firing in prom.
-func firingAlerts(ctx context.Context, prom string) ([]string, error) {
-	var r struct {
-		Data struct {
-			Alerts []struct {
-				Labels map[string]string
-				State  string
+// replicaPoints joins each track's Deployment with the HPA that scales it.
+func replicaPoints(ds []appsv1.Deployment, hs []autoscalingv2.HorizontalPodAutoscaler, scenario string, at time.Duration) []ReplicaPoint {
+	var pts []ReplicaPoint
+	for _, d := range ds {
+		p := ReplicaPoint{At: at, Scenario: scenario, Track: d.Labels[trackLabel],
+			Replicas: int(d.Status.Replicas), Ready: int(d.Status.ReadyReplicas), CPU: -1}
+		for _, h := range hs {
+			if h.Spec.ScaleTargetRef.Name != d.Name {
+				continue
 			}
-		}
-	}
-	if err := getJSON(ctx, prom+"/api/v1/alerts", &r); err != nil {
-		return nil, err
-	}
-	firing := []string{}
-	for _, a := range r.Data.Alerts {
-		if n := a.Labels["alertname"]; a.State == "firing" && strings.HasPrefix(n, "PoolParity") && !slices.Contains(firing, n) {
-			firing = append(firing, n)
-		}
-	}
-	slices.Sort(firing)
-	return firing, nil
-}
-
-// sampleTracks reads both tracks' Deployments and HPAs.
-func (h *Harness) sampleTracks(ctx context.Context, scenario string, at time.Duration) ([]ReplicaPoint, error) {
-	sel := "app.kubernetes.io/instance=" + h.cfg.Release + ",app.kubernetes.io/component=app"
-	out, err := h.kubectl(ctx, "sample", "-n", h.cfg.Namespace, "get", "deploy,hpa", "-l", sel, "-o", "json")
-	if err != nil {
-		return nil, err
-	}
-	var list struct {
-		Items []struct {
-			Kind     string
-			Metadata struct {
-				Name   string
-				Labels map[string]string
+			p.Desired = int(h.Status.DesiredReplicas)
+			p.Min = 1
+			if h.Spec.MinReplicas != nil {
+				p.Min = int(*h.Spec.MinReplicas)
 			}
-			Spec struct {
-				MinReplicas    int
-				ScaleTargetRef struct{ Name string }
-			}
-			Status struct {
-				Replicas, ReadyReplicas          int
-				CurrentReplicas, DesiredReplicas int
-				CurrentMetrics                   []struct {
-					Resource struct {
-						Name    string
-						Current struct{ AverageUtilization *int }
-					}
+			for _, m := range h.Status.CurrentMetrics {
+				if m.Resource != nil && m.Resource.Name == corev1.ResourceCPU && m.Resource.Current.AverageUtilization != nil {
+					p.CPU = int(*m.Resource.Current.AverageUtilization)
 				}
 			}
 		}
-	}
-	if err := json.Unmarshal([]byte(out), &list); err != nil {
-		return nil, err
-	}
-	byDeploy := map[string]*ReplicaPoint{}
-	var pts []ReplicaPoint
-	for _, it := range list.Items {
-		if it.Kind == "Deployment" {
-			pts = append(pts, ReplicaPoint{At: at, Scenario: scenario, Track: it.Metadata.Labels["poolparity.dev/track"],
-				Replicas: it.Status.Replicas, Ready: it.Status.ReadyReplicas, CPU: -1})
-		}
-	}
-	for i := range pts {
-		for _, it := range list.Items {
-			if it.Kind == "Deployment" && it.Metadata.Labels["poolparity.dev/track"] == pts[i].Track {
-				byDeploy[it.Metadata.Name] = &pts[i]
-			}
-		}
-	}
-	for _, it := range list.Items {
-		p := byDeploy[it.Spec.ScaleTargetRef.Name]
-		if it.Kind != "HorizontalPodAutoscaler" || p == nil {
-			continue
-		}
-		p.Desired = it.Status.DesiredReplicas
-		for _, m := range it.Status.CurrentMetrics {
-			if m.Resource.Name == "cpu" && m.Resource.Current.AverageUtilization != nil {
-				p.CPU = *m.Resource.Current.AverageUtilization
-			}
-		}
-		if p.Replicas > it.Spec.MinReplicas && p.CPU >= 0 && !slices.Contains(h.res.Scaled, p.Track) {
-			h.res.Scaled = append(h.res.Scaled, p.Track)
-		}
+		pts = append(pts, p)
 	}
 	slices.SortFunc(pts, func(a, b ReplicaPoint) int { return strings.Compare(a.Track, b.Track) })
-	return pts, nil
+	return pts
+}
+
+// scaledTracks lists the tracks whose HPA, with a CPU reading, had raised the replicas above its
+// minimum in some sample, in the order first seen.
+func scaledTracks(pts []ReplicaPoint) []string {
+	var out []string
+	for _, p := range pts {
+		if p.Min > 0 && p.Replicas > p.Min && p.CPU >= 0 && !slices.Contains(out, p.Track) {
+			out = append(out, p.Track)
+		}
+	}
+	return out
 }
 
 func formatPoints(pts []ReplicaPoint) string {
@@ -525,25 +457,13 @@ func readyOf(at time.Duration, pts []ReplicaPoint) readySample {
 	return s
 }
 
-// sampleSplit compares the gray share of requests over the last minute with the gray share of
+// splitPoint compares the gray share of requests over the last minute with the gray share of
 // ready replicas over the same minute.
-func (h *Harness) sampleSplit(ctx context.Context, prom, scenario string, at time.Duration, ready []readySample) (SplitPoint, error) {
-	q := fmt.Sprintf(`sum by (gray_status) (rate(http_requests_total{namespace=%q,job=%q,route!~".*(healthz|readyz|metrics).*"}[1m]))`, h.cfg.Namespace, h.cfg.Release)
-	res, err := promQuery(ctx, prom, q)
-	if err != nil {
-		return SplitPoint{}, err
+func splitPoint(scenario string, at time.Duration, reqShare float64, ready []readySample) (SplitPoint, error) {
+	sp := SplitPoint{At: at, Scenario: scenario, ReqShare: reqShare, Steady: true}
+	if len(ready) == 0 {
+		return SplitPoint{}, errors.New("no ready replicas sampled")
 	}
-	var gray, total float64
-	for _, s := range res {
-		total += s.float()
-		if s.Metric["gray_status"] == "true" {
-			gray += s.float()
-		}
-	}
-	if total == 0 {
-		return SplitPoint{}, errors.New("no request rate yet")
-	}
-	sp := SplitPoint{At: at, Scenario: scenario, ReqShare: gray / total, Steady: true}
 	var sum float64
 	n := 0
 	last := ready[len(ready)-1]

@@ -19,14 +19,31 @@ const (
 	msChartVersion  = "3.12.2"
 )
 
-// stepDeps installs what the chart's monitoring objects and HPAs need: prometheus-operator with
+// depsStep installs what the chart's monitoring objects and HPAs need: prometheus-operator with
 // a Prometheus that selects them, and metrics-server. Offline from the modules' own bundle.yaml
 // and Helm chart with the images built here; online from the upstream Helm charts.
-func (h *Harness) stepDeps(ctx context.Context) (string, error) {
-	if h.cfg.Mode == "online" {
-		return "kube-prometheus-stack, metrics-server", h.depsOnline(ctx)
+type depsStep struct{}
+
+// Name implements Step.
+func (depsStep) Name() string { return "kind-deps" }
+
+// Run implements Step.
+func (depsStep) Run(ctx context.Context, env *Env) (Outcome, error) {
+	if env.cfg.Mode == "online" {
+		return Outcome{Note: "kube-prometheus-stack, metrics-server"}, env.depsOnline(ctx)
 	}
-	opDir, err := h.moduleDir(ctx, "github.com/prometheus-operator/prometheus-operator@"+operatorVersion)
+	note, err := env.depsOffline(ctx)
+	return Outcome{Note: note}, err
+}
+
+// depsOffline installs prometheus-operator from its bundle.yaml, a Prometheus, and
+// metrics-server from its chart, with the images built here.
+func (env *Env) depsOffline(ctx context.Context) (string, error) {
+	k, err := env.kube()
+	if err != nil {
+		return "", err
+	}
+	opDir, err := env.moduleDir(ctx, "github.com/prometheus-operator/prometheus-operator@"+operatorVersion)
 	if err != nil {
 		return "", err
 	}
@@ -41,13 +58,13 @@ func (h *Harness) stepDeps(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := h.kubectlApply(ctx, "deps", bundle, "--server-side", "--force-conflicts"); err != nil {
+	if err := k.Apply(ctx, bundle, "default"); err != nil {
 		return "", fmt.Errorf("applying prometheus-operator's bundle.yaml: %w", err)
 	}
-	if _, err := h.kubectl(ctx, "deps", "-n", "default", "rollout", "status", "deploy/prometheus-operator", "--timeout=180s"); err != nil {
+	if err := k.WaitDeployment(ctx, "default", "prometheus-operator", 3*time.Minute); err != nil {
 		return "", err
 	}
-	if _, err := h.kubectl(ctx, "deps", "wait", "--for=condition=Established", "crd/prometheuses.monitoring.coreos.com", "crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com", "--timeout=60s"); err != nil {
+	if err := k.WaitEstablished(ctx, time.Minute, "prometheuses.monitoring.coreos.com", "servicemonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com"); err != nil {
 		return "", err
 	}
 	tmpl, err := template.ParseFS(imageFiles, "images/prometheus.yaml")
@@ -58,35 +75,30 @@ func (h *Harness) stepDeps(ctx context.Context) (string, error) {
 	if err := tmpl.Execute(&prom, map[string]string{"Image": promImage, "Version": prometheusVersion}); err != nil {
 		return "", err
 	}
-	if err := h.kubectlApply(ctx, "deps", prom.Bytes()); err != nil {
+	if err := k.Apply(ctx, prom.Bytes(), monitoringNS); err != nil {
 		return "", fmt.Errorf("applying the Prometheus: %w", err)
 	}
 	// metrics-server from its own chart, for the HPAs' CPU metric; kind's kubelets serve
 	// self-signed certificates.
-	msDir, err := h.moduleDir(ctx, "sigs.k8s.io/metrics-server@"+metricsServerVersion)
+	msDir, err := env.moduleDir(ctx, "sigs.k8s.io/metrics-server@"+metricsServerVersion)
 	if err != nil {
 		return "", err
 	}
 	repo, tag, _ := strings.Cut(metricsSrvImg, ":v")
-	helm, err := h.tool("helm")
+	helm, err := env.tool("helm")
 	if err != nil {
 		return "", err
 	}
-	err = h.run(ctx, "deps", cmd{name: helm, args: []string{"upgrade", "--install", "metrics-server", filepath.Join(msDir, "charts", "metrics-server"),
-		"-n", "kube-system", "--kubeconfig", h.kube,
+	err = env.run(ctx, "deps", cmd{name: helm, args: []string{"upgrade", "--install", "metrics-server", filepath.Join(msDir, "charts", "metrics-server"),
+		"-n", "kube-system", "--kubeconfig", env.kubeconfig,
 		"--set", "image.repository=" + repo, "--set", "image.tag=v" + tag,
 		"--set", "args={--kubelet-insecure-tls,--kubelet-preferred-address-types=InternalIP,--metric-resolution=15s}",
 		"--wait", "--timeout", "4m"}})
 	if err != nil {
 		return "", fmt.Errorf("installing metrics-server: %w", err)
 	}
-	if err := poll(ctx, 2*time.Second, 3*time.Minute, "the Prometheus pod", func() (bool, error) {
-		out, err := h.kubectl(ctx, "deps", "-n", monitoringNS, "get", "pods", "-l", "app.kubernetes.io/name=prometheus", "-o", "name")
-		return err == nil && strings.TrimSpace(out) != "", err
-	}); err != nil {
-		return "", err
-	}
-	if err := h.waitPods(ctx, monitoringNS, "app.kubernetes.io/name=prometheus", 3*time.Minute); err != nil {
+	// The operator creates the Prometheus pod; WaitPodsReady waits for it to exist, then be ready.
+	if err := k.WaitPodsReady(ctx, monitoringNS, "app.kubernetes.io/name=prometheus", 5*time.Minute); err != nil {
 		return "", err
 	}
 	return "prometheus-operator " + operatorVersion + " (bundle.yaml), Prometheus " + prometheusVersion + ", metrics-server " + metricsServerVersion + " (chart)", nil
@@ -105,8 +117,8 @@ func overrideImages(manifest []byte, images map[string]string) ([]byte, error) {
 }
 
 // depsOnline installs kube-prometheus-stack and metrics-server from their chart repositories.
-func (h *Harness) depsOnline(ctx context.Context) error {
-	helm, err := h.tool("helm")
+func (env *Env) depsOnline(ctx context.Context) error {
+	helm, err := env.tool("helm")
 	if err != nil {
 		return err
 	}
@@ -122,7 +134,7 @@ func (h *Harness) depsOnline(ctx context.Context) error {
 			"--set", "prometheus.prometheusSpec.evaluationInterval=15s", "--wait", "--timeout", "10m"},
 	}
 	for _, s := range steps {
-		if err := h.run(ctx, "deps", cmd{name: helm, args: append(s, "--kubeconfig", h.kube)}); err != nil {
+		if err := env.run(ctx, "deps", cmd{name: helm, args: append(s, "--kubeconfig", env.kubeconfig)}); err != nil {
 			return err
 		}
 	}
@@ -130,8 +142,8 @@ func (h *Harness) depsOnline(ctx context.Context) error {
 }
 
 // chartValues are the offline cluster's values over values-kind.yaml: the images built here.
-func (h *Harness) chartValues() []string {
-	if h.cfg.Mode == "online" {
+func (env *Env) chartValues() []string {
+	if env.cfg.Mode == "online" {
 		return nil
 	}
 	repo, tag, _ := strings.Cut(serviceImage, ":")
@@ -149,43 +161,62 @@ func (h *Harness) chartValues() []string {
 
 // helmInstall installs (or upgrades) the chart with the kind values, the harness's test values
 // and extra, and waits for both tracks.
-func (h *Harness) helmInstall(ctx context.Context, extra ...string) error {
-	helm, err := h.tool("helm")
+func (env *Env) helmInstall(ctx context.Context, extra ...string) error {
+	helm, err := env.tool("helm")
 	if err != nil {
 		return err
 	}
-	ns := h.cfg.Namespace
-	nsYAML := fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels:\n    pod-security.kubernetes.io/enforce: restricted\n", ns)
-	if err := h.kubectlApply(ctx, "helm", []byte(nsYAML)); err != nil {
+	ns := env.cfg.Namespace
+	k, err := env.kube()
+	if err != nil {
 		return err
 	}
-	chart := filepath.Join(h.cfg.Root, "deploy", "helm", "poolparity")
-	args := []string{"upgrade", "--install", h.cfg.Release, chart, "-n", ns, "--kubeconfig", h.kube,
+	nsYAML := fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels:\n    pod-security.kubernetes.io/enforce: restricted\n", ns)
+	if err := k.Apply(ctx, []byte(nsYAML), ""); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", ns, err)
+	}
+	chart := filepath.Join(env.cfg.Root, "deploy", "helm", "poolparity")
+	args := []string{"upgrade", "--install", env.cfg.Release, chart, "-n", ns, "--kubeconfig", env.kubeconfig,
 		"-f", filepath.Join(chart, "values-kind.yaml"),
-		"-f", filepath.Join(h.cfg.Root, "hack", "kindrun", "values-test.yaml"),
+		"-f", filepath.Join(env.cfg.Root, "hack", "kindrun", "values-test.yaml"),
 		"--set", "service.type=NodePort", "--set", "service.nodePort=30080",
 		"--wait", "--timeout", "5m"}
-	args = append(args, h.chartValues()...)
+	args = append(args, env.chartValues()...)
 	args = append(args, extra...)
-	return h.run(ctx, "helm", cmd{name: helm, args: args})
+	return env.run(ctx, "helm", cmd{name: helm, args: args})
 }
 
-// stepInstall installs the chart and runs its helm test.
-func (h *Harness) stepInstall(ctx context.Context) (string, error) {
-	if err := h.helmInstall(ctx); err != nil {
+// installStep installs the chart and runs its helm test.
+type installStep struct{}
+
+// Name implements Step.
+func (installStep) Name() string { return "helm-install" }
+
+// Run implements Step.
+func (installStep) Run(ctx context.Context, env *Env) (Outcome, error) {
+	note, err := env.installAndTest(ctx)
+	return Outcome{Note: note}, err
+}
+
+// installAndTest installs the chart and runs its helm test.
+func (env *Env) installAndTest(ctx context.Context) (string, error) {
+	if err := env.helmInstall(ctx); err != nil {
 		return "", err
 	}
-	helm, _ := h.tool("helm")
+	helm, _ := env.tool("helm")
 	// Without --logs: the chart deletes a test pod that succeeded (hook-succeeded), so helm could
 	// not read its logs; a failed one stays, and its logs go into the error.
 	var out bytes.Buffer
-	if err := h.run(ctx, "helm", cmd{name: helm, args: []string{"test", h.cfg.Release, "-n", h.cfg.Namespace, "--kubeconfig", h.kube, "--timeout", "3m"}, stdout: &out}); err != nil {
-		logs, _ := h.kubectl(ctx, "helm", "-n", h.cfg.Namespace, "logs", h.fullname()+"-test")
+	if err := env.run(ctx, "helm", cmd{name: helm, args: []string{"test", env.cfg.Release, "-n", env.cfg.Namespace, "--kubeconfig", env.kubeconfig, "--timeout", "3m"}, stdout: &out}); err != nil {
+		var logs string
+		if k, kerr := env.kube(); kerr == nil {
+			logs, _ = k.PodLogsOf(ctx, env.cfg.Namespace, env.fullname()+"-test", 0)
+		}
 		return "", fmt.Errorf("helm test: %w\n%s", err, indent(logs))
 	}
 	for _, l := range strings.Split(out.String(), "\n") {
 		if strings.Contains(l, "Phase:") {
-			h.logf("helm test: %s", strings.TrimSpace(l))
+			env.logf("helm test: %s", strings.TrimSpace(l))
 		}
 	}
 	return "helm test passed", nil

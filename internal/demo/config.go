@@ -12,33 +12,34 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/poolparity/poolparity/internal/envflag"
+	"github.com/poolparity/poolparity/internal/scenario"
 )
 
-// Scenarios.
+// Scenarios: the names of internal/scenario, which holds what each one runs
+// on the gray track and what its report must say.
 const (
 	// ScenarioGood runs a pooled gray track against an unpooled stable one.
-	ScenarioGood = "good"
+	ScenarioGood = scenario.Good
 	// ScenarioRegression adds FaultLatency to the pooled gray track.
-	ScenarioRegression = "regression"
+	ScenarioRegression = scenario.Regression
 	// ScenarioAA runs both tracks unpooled: an A/A test of the comparison.
-	ScenarioAA = "aa"
+	ScenarioAA = scenario.AA
 	// ScenarioMisuseHold runs the gray track with POOL_MODE=misuse-hold:
 	// pooled objects taken when a request arrives and held to its end.
-	ScenarioMisuseHold = "misuse-hold"
+	ScenarioMisuseHold = scenario.MisuseHold
 	// ScenarioMisuseReset runs the gray track with POOL_MODE=misuse-reset:
 	// buffers pre-sized to the largest request and zeroed on every Put.
-	ScenarioMisuseReset = "misuse-reset"
+	ScenarioMisuseReset = scenario.MisuseReset
 	// ScenarioMisuseRetain runs the gray track with POOL_MODE=misuse-retain
 	// (no size cap), under a load where one PUT in 16 is large.
-	ScenarioMisuseRetain = "misuse-retain"
+	ScenarioMisuseRetain = scenario.MisuseRetain
 	// ScenarioMisuseDirty runs the gray track with POOL_MODE=misuse-dirty: a
 	// reset that forgets the decoded item, caught by the sanitizer.
-	ScenarioMisuseDirty = "misuse-dirty"
+	ScenarioMisuseDirty = scenario.MisuseDirty
 )
 
 // Scenarios lists the scenario names.
-var Scenarios = []string{ScenarioGood, ScenarioRegression, ScenarioAA,
-	ScenarioMisuseHold, ScenarioMisuseReset, ScenarioMisuseRetain, ScenarioMisuseDirty}
+var Scenarios = scenario.Names()
 
 // RetainLargeBodyBytes is the payload of the large PUTs (one in 16) of the
 // misuse-retain scenario's load, over the pools' 256 KiB size cap.
@@ -137,7 +138,7 @@ func Default() Config {
 		CollectorBin:   "bin/otelcol",
 		CollectorConf:  "deploy/helm/poolparity/files/otel-collector.yaml",
 		ScrapeInterval: 2 * time.Second,
-		FaultLatency:   40 * time.Millisecond,
+		FaultLatency:   scenario.FaultLatency,
 		Progress:       10 * time.Second,
 	}
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/poolparity/poolparity/internal/loadgen"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/render"
+	"github.com/poolparity/poolparity/internal/scenario"
 	"github.com/poolparity/poolparity/internal/splitter"
 )
 
@@ -239,18 +240,20 @@ func (t trackSpec) url() string { return fmt.Sprintf("http://127.0.0.1:%d", t.po
 
 // scenarioTracks returns the stable and gray tracks of cfg's scenario.
 func scenarioTracks(cfg Config) (stable, gray trackSpec) {
-	stableMode, grayMode := "unpooled", "pooled"
+	// Validate has checked the name; an unknown one runs the good tracks.
+	sc, err := scenario.Lookup(cfg.Scenario)
+	if err != nil {
+		sc, _ = scenario.Lookup(scenario.Good)
+	}
+	stableMode, grayMode := sc.StableMode, sc.GrayMode
 	var grayFault []string
-	switch cfg.Scenario {
-	case ScenarioAA:
-		grayMode = "unpooled"
-	case ScenarioRegression:
+	if sc.FaultLatency > 0 {
+		// The demo's latency is configurable (DEMO_FAULT_LATENCY); its
+		// default is the scenario's.
 		grayFault = []string{"FAULT_LATENCY=" + cfg.FaultLatency.String()}
 		if cfg.FaultErrorRate > 0 {
 			grayFault = append(grayFault, "FAULT_ERROR_RATE="+strconv.FormatFloat(cfg.FaultErrorRate, 'g', -1, 64))
 		}
-	case ScenarioMisuseHold, ScenarioMisuseReset, ScenarioMisuseRetain, ScenarioMisuseDirty:
-		grayMode = cfg.Scenario // the scenario is named after the gray track's POOL_MODE
 	}
 	var both []string
 	if cfg.Scenario == ScenarioMisuseRetain {

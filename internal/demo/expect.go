@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/render"
+	"github.com/poolparity/poolparity/internal/scenario"
 )
 
 // Expectation is one expected outcome of a scenario, checked against a
@@ -23,22 +25,10 @@ const (
 	GoodAllocRatioMax = 0.5
 	// GoodHitRatioMin: a pooled gray reuses at least 90% of its objects.
 	GoodHitRatioMin = 0.9
-	// LatencyAlert is the alert the regression scenario must fire.
-	LatencyAlert = "PoolParityLatencyRegression"
 )
 
-// MisuseAlerts names, per misuse scenario, the alerts that name its cause:
-// the scenario is as expected when at least one of them fires and the
-// verdict is FAIL (docs/pool-misuse.md). Hold is caught by memory as well:
-// a request that holds one item scratch per item makes its pool keep that
-// many, each grown by the largest item it served, while sync.Pool refills
-// too fast for the hit ratio to fall under steady load (measured there).
-var MisuseAlerts = map[string][]string{
-	ScenarioMisuseHold:   {"PoolParityLowSyncPoolHitRatio", "PoolParityNoAllocationGain", "PoolParityLiveHeapRegression"},
-	ScenarioMisuseReset:  {"PoolParityCPUPerRequestRegression", "PoolParityLatencyRegression"},
-	ScenarioMisuseRetain: {"PoolParityLiveHeapRegression"},
-	ScenarioMisuseDirty:  {"PoolParityDirtyObjects"},
-}
+// LatencyAlert is the alert the regression scenario must fire.
+var LatencyAlert = scenario.LatencyAlert
 
 // Expect checks a report against what its scenario should show:
 //   - good: heap bytes per request gray/stable <= 0.5, gray sync.Pool hit
@@ -46,26 +36,32 @@ var MisuseAlerts = map[string][]string{
 //   - regression: latency p99 parity FAIL and PoolParityLatencyRegression
 //     firing;
 //   - aa: every row PASS and no critical or warning alert firing;
-//   - misuse-*: verdict FAIL, and one of the scenario's MisuseAlerts firing.
-func Expect(scenario string, r parity.Report) []Expectation {
-	row := func(sli string) *parity.Row {
+//   - misuse-*: verdict FAIL, and one of the alerts that name the
+//     scenario's cause (scenario.Scenario's Alerts) firing.
+func Expect(scenarioName string, r parity.Report) []Expectation {
+	cat := catalog.Default()
+	row := func(id catalog.ID) *parity.Row {
 		for i := range r.Rows {
-			if r.Rows[i].SLI == sli {
+			if r.Rows[i].ID == id {
 				return &r.Rows[i]
 			}
 		}
 		return nil
 	}
-	value := func(sli string) (float64, string) {
-		rw := row(sli)
+	name := func(id catalog.ID) string {
+		s, _ := cat.Get(id)
+		return s.Name
+	}
+	value := func(id catalog.ID) (float64, string) {
+		rw := row(id)
 		if rw == nil || rw.Value == nil {
 			return 0, "no data"
 		}
 		c := render.Cells(*rw)
 		return *rw.Value, c.Compared
 	}
-	verdict := func(sli string) parity.Verdict {
-		if rw := row(sli); rw != nil {
+	verdict := func(id catalog.ID) parity.Verdict {
+		if rw := row(id); rw != nil {
 			return rw.Verdict
 		}
 		return parity.NoData
@@ -81,18 +77,18 @@ func Expect(scenario string, r parity.Report) []Expectation {
 	var out []Expectation
 	add := func(what string, ok bool, got string) { out = append(out, Expectation{What: what, OK: ok, Got: got}) }
 
-	switch scenario {
+	switch scenarioName {
 	case ScenarioGood:
-		v, got := value("heap alloc per request")
-		add(fmt.Sprintf("heap alloc per request gray/stable <= %.1f", GoodAllocRatioMax), got != "no data" && v <= GoodAllocRatioMax, got)
-		v, got = value("sync.Pool hit ratio")
-		add(fmt.Sprintf("gray sync.Pool hit ratio >= %.0f%%", GoodHitRatioMin*100), got != "no data" && v >= GoodHitRatioMin, got)
-		p95, p99 := verdict("latency p95"), verdict("latency p99")
+		v, got := value(catalog.HeapAllocPerRequest)
+		add(fmt.Sprintf("%s gray/stable <= %.1f", name(catalog.HeapAllocPerRequest), GoodAllocRatioMax), got != "no data" && v <= GoodAllocRatioMax, got)
+		v, got = value(catalog.SyncPoolHitRatio)
+		add(fmt.Sprintf("gray %s >= %.0f%%", name(catalog.SyncPoolHitRatio), GoodHitRatioMin*100), got != "no data" && v >= GoodHitRatioMin, got)
+		p95, p99 := verdict(catalog.LatencyP95), verdict(catalog.LatencyP99)
 		add("latency parity PASS", p95 == parity.Pass && p99 == parity.Pass, fmt.Sprintf("p95 %s, p99 %s", p95, p99))
 	case ScenarioRegression:
-		p99 := verdict("latency p99")
-		_, got := value("latency p99")
-		add("latency p99 parity FAIL", p99 == parity.Fail, fmt.Sprintf("%s, %s", p99, got))
+		p99 := verdict(catalog.LatencyP99)
+		_, got := value(catalog.LatencyP99)
+		add(name(catalog.LatencyP99)+" parity FAIL", p99 == parity.Fail, fmt.Sprintf("%s, %s", p99, got))
 		add(LatencyAlert+" firing", firing(LatencyAlert), alertStates(r, LatencyAlert))
 	case ScenarioAA:
 		var notPass []string
@@ -113,10 +109,11 @@ func Expect(scenario string, r parity.Report) []Expectation {
 		}
 		add("no alert firing", len(fire) == 0, orNone(fire))
 	default:
-		want, ok := MisuseAlerts[scenario]
-		if !ok {
+		sc, err := scenario.Lookup(scenarioName)
+		if err != nil || !sc.IsMisuse() {
 			break
 		}
+		want := sc.Alerts
 		add("verdict FAIL", r.Verdict == parity.Fail, string(r.Verdict))
 		var fired []string
 		for _, name := range want {

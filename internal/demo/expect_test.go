@@ -3,12 +3,14 @@ package demo_test
 import (
 	"testing"
 
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/demo"
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
-func row(sli string, value float64, v parity.Verdict) parity.Row {
-	return parity.Row{SLI: sli, Value: &value, Verdict: v}
+func row(id catalog.ID, value float64, v parity.Verdict) parity.Row {
+	s, _ := catalog.Default().Get(id)
+	return parity.Row{ID: id, SLI: s.Name, Value: &value, Verdict: v}
 }
 
 func allOK(es []demo.Expectation) bool {
@@ -22,22 +24,22 @@ func allOK(es []demo.Expectation) bool {
 
 func TestExpect(t *testing.T) {
 	good := parity.Report{Rows: []parity.Row{
-		row("latency p95", 0.97, parity.Pass), row("latency p99", 1.02, parity.Pass),
-		row("heap alloc per request", 0.31, parity.Pass), row("sync.Pool hit ratio", 0.98, parity.Pass),
+		row(catalog.LatencyP95, 0.97, parity.Pass), row(catalog.LatencyP99, 1.02, parity.Pass),
+		row(catalog.HeapAllocPerRequest, 0.31, parity.Pass), row(catalog.SyncPoolHitRatio, 0.98, parity.Pass),
 	}}
 	leaky := parity.Report{Rows: []parity.Row{
-		row("latency p95", 0.97, parity.Pass), row("latency p99", 1.02, parity.Pass),
-		row("heap alloc per request", 0.8, parity.Pass), row("sync.Pool hit ratio", 0.98, parity.Pass),
+		row(catalog.LatencyP95, 0.97, parity.Pass), row(catalog.LatencyP99, 1.02, parity.Pass),
+		row(catalog.HeapAllocPerRequest, 0.8, parity.Pass), row(catalog.SyncPoolHitRatio, 0.98, parity.Pass),
 	}}
 	slow := parity.Report{
-		Rows:   []parity.Row{row("latency p99", 6.1, parity.Fail)},
+		Rows:   []parity.Row{row(catalog.LatencyP99, 6.1, parity.Fail)},
 		Alerts: []parity.Alert{{Name: "PoolParityLatencyRegression", State: "firing", Severity: "critical"}},
 	}
 	slowPending := parity.Report{
-		Rows:   []parity.Row{row("latency p99", 6.1, parity.Fail)},
+		Rows:   []parity.Row{row(catalog.LatencyP99, 6.1, parity.Fail)},
 		Alerts: []parity.Alert{{Name: "PoolParityLatencyRegression", State: "pending", Severity: "critical"}},
 	}
-	aa := parity.Report{Rows: []parity.Row{row("latency p99", 1.01, parity.Pass), row("heap alloc per request", 1.0, parity.Pass)}}
+	aa := parity.Report{Rows: []parity.Row{row(catalog.LatencyP99, 1.01, parity.Pass), row(catalog.HeapAllocPerRequest, 1.0, parity.Pass)}}
 	aaInfo := aa
 	aaInfo.Alerts = []parity.Alert{{Name: "PoolParityNoAllocationGain", State: "firing", Severity: "info"}}
 	aaWarn := aa

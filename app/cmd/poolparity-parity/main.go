@@ -1,8 +1,9 @@
 // Command poolparity-parity reads the parity report from an existing
 // Prometheus that loads the poolparity rules (a cluster's, or any other),
 // prints the same table as `make demo` and writes it to ./out as text, JSON
-// and HTML. It starts nothing. `make parity` runs it against a kind
-// cluster's Prometheus through hack/kindrun.
+// and HTML. It starts nothing. For a kind cluster, `make parity` gives the
+// same report through hack/kindrun, which calls the same evaluator in
+// process.
 //
 // Exit status: 0 PASS, 1 FAIL, 2 a bad configuration, 3 NO DATA, 4
 // Prometheus could not be read, 130 interrupted.

@@ -54,74 +54,88 @@ func dockerAnswers(ctx context.Context) (bool, string) {
 	return true, strings.TrimSpace(string(out))
 }
 
-// stepEnv finds a Docker engine, or installs Docker from Debian and starts one.
-func (h *Harness) stepEnv(ctx context.Context) (string, error) {
-	if h.engine != nil {
-		return "engine started by this run", nil
+// envStep finds a Docker engine, or installs Docker from Debian and starts one, which the run
+// stops at its end (unless -keep).
+type envStep struct{}
+
+// Name implements Step.
+func (envStep) Name() string { return "env" }
+
+// Run implements Step.
+func (envStep) Run(ctx context.Context, env *Env) (Outcome, error) {
+	note, e, err := startEngine(ctx, env)
+	o := Outcome{Note: note}
+	if e != nil {
+		o.Stop = func() { e.stop(env) }
 	}
+	return o, err
+}
+
+// startEngine finds a Docker engine, or starts one; it returns the engine it started.
+func startEngine(ctx context.Context, env *Env) (string, *engine, error) {
 	missing, err := capSysResourceMissing()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if err := checkDisk("/var/lib", minFreeDisk); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if _, err := exec.LookPath("docker"); err == nil {
 		if ok, rt := dockerAnswers(ctx); ok {
 			if missing && rt != wrapperRuntime {
-				return "", prereq("a Docker engine answers, but this machine lacks CAP_SYS_RESOURCE and the engine's default runtime is %q, not the %s workaround: stop that engine and run again, so that kindrun starts one with it", rt, wrapperRuntime)
+				return "", nil, prereq("a Docker engine answers, but this machine lacks CAP_SYS_RESOURCE and the engine's default runtime is %q, not the %s workaround: stop that engine and run again, so that kindrun starts one with it", rt, wrapperRuntime)
 			}
-			return "existing engine, default runtime " + rt, nil
+			return "existing engine, default runtime " + rt, nil, nil
 		}
 	}
 	if os.Geteuid() != 0 {
-		return "", prereq("no Docker engine answers, and starting one needs root")
+		return "", nil, prereq("no Docker engine answers, and starting one needs root")
 	}
 	// Debian's docker.io (engine and client) and debootstrap, through the tool installer.
 	if _, err := exec.LookPath("dockerd"); err != nil {
-		h.logf("no Docker engine: installing Debian's docker.io")
-		if err := h.run(ctx, "install-tools", cmd{name: filepath.Join(h.cfg.Root, "hack/install-tools.sh"), args: []string{"docker.io", "debootstrap"}}); err != nil {
-			return "", prereq("installing Docker from Debian failed: %v", err)
+		env.logf("no Docker engine: installing Debian's docker.io")
+		if err := env.run(ctx, "install-tools", cmd{name: filepath.Join(env.cfg.Root, "hack/install-tools.sh"), args: []string{"docker.io", "debootstrap"}}); err != nil {
+			return "", nil, prereq("installing Docker from Debian failed: %v", err)
 		}
 	}
-	args := []string{"--host", "unix:///var/run/docker.sock", "--pidfile", filepath.Join(h.cfg.OutDir, "dockerd.pid")}
+	args := []string{"--host", "unix:///var/run/docker.sock", "--pidfile", filepath.Join(env.cfg.OutDir, "dockerd.pid")}
 	note := "started dockerd"
 	if missing {
-		wrap, err := h.buildRuncWrapper(ctx)
+		wrap, err := buildRuncWrapper(ctx, env)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		args = append(args, "--add-runtime", wrapperRuntime+"="+wrap, "--default-runtime", wrapperRuntime)
 		note += " with the runc workaround (CAP_SYS_RESOURCE is missing here)"
 	}
-	logf, err := os.Create(filepath.Join(h.logDir, "dockerd.log"))
+	logf, err := os.Create(filepath.Join(env.logDir, "dockerd.log"))
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	c := exec.Command("dockerd", args...)
 	c.Stdout, c.Stderr = logf, logf
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := c.Start(); err != nil {
 		logf.Close()
-		return "", fmt.Errorf("starting dockerd: %w", err)
+		return "", nil, fmt.Errorf("starting dockerd: %w", err)
 	}
-	h.engine = &engine{cmd: c, wrapped: missing}
+	e := &engine{cmd: c, wrapped: missing}
 	go func() { _ = c.Wait(); logf.Close() }()
 	err = poll(ctx, 500*time.Millisecond, 60*time.Second, "dockerd to answer", func() (bool, error) {
 		ok, _ := dockerAnswers(ctx)
 		return ok, nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("%w (log: %s)", err, filepath.Join(h.logDir, "dockerd.log"))
+		return "", e, fmt.Errorf("%w (log: %s)", err, filepath.Join(env.logDir, "dockerd.log"))
 	}
-	h.logf("%s (pid %d)", note, c.Process.Pid)
-	return note, nil
+	env.logf("%s (pid %d)", note, c.Process.Pid)
+	return note, e, nil
 }
 
 // buildRuncWrapper builds hack/runcwrap into the cache and returns its path.
-func (h *Harness) buildRuncWrapper(ctx context.Context) (string, error) {
-	out := filepath.Join(h.cfg.CacheDir, "runcwrap", "runcwrap")
-	err := h.run(ctx, "build", cmd{name: "go", args: []string{"build", "-trimpath", "-o", out, "./hack/runcwrap"}, env: []string{"CGO_ENABLED=0"}})
+func buildRuncWrapper(ctx context.Context, env *Env) (string, error) {
+	out := filepath.Join(env.cfg.CacheDir, "runcwrap", "runcwrap")
+	err := env.run(ctx, "build", cmd{name: "go", args: []string{"build", "-trimpath", "-o", out, "./hack/runcwrap"}, env: []string{"CGO_ENABLED=0"}})
 	if err != nil {
 		return "", fmt.Errorf("building the runc wrapper: %w", err)
 	}
@@ -145,9 +159,9 @@ func checkDisk(dir string, need uint64) error {
 }
 
 // stop stops the engine this run started, by PID: SIGTERM, then SIGKILL after 30 s.
-func (e *engine) stop(h *Harness) {
+func (e *engine) stop(env *Env) {
 	p := e.cmd.Process
-	h.logf("stopping dockerd (pid %d)", p.Pid)
+	env.logf("stopping dockerd (pid %d)", p.Pid)
 	_ = p.Signal(syscall.SIGTERM)
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
