@@ -92,7 +92,7 @@ func All() []Scenario {
 		// largest item it served, while sync.Pool refills too fast for the
 		// hit ratio to fall under steady load (docs/pool-misuse.md).
 		misuse(MisuseHold, "PoolParityLowSyncPoolHitRatio", "PoolParityNoAllocationGain", "PoolParityLiveHeapRegression"),
-		misuse(MisuseReset, "PoolParityCPUPerRequestRegression", LatencyAlert),
+		misuse(MisuseReset, "PoolParityCPUPerRequestRegression", LatencyAlert, "PoolParityLiveHeapRegression"),
 		misuse(MisuseRetain, "PoolParityLiveHeapRegression"),
 		misuse(MisuseDirty, "PoolParityDirtyObjects"),
 	}

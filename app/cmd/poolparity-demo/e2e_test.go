@@ -7,12 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/scenario"
 )
 
 // TestE2E runs six of the demo's scenarios in short form against the real
@@ -128,16 +131,24 @@ func TestE2E(t *testing.T) {
 			}
 		}},
 		{"misuse-reset", []int{parity.ExitFail}, func(t *testing.T, r parity.Report) {
-			// 2 MiB buffers zeroed on every Put: a large CPU cost per request,
-			// caught by the CPU alert (or the latency one).
+			// 2 MiB buffers in every pool, zeroed on every Put: gray spends more
+			// CPU per request than stable (a correctly pooled gray spends less),
+			// significantly so by the statistical test, and pins 2 MiB per pooled
+			// object. How much CPU a 2 MiB clear costs depends on the machine:
+			// 1.23x stable's once, 1.01-1.11x on the 2026-11-24 machine (150 and
+			// 400 req/s), so the alert that names the cause is the CPU, the
+			// latency or the live-heap one (docs/pool-misuse.md).
 			if r.Verdict != parity.Fail {
 				t.Errorf("verdict %s, want FAIL", r.Verdict)
 			}
-			if v := value(t, r, "CPU per request"); v < 1.15 {
-				t.Errorf("CPU per request gray/stable = %.2f with 2 MiB zeroed per Put, want >= 1.15 (the alert's threshold)", v)
+			if v := value(t, r, "CPU per request"); v <= 1 {
+				t.Errorf("CPU per request gray/stable = %.2f with 2 MiB zeroed per Put, want above 1", v)
 			}
-			if !firing(r, "PoolParityCPUPerRequestRegression") && !firing(r, "PoolParityLatencyRegression") {
-				t.Errorf("neither PoolParityCPUPerRequestRegression nor PoolParityLatencyRegression fires; alerts: %+v", r.Alerts)
+			if rw := rowByID(r, catalog.CPUPerRequest); rw == nil || rw.Test == nil || rw.Test.Verdict != parity.Fail {
+				t.Errorf("the statistical test does not find gray's CPU per request significantly worse: %+v", rw)
+			}
+			if sc, _ := scenario.Lookup(scenario.MisuseReset); !slices.ContainsFunc(sc.Alerts, func(a string) bool { return firing(r, a) }) {
+				t.Errorf("none of %v fires; alerts: %+v", sc.Alerts, r.Alerts)
 			}
 			if firing(r, "PoolParityDirtyObjects") {
 				t.Error("the dirty-object alert fires for a reset that clears everything")
@@ -206,6 +217,16 @@ func TestE2E(t *testing.T) {
 		})
 	}
 	t.Logf("%d scenarios in %s", len(scenarios), time.Since(start).Round(time.Second))
+}
+
+// rowByID returns the report's row of the SLI id, or nil.
+func rowByID(r parity.Report, id catalog.ID) *parity.Row {
+	for i := range r.Rows {
+		if r.Rows[i].ID == id {
+			return &r.Rows[i]
+		}
+	}
+	return nil
 }
 
 func value(t *testing.T, r parity.Report, sli string) float64 {
