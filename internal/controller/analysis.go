@@ -3,10 +3,8 @@ package controller
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -120,7 +118,7 @@ func evaluation(a *v1alpha1.Analysis, now time.Time) (catalog.Catalog, parity.Op
 		}
 		cat = sel
 	}
-	opts := parity.Options{At: now, Selector: selector(a.MatchLabels), Overrides: map[catalog.ID]parity.Override{}}
+	opts := parity.Options{At: now, Selector: parity.Matchers(a.MatchLabels), Overrides: map[catalog.ID]parity.Override{}}
 	for i := range a.SLIs {
 		sli := &a.SLIs[i]
 		id := catalog.ID(sli.Name)
@@ -305,24 +303,10 @@ func thresholdText(row parity.Row) string {
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) }
 
-// selector renders k="v",... with the labels sorted and the values escaped.
-func selector(labels map[string]string) string {
-	var b strings.Builder
-	for i, k := range slices.Sorted(maps.Keys(labels)) {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(strconv.Quote(labels[k]))
-	}
-	return b.String()
-}
-
 // selectorQuery renders rule{k="v",...}.
 func selectorQuery(rule string, labels map[string]string) string {
 	if len(labels) == 0 {
 		return rule
 	}
-	return rule + "{" + selector(labels) + "}"
+	return rule + "{" + parity.Matchers(labels) + "}"
 }

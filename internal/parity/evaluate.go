@@ -295,16 +295,15 @@ func newEvaluation(cat catalog.Catalog, o Options) (evaluation, error) {
 
 // selector returns the matchers of s's queries, without braces.
 func (e evaluation) selector(s catalog.SLI) string {
-	ov := e.opts.Overrides[s.ID]
-	if len(ov.MatchLabels) == 0 {
-		return e.opts.Selector
-	}
-	var m []string
-	if e.opts.Selector != "" {
-		m = append(m, e.opts.Selector)
-	}
-	for _, k := range slices.Sorted(maps.Keys(ov.MatchLabels)) {
-		m = append(m, k+"="+strconv.Quote(ov.MatchLabels[k]))
+	return join(e.opts.Selector, Matchers(e.opts.Overrides[s.ID].MatchLabels))
+}
+
+// Matchers renders labels as PromQL equality matchers without braces,
+// k="v",... sorted by name with the values escaped; "" for none.
+func Matchers(labels map[string]string) string {
+	m := make([]string, 0, len(labels))
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		m = append(m, k+"="+strconv.Quote(labels[k]))
 	}
 	return strings.Join(m, ",")
 }
@@ -405,12 +404,7 @@ func CriterionOf(s catalog.SLI) Criterion {
 
 // sel returns a selector of base's matchers and extra ones, with braces.
 func sel(base string, extra ...string) string {
-	var m []string
-	if base != "" {
-		m = append(m, base)
-	}
-	m = append(m, extra...)
-	return "{" + strings.Join(m, ",") + "}"
+	return "{" + join(append([]string{base}, extra...)...) + "}"
 }
 
 const (
