@@ -36,9 +36,10 @@ type Config struct {
 	// HTTPAddr is the address the single HTTP port listens on (API, health,
 	// metrics).
 	HTTPAddr string
-	// GrayStatus marks this process as the gray (canary) track. It becomes
-	// the gray_status constant label on every series.
-	GrayStatus bool
+	// GrayStatus is this process's track: "true" for the gray (canary)
+	// track, "false" for the stable one, "baseline" for a PoolCanary's fresh
+	// baseline. It becomes the gray_status constant label on every series.
+	GrayStatus string
 	// PoolMode is one of pools.Modes: ModePooled, ModeUnpooled or a
 	// misuse mode (docs/pool-misuse.md). It becomes the pool_mode constant
 	// label on every series.
@@ -118,6 +119,7 @@ type Config struct {
 func Default() Config {
 	return Config{
 		HTTPAddr:          ":8080",
+		GrayStatus:        telemetry.GrayStatusStable,
 		PoolMode:          ModeUnpooled,
 		PoolCheckEvery:    DefaultPoolCheckEvery,
 		LogLevel:          "info",
@@ -155,7 +157,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 
 	e := envflag.New(fs, getenv)
 	e.String(&c.HTTPAddr, "HTTP_ADDR", "address of the HTTP port (API, /healthz, /readyz, /metrics)")
-	e.Bool(&c.GrayStatus, "GRAY_STATUS", "this process is the gray (canary) track")
+	e.String(&c.GrayStatus, "GRAY_STATUS", "this process's track: true (gray, the canary), false (stable) or baseline (a PoolCanary's fresh baseline)")
 	e.String(&c.PoolMode, "POOL_MODE", "where hot-path buffers come from: pooled, unpooled, or a misuse mode for demos (misuse-hold, misuse-reset, misuse-retain, misuse-dirty)")
 	e.Int(&c.PoolCheckEvery, "POOL_CHECK_EVERY", "pool sanitizer: check one object in every N taken from each pool for state its reset left (0: off)")
 	e.String(&c.LogLevel, "LOG_LEVEL", "log level: debug, info, warn or error")
@@ -186,6 +188,9 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	if err := e.Parse(args); err != nil {
 		return Config{}, err
 	}
+	if gs, err := telemetry.ParseGrayStatus(c.GrayStatus); err == nil {
+		c.GrayStatus = gs // "1", "T"... are spellings of true; Validate names a bad value
+	}
 	if err := c.Validate(); err != nil {
 		return Config{}, err
 	}
@@ -197,6 +202,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.HTTPAddr == "" {
 		errs = append(errs, errors.New("HTTP_ADDR is empty"))
+	}
+	if gs, err := telemetry.ParseGrayStatus(c.GrayStatus); err != nil || gs != c.GrayStatus {
+		errs = append(errs, fmt.Errorf("GRAY_STATUS %q: want true, false or baseline", c.GrayStatus))
 	}
 	if _, err := pools.ParseMode(c.PoolMode); err != nil {
 		errs = append(errs, fmt.Errorf("POOL_MODE: %w", err))

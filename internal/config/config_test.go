@@ -21,10 +21,26 @@ func TestParseReadsEnvAndFlagsWin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.PoolMode != "pooled" || !c.GrayStatus || c.RedisAddr != "127.0.0.1:1" || c.FaultErrorRate != 0.25 ||
+	if c.PoolMode != "pooled" || c.GrayStatus != "true" || c.RedisAddr != "127.0.0.1:1" || c.FaultErrorRate != 0.25 ||
 		c.FaultLatency != 15*time.Millisecond || c.RedisPoolSize != 7 || c.ShutdownDelay != time.Second ||
 		c.ShutdownTimeout != 20*time.Second || c.HTTPAddr != ":8080" {
 		t.Fatalf("got %+v", c)
+	}
+}
+
+func TestParseGrayStatusSpellings(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"true", "true"}, {"1", "true"}, {"T", "true"}, {"false", "false"}, {"0", "false"}, {"baseline", "baseline"},
+	} {
+		t.Run(tt.in, func(t *testing.T) {
+			c, err := config.Parse("t", nil, env(map[string]string{"GRAY_STATUS": tt.in}), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.GrayStatus != tt.want {
+				t.Fatalf("GRAY_STATUS=%s gave gray_status %q, want %q", tt.in, c.GrayStatus, tt.want)
+			}
+		})
 	}
 }
 
@@ -36,7 +52,8 @@ func TestParseRejectsBadSettings(t *testing.T) {
 		want string
 	}{
 		{"an unknown pool mode is rejected", map[string]string{"POOL_MODE": "sometimes"}, nil, "POOL_MODE"},
-		{"a non-boolean gray status is rejected", map[string]string{"GRAY_STATUS": "maybe"}, nil, "GRAY_STATUS"},
+		{"a gray status other than true, false or baseline is rejected", map[string]string{"GRAY_STATUS": "maybe"}, nil, "GRAY_STATUS"},
+		{"a baseline in the wrong case is rejected", map[string]string{"GRAY_STATUS": "Baseline"}, nil, "GRAY_STATUS"},
 		{"an error rate above 1 is rejected", map[string]string{"FAULT_ERROR_RATE": "1.5"}, nil, "FAULT_ERROR_RATE"},
 		{"a negative delay is rejected", nil, []string{"-shutdown-delay=-1s"}, "SHUTDOWN_DELAY"},
 		{"a zero shutdown timeout is rejected", map[string]string{"SHUTDOWN_TIMEOUT": "0s"}, nil, "SHUTDOWN_TIMEOUT"},

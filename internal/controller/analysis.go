@@ -24,7 +24,19 @@ import (
 // It never returns an error: an unreachable Prometheus is a result (verdict Error), because
 // the reconciler holds the step and reports it rather than retrying with backoff.
 type Analyzer interface {
-	Analyze(ctx context.Context, a *v1alpha1.Analysis, now time.Time) v1alpha1.AnalysisStatus
+	Analyze(ctx context.Context, a *v1alpha1.Analysis, in Input) v1alpha1.AnalysisStatus
+}
+
+// Input is what one analysis reads besides the spec: when it runs, and the rollout's evidence
+// (from the status) for the statistical test.
+type Input struct {
+	// Now is the analysis time.
+	Now time.Time
+	// Since is when the rollout's evidence starts (status.rolloutStartedAt): the Sequential
+	// mode's samples reach back to it. Zero means the statistical window.
+	Since time.Time
+	// Exclude are the spans whose samples are not judged (status.warmup.excluded).
+	Exclude []v1alpha1.TimeRange
 }
 
 // PrometheusAnalyzer judges through the Prometheus HTTP API (client_golang's
@@ -37,8 +49,9 @@ type PrometheusAnalyzer struct {
 	RoundTripper http.RoundTripper
 }
 
-// Analyze runs one analysis against a.PrometheusURL (see AnalyzeWith).
-func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, now time.Time) v1alpha1.AnalysisStatus {
+// Analyze runs one analysis against a.PrometheusURL (see AnalyzeInput).
+func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, in Input) v1alpha1.AnalysisStatus {
+	now := in.Now
 	rt := p.RoundTripper
 	if rt == nil {
 		rt = http.DefaultTransport
@@ -47,7 +60,7 @@ func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, 
 	if err != nil {
 		return errorStatus(now, fmt.Sprintf("prometheus client for %q: %v", a.PrometheusURL, err))
 	}
-	return AnalyzeWith(ctx, promv1.NewAPI(client), a, now)
+	return AnalyzeInput(ctx, promv1.NewAPI(client), a, in)
 }
 
 // AnalyzeWith runs one analysis through q: the analysis' SLIs (every SLI of the catalog when
@@ -58,12 +71,21 @@ func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, 
 // a statistical NoData or Error holds it; in Confirm mode an SLI breaches only when the test
 // confirms it.
 func AnalyzeWith(ctx context.Context, q parity.Querier, a *v1alpha1.Analysis, now time.Time) v1alpha1.AnalysisStatus {
+	return AnalyzeInput(ctx, q, a, Input{Now: now})
+}
+
+// AnalyzeInput is AnalyzeWith with the rollout's evidence: in Sequential mode the samples
+// reach back to in.Since, and in every mode the spans of in.Exclude (warm-up) are left out of
+// the statistical samples; with analysis.baseline Fresh the gray track is judged against the
+// fresh baseline (gray_status="baseline") instead of the stable track.
+func AnalyzeInput(ctx context.Context, q parity.Querier, a *v1alpha1.Analysis, in Input) v1alpha1.AnalysisStatus {
+	now := in.Now
 	if a.Timeout.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, a.Timeout.Duration)
 		defer cancel()
 	}
-	cat, opts, bad := evaluation(a, now)
+	cat, opts, bad := evaluation(a, in)
 	if len(bad) > 0 {
 		out := errorStatus(now, "invalid analysis: "+strings.Join(bad, "; "))
 		for _, sli := range a.SLIs {
@@ -104,7 +126,8 @@ func errorStatus(now time.Time, msg string) v1alpha1.AnalysisStatus {
 
 // evaluation maps the analysis to a catalog and the evaluator's options, or lists what is
 // invalid in it (only possible when the API server's validation is bypassed).
-func evaluation(a *v1alpha1.Analysis, now time.Time) (catalog.Catalog, parity.Options, []string) {
+func evaluation(a *v1alpha1.Analysis, in Input) (catalog.Catalog, parity.Options, []string) {
+	now := in.Now
 	cat := catalog.Default()
 	var bad []string
 	if len(a.SLIs) > 0 {
@@ -145,6 +168,15 @@ func evaluation(a *v1alpha1.Analysis, now time.Time) (catalog.Catalog, parity.Op
 		bad = append(bad, err.Error())
 	}
 	opts.StatWindow, opts.StatStep = st.Window.Duration, st.Step.Duration
+	if mode == parity.StatSequential {
+		opts.StatSince = in.Since
+	}
+	for _, r := range in.Exclude {
+		opts.Exclude = append(opts.Exclude, parity.Interval{From: r.From.Time, To: r.To.Time})
+	}
+	if a.Baseline == v1alpha1.BaselineFresh {
+		opts.BaselineTrack = grayStatus(v1alpha1.TrackBaseline)
+	}
 	return cat, opts, bad
 }
 
@@ -185,9 +217,6 @@ func applyThreshold(cat *catalog.Catalog, id catalog.ID, sli *v1alpha1.SLI) erro
 		}
 	}
 	if sli.Floor != nil {
-		if s.Comparison != catalog.RatioAtMost {
-			return fmt.Errorf("floor applies only to maxRatio, and %s is judged by %s", id, want)
-		}
 		f, err := parseDecimal(*sli.Floor)
 		if err != nil {
 			return fmt.Errorf("floor: %w", err)
@@ -241,6 +270,11 @@ func statTest(st v1alpha1.StatisticalTest) (parity.StatTest, error) {
 		}
 	}
 	t.MinSamples = int(st.MinSamples)
+	if st.Alpha != "" {
+		if t.Alpha, err = parseDecimal(st.Alpha); err != nil || t.Alpha <= 0 || t.Alpha >= 1 {
+			return t, fmt.Errorf("statistical.alpha %q: want a number between 0 and 1", st.Alpha)
+		}
+	}
 	return t, nil
 }
 

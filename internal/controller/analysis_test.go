@@ -114,7 +114,7 @@ func TestPrometheusAnalyzer(t *testing.T) {
 			if tt.analysis != nil {
 				tt.analysis(&a)
 			}
-			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, time.Now())
+			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
 			if got.Verdict != tt.wantVerdict {
 				t.Fatalf("verdict %s (%s), want %s", got.Verdict, got.Message, tt.wantVerdict)
 			}
@@ -133,7 +133,7 @@ func TestPrometheusAnalyzer(t *testing.T) {
 func TestAnalyzerReportsBothTracks(t *testing.T) {
 	f := newFakeProm(t, "regression")
 	a := testAnalysis(f.srv.URL)
-	got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, time.Now())
+	got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
 	p99 := got.SLIs[0]
 	if p99.Name != "latency-p99" || p99.Stable != "0.05" || p99.Gray != "0.1" || p99.Ratio != "2" || p99.Delta != "0.05" || p99.Threshold != "maxRatio 1.1, floor 0.005" {
 		t.Fatalf("p99 result %+v, want stable 0.05, gray 0.1, ratio 2, delta 0.05, threshold maxRatio 1.1, floor 0.005", p99)
@@ -170,7 +170,7 @@ func TestAnalyzerStatisticalSecondOpinion(t *testing.T) {
 			if tt.maxRatio != "" {
 				a.SLIs[0].MaxRatio = ptr.To(tt.maxRatio)
 			}
-			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, time.Now())
+			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
 			if got.Verdict != tt.wantVerdict {
 				t.Errorf("verdict %s (%s), want %s", got.Verdict, got.Message, tt.wantVerdict)
 			}
@@ -187,10 +187,68 @@ func TestAnalyzerStatisticalSecondOpinion(t *testing.T) {
 	}
 }
 
+// TestAnalyzerSequential: in Sequential mode the anytime-valid test decides. A twice-slower
+// gray fails on the evidence since the rollout's start; equal tracks pass; a threshold breach
+// without sequential evidence does not fail.
+func TestAnalyzerSequential(t *testing.T) {
+	for _, tt := range []struct {
+		name, mode, maxRatio string
+		want                 v1alpha1.Verdict
+	}{
+		{"a twice-slower gray fails", "regression", "", v1alpha1.VerdictFail},
+		{"equal tracks pass", "good", "", v1alpha1.VerdictPass},
+		{"a breached threshold without sequential evidence passes", "good", "0.5", v1alpha1.VerdictPass},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeProm(t, tt.mode)
+			a := testAnalysis(f.srv.URL)
+			a.Statistical = v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalSequential, Step: metav1.Duration{Duration: 30 * time.Second}}
+			if tt.maxRatio != "" {
+				a.SLIs[0].MaxRatio = ptr.To(tt.maxRatio)
+			}
+			now := time.Now()
+			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, controller.Input{Now: now, Since: now.Add(-10 * time.Minute)})
+			if got.Verdict != tt.want {
+				t.Errorf("verdict %s (%s), want %s", got.Verdict, got.Message, tt.want)
+			}
+			if got.Statistical == nil || got.Statistical.Mode != v1alpha1.StatisticalSequential {
+				t.Errorf("statistical %+v, want mode Sequential", got.Statistical)
+			}
+		})
+	}
+}
+
+// TestAnalyzerFreshBaseline: with analysis.baseline Fresh the gray track is judged against the
+// fresh baseline (gray_status="baseline"), not the long-warm stable track. The fake
+// Prometheus's stable track is twice as fast as gray and the baseline: Concurrent fails, Fresh
+// passes.
+func TestAnalyzerFreshBaseline(t *testing.T) {
+	for _, tt := range []struct {
+		baseline v1alpha1.BaselineMode
+		want     v1alpha1.Verdict
+		stable   string
+	}{
+		{v1alpha1.BaselineConcurrent, v1alpha1.VerdictFail, "0.025"},
+		{v1alpha1.BaselineFresh, v1alpha1.VerdictPass, "0.05"},
+	} {
+		t.Run(string(tt.baseline), func(t *testing.T) {
+			a := testAnalysis(newFakeProm(t, "fresh").srv.URL)
+			a.Baseline = tt.baseline
+			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
+			if got.Verdict != tt.want {
+				t.Errorf("verdict %s (%s), want %s", got.Verdict, got.Message, tt.want)
+			}
+			if p99 := got.SLIs[0]; p99.Stable != tt.stable {
+				t.Errorf("the p99 row's comparison track reads %s, want %s", p99.Stable, tt.stable)
+			}
+		})
+	}
+}
+
 func TestAnalyzerGatesOnTooFewSamples(t *testing.T) {
 	a := testAnalysis(newFakeProm(t, "good").srv.URL)
 	a.Statistical = v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalGate, MinSamples: 40}
-	got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, time.Now())
+	got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
 	if got.Verdict != v1alpha1.VerdictNoData || !strings.Contains(got.Message, "too few samples") {
 		t.Errorf("verdict %s (%s), want NoData for too few samples", got.Verdict, got.Message)
 	}
@@ -222,7 +280,7 @@ func TestAnalyzerSamplesTheSampleRule(t *testing.T) {
 			a := testAnalysis(f.srv.URL)
 			a.SLIs[0].SampleRule = tt.sampleRule
 			a.Statistical = v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalReport, Step: metav1.Duration{Duration: tt.step}}
-			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, time.Now())
+			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
 			if got.Verdict != v1alpha1.VerdictFail || f.count(p99_5m) == 0 {
 				t.Fatalf("verdict %s (%s), %d instant reads of %s: want the threshold FAIL read from the rule", got.Verdict, got.Message, f.count(p99_5m), p99_5m)
 			}

@@ -15,12 +15,14 @@ import (
 
 // fakeProm answers the Prometheus HTTP API's instant queries (/api/v1/query) the way a
 // Prometheus evaluating the poolparity recording rules would: one series per gray_status.
-// Its mode can change while a test runs. Safe for concurrent use.
+// In "fresh" mode a third track, the fresh baseline (gray_status="baseline"), is as slow as
+// gray while the long-warm stable track is twice as fast. Its mode can change while a test
+// runs. Safe for concurrent use.
 type fakeProm struct {
 	srv *httptest.Server
 
 	mu      sync.Mutex
-	mode    string             // "good", "regression", "nodata", "quiet"
+	mode    string             // "good", "regression", "nodata", "quiet", "fresh"
 	queries map[string]int     // rule name -> count of instant and range queries
 	ranges  []string           // every range query, "<query> step <step>"
 	values  map[string]float64 // rule name -> stable value (gray is the same, or worse in "regression")
@@ -129,8 +131,11 @@ func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		ts := 1.7e9
 		result = []sample{
-			{Metric: map[string]string{"__name__": rule, "job": "poolparity", "gray_status": "false"}, Value: [2]any{ts, fmt.Sprint(stable)}},
+			{Metric: map[string]string{"__name__": rule, "job": "poolparity", "gray_status": "false"}, Value: [2]any{ts, fmt.Sprint(stable * freshStable(mode, rule))}},
 			{Metric: map[string]string{"__name__": rule, "job": "poolparity", "gray_status": "true"}, Value: [2]any{ts, fmt.Sprint(gray)}},
+		}
+		if mode == "fresh" {
+			result = append(result, sample{Metric: map[string]string{"__name__": rule, "job": "poolparity", "gray_status": "baseline"}, Value: [2]any{ts, fmt.Sprint(gray)}})
 		}
 		if mode == "dup" {
 			result = append(result, sample{Metric: map[string]string{"__name__": rule, "job": "other", "gray_status": "true"}, Value: [2]any{ts, fmt.Sprint(gray)}})
@@ -162,10 +167,15 @@ func (f *fakeProm) serveRange(w http.ResponseWriter, rule, mode string, stable f
 		if mode == "regression" && strings.HasPrefix(rule, "job_gray_status:http_request_duration_seconds:p99_rate") {
 			factor = 2
 		}
-		for _, tr := range []struct {
+		tracks := []struct {
 			gs string
 			f  float64
-		}{{"false", 1}, {"true", factor}} {
+		}{{"false", freshStable(mode, rule)}, {"true", factor}}
+		if mode == "fresh" {
+			tracks = append(tracks, tracks[1])
+			tracks[2].gs = "baseline"
+		}
+		for _, tr := range tracks {
 			s := rangeSeries{Metric: map[string]string{"__name__": rule, "job": "poolparity", "gray_status": tr.gs}}
 			for i := range n {
 				v := stable * tr.f * (1 + 0.05*float64(i%5-2)/2)
@@ -179,6 +189,15 @@ func (f *fakeProm) serveRange(w http.ResponseWriter, rule, mode string, stable f
 		"status": "success",
 		"data":   map[string]any{"resultType": "matrix", "result": append([]rangeSeries{}, result...)},
 	})
+}
+
+// freshStable is the factor on the stable track's value in mode: in "fresh" mode the stable
+// track's latency is half gray's (and the fresh baseline's).
+func freshStable(mode, rule string) float64 {
+	if mode == "fresh" && strings.HasPrefix(rule, "job_gray_status:http_request_duration_seconds:p99_rate") {
+		return 0.5
+	}
+	return 1
 }
 
 // serveRules answers /api/v1/rules with every recording rule of the catalog's 5m and 1m

@@ -51,7 +51,11 @@ const (
 	EventPrometheusUnavailable = "PrometheusUnavailable"
 	EventApplyFailed           = "ApplyFailed"
 	EventOwnershipConflict     = "OwnershipConflict"
+	EventWarmingUp             = "WarmingUp"
 )
+
+// defaultWarmup is analysis.warmup when the API server's default was bypassed.
+const defaultWarmup = 2 * time.Minute
 
 // PoolCanaryReconciler reconciles PoolCanary objects. Create it with its fields set and call
 // SetupWithManager. Reconcile may run concurrently for different canaries; the Analyzer,
@@ -78,6 +82,7 @@ type PoolCanaryReconciler struct {
 // +kubebuilder:rbac:groups=poolparity.dev,resources=poolcanaries,verbs=get;list;watch
 // +kubebuilder:rbac:groups=poolparity.dev,resources=poolcanaries/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager registers the reconciler: it watches PoolCanaries (spec changes only,
@@ -161,11 +166,7 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 		r.startRollout(pc, hash, now, out)
 	}
 	prog := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgressing)
-	switch {
-	case prog == nil:
-		return 0
-	case prog.Reason == ReasonPromoted, prog.Reason == ReasonNothingToCompare, prog.Reason == ReasonRolledBack,
-		prog.Reason == ReasonPausedOnSuccess, prog.Reason == ReasonPausedOnFailure:
+	if prog == nil || rolloutEnded(pc) {
 		return 0 // the rollout has ended; a new trigger or pool mode starts another
 	}
 
@@ -198,23 +199,63 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 		st.StepStartedAt = ptrTime(now)
 	}
 
-	due := st.StepStartedAt.Add(spec.StepInterval.Duration)
-	if la := st.LastAnalysis; la != nil && la.Weight == st.CurrentWeight && !la.Time.Time.Before(st.StepStartedAt.Time) {
-		// This step was analysed already and held: wait an analysis interval.
+	if st.RolloutStartedAt == nil {
+		st.RolloutStartedAt = st.StepStartedAt // a rollout started before the field existed
+	}
+
+	stepEnd := st.StepStartedAt.Add(spec.StepInterval.Duration)
+	due := stepEnd
+	la := st.LastAnalysis
+	atThisStep := la != nil && la.Weight == st.CurrentWeight && !la.Time.Time.Before(st.StepStartedAt.Time)
+	if atThisStep && !la.Time.Time.Before(stepEnd) {
+		// This step was analysed at its end already and held: wait an analysis interval.
 		if next := la.Time.Add(analysisInterval(spec)); next.After(due) {
 			due = next
 		}
 	}
+	// The Sequential mode's evidence stays valid however often it is read, so it is read
+	// every analysis interval during the step too, and a conclusive regression fails the
+	// canary without waiting for the step's end. The other modes judge a window at the end
+	// of the step only: looking more often would multiply their false alarms.
+	interim := false
 	if wait := due.Sub(now); wait > 0 {
+		if spec.Analysis.Statistical.Mode != v1alpha1.StatisticalSequential {
+			return wait
+		}
+		next := st.StepStartedAt.Add(analysisInterval(spec))
+		if atThisStep {
+			next = la.Time.Add(analysisInterval(spec))
+		}
+		if look := next.Sub(now); look > 0 {
+			return min(look, wait)
+		}
+		interim = true
+	}
+
+	if wait, ok := r.warmedUp(ctx, pc, now, out); !ok {
 		return wait
 	}
 
 	start := time.Now()
-	res := r.Analyzer.Analyze(ctx, &spec.Analysis, now)
+	in := Input{Now: now, Since: st.RolloutStartedAt.Time}
+	if st.Warmup != nil {
+		in.Exclude = st.Warmup.Excluded
+	}
+	res := r.Analyzer.Analyze(ctx, &spec.Analysis, in)
 	r.Metrics.observeAnalysis(pc.Namespace, pc.Name, res.Verdict, time.Since(start).Seconds())
 	res.Weight = st.CurrentWeight
 	st.LastAnalysis = &res
-	log.FromContext(ctx).V(1).Info("analysis", "weight", res.Weight, "verdict", res.Verdict, "message", res.Message)
+	log.FromContext(ctx).V(1).Info("analysis", "weight", res.Weight, "verdict", res.Verdict, "message", res.Message, "interim", interim)
+
+	if interim && res.Verdict != v1alpha1.VerdictFail {
+		// Only a conclusive regression acts before the step's end.
+		status := map[v1alpha1.Verdict]metav1.ConditionStatus{v1alpha1.VerdictPass: metav1.ConditionTrue}[res.Verdict]
+		if status == "" {
+			status = metav1.ConditionUnknown
+		}
+		r.setParity(pc, status, "Interim"+string(res.Verdict), res.Message)
+		return min(analysisInterval(spec), stepEnd.Sub(now))
+	}
 
 	switch res.Verdict {
 	case v1alpha1.VerdictPass:
@@ -264,6 +305,8 @@ func (r *PoolCanaryReconciler) startRollout(pc *v1alpha1.PoolCanary, hash string
 	st.LastAnalysis = nil
 	st.StablePoolMode = spec.PoolModes.Stable
 	st.StepStartedAt = ptrTime(now)
+	st.RolloutStartedAt = ptrTime(now)
+	st.Warmup = nil
 	meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionParity)
 	if spec.PoolModes.Stable == spec.PoolModes.Gray {
 		st.CurrentWeight = 0
@@ -322,6 +365,11 @@ func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.Poo
 		replicas = *pc.Spec.Replicas
 	}
 	st.StableReplicas, st.GrayReplicas = Split(replicas, st.CurrentWeight)
+	fresh := pc.Spec.Analysis.Baseline == v1alpha1.BaselineFresh
+	st.BaselineReplicas = 0
+	if fresh && st.CurrentWeight > 0 && !rolloutEnded(pc) {
+		st.BaselineReplicas = st.GrayReplicas // as many as gray, started with it
+	}
 
 	deps := map[string]*appsv1.Deployment{}
 	for _, t := range []struct {
@@ -331,10 +379,13 @@ func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.Poo
 	}{
 		{v1alpha1.TrackStable, st.StablePoolMode, st.StableReplicas},
 		{v1alpha1.TrackGray, pc.Spec.PoolModes.Gray, st.GrayReplicas},
+		{v1alpha1.TrackBaseline, st.StablePoolMode, st.BaselineReplicas},
 	} {
 		name := trackName(pc, t.track)
 		var cur appsv1.Deployment
 		switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: pc.Namespace, Name: name}, &cur); {
+		case apierrors.IsNotFound(err) && t.track == v1alpha1.TrackBaseline && !fresh:
+			continue // a Concurrent canary has no baseline Deployment
 		case apierrors.IsNotFound(err):
 		case err != nil:
 			return nil, nil, fmt.Errorf("reading Deployment %s: %w", name, err)
@@ -366,8 +417,11 @@ func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.Poo
 			return nil, nil, fmt.Errorf("applying Deployment %s: %w", name, err)
 		}
 	}
-	r.setTracksReady(pc, metav1.ConditionTrue, "Applied",
-		fmt.Sprintf("stable %d (%s), gray %d (%s)", st.StableReplicas, st.StablePoolMode, st.GrayReplicas, pc.Spec.PoolModes.Gray))
+	msg := fmt.Sprintf("stable %d (%s), gray %d (%s)", st.StableReplicas, st.StablePoolMode, st.GrayReplicas, pc.Spec.PoolModes.Gray)
+	if fresh {
+		msg += fmt.Sprintf(", baseline %d (%s)", st.BaselineReplicas, st.StablePoolMode)
+	}
+	r.setTracksReady(pc, metav1.ConditionTrue, "Applied", msg)
 	return deps[v1alpha1.TrackStable], deps[v1alpha1.TrackGray], nil
 }
 
@@ -408,6 +462,20 @@ type pendingEvent struct{ typ, reason, action, note string }
 
 func (p *pending) event(typ, reason, action, note string, args ...any) {
 	p.events = append(p.events, pendingEvent{typ, reason, action, fmt.Sprintf(note, args...)})
+}
+
+// rolloutEnded reports whether the rollout has ended (promoted, rolled back, or paused by
+// onSuccess or onFailure); spec.paused only pauses it.
+func rolloutEnded(pc *v1alpha1.PoolCanary) bool {
+	prog := meta.FindStatusCondition(pc.Status.Conditions, v1alpha1.ConditionProgressing)
+	if prog == nil {
+		return false
+	}
+	switch prog.Reason {
+	case ReasonPromoted, ReasonNothingToCompare, ReasonRolledBack, ReasonPausedOnSuccess, ReasonPausedOnFailure:
+		return true
+	}
+	return false
 }
 
 // phaseOf derives the phase from the conditions.

@@ -119,6 +119,43 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 		}
 	})
 
+	t.Run("the CRD checks the sequential, warm-up and baseline settings", func(t *testing.T) {
+		ns := newNamespace(t, c, "seqcrd")
+		pc := newCanary(ns, "ok", "http://127.0.0.1:1")
+		pc.Spec.Analysis.Statistical = v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalSequential, Alpha: "0.05"}
+		pc.Spec.Analysis.Baseline = v1alpha1.BaselineFresh
+		pc.Spec.Analysis.Warmup = &metav1.Duration{Duration: 3 * time.Minute}
+		if err := c.Create(ctx, pc); err != nil {
+			t.Errorf("a Sequential canary with a Fresh baseline and a warm-up: %v", err)
+		}
+		dflt := newCanary(ns, "defaults", "http://127.0.0.1:1")
+		if err := c.Create(ctx, dflt); err != nil {
+			t.Fatal(err)
+		}
+		got := getCanary(ctx, t, c, ns, "defaults")
+		if got.Spec.Analysis.Baseline != v1alpha1.BaselineConcurrent || got.Spec.Analysis.Warmup == nil || got.Spec.Analysis.Warmup.Duration != 2*time.Minute {
+			t.Errorf("defaults: baseline %q, warmup %v; want Concurrent, 2m", got.Spec.Analysis.Baseline, got.Spec.Analysis.Warmup)
+		}
+		for _, bad := range []struct {
+			name, want string
+			edit       func(*v1alpha1.PoolCanary)
+		}{
+			{"an alpha of 1", "alpha", func(p *v1alpha1.PoolCanary) { p.Spec.Analysis.Statistical.Alpha = "1" }},
+			{"an unknown baseline", "baseline", func(p *v1alpha1.PoolCanary) { p.Spec.Analysis.Baseline = "Yesterday" }},
+			{"an unknown mode", "mode", func(p *v1alpha1.PoolCanary) { p.Spec.Analysis.Statistical.Mode = "Often" }},
+			{"a 55-character name with a Fresh baseline", "at most 54", func(p *v1alpha1.PoolCanary) {
+				p.Name = strings.Repeat("a", 55)
+				p.Spec.Analysis.Baseline = v1alpha1.BaselineFresh
+			}},
+		} {
+			p := newCanary(ns, "bad", "http://127.0.0.1:1")
+			bad.edit(p)
+			if err := c.Create(ctx, p); err == nil || !strings.Contains(err.Error(), bad.want) {
+				t.Errorf("%s: got %v, want a validation error naming %s", bad.name, err, bad.want)
+			}
+		}
+	})
+
 	t.Run("the CRD takes a canary without slis and one naming an SLI only", func(t *testing.T) {
 		ns := newNamespace(t, c, "catalog")
 		pc := newCanary(ns, "all", "http://127.0.0.1:1")
@@ -395,6 +432,159 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client) {
 			cur := getCanary(ctx, t, c, ns, "shop")
 			return cur.Status.Phase == v1alpha1.PhasePromoted, fmt.Sprintf("phase %s, weight %d", cur.Status.Phase, cur.Status.CurrentWeight)
 		})
+	})
+
+	t.Run("Sequential: a conclusive regression rolls back long before the step ends", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "sequential")
+		prom := newFakeProm(t, "regression")
+		pc := newCanary(ns, "shop", prom.srv.URL)
+		pc.Spec.Replicas = ptr.To[int32](4)
+		pc.Spec.StepInterval = metav1.Duration{Duration: time.Hour} // only an interim look can end it
+		pc.Spec.Analysis.Statistical.Mode = v1alpha1.StatisticalSequential
+		begin := time.Now()
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, "phase RolledBack within the first step", func() (bool, string) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhaseRolledBack, fmt.Sprintf("phase %s, failed analyses %d", cur.Status.Phase, cur.Status.FailedAnalyses)
+		})
+		t.Logf("rolled back in %s of an hour-long step", time.Since(begin).Round(time.Millisecond))
+		got := getCanary(ctx, t, c, ns, "shop")
+		if got.Status.RolloutStartedAt == nil || got.Status.RolloutStartedAt.Time.Before(begin.Add(-time.Second)) {
+			t.Errorf("rolloutStartedAt %v, want the rollout's start (after %s)", got.Status.RolloutStartedAt, begin)
+		}
+		if la := got.Status.LastAnalysis; la == nil || la.Statistical == nil || la.Statistical.Mode != v1alpha1.StatisticalSequential || la.Statistical.Verdict != v1alpha1.VerdictFail {
+			t.Errorf("last analysis %+v: want a Sequential Fail", la)
+		}
+	})
+
+	t.Run("Sequential: parity promotes, and interim looks do not advance a step", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "seqgood")
+		prom := newFakeProm(t, "good")
+		pc := newCanary(ns, "shop", prom.srv.URL)
+		pc.Spec.StepInterval = metav1.Duration{Duration: 4 * time.Second}
+		pc.Spec.Analysis.Statistical.Mode = v1alpha1.StatisticalSequential
+		begin := time.Now()
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 40*time.Second, "phase Promoted", func() (bool, string) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhasePromoted, fmt.Sprintf("phase %s, weight %d", cur.Status.Phase, cur.Status.CurrentWeight)
+		})
+		// Three steps of 4 s each: promoting sooner would mean an interim Pass advanced a step.
+		if took := time.Since(begin); took < 12*time.Second {
+			t.Errorf("promoted after %s, before three 4 s steps could end", took)
+		}
+		if n := prom.count("job_gray_status:http_request_duration_seconds:p99_rate5m"); n < 6 {
+			t.Errorf("%d analyses, want interim looks every second besides the three step ends", n)
+		}
+	})
+
+	t.Run("the warm-up holds the analysis until every gray pod has been Ready for it", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "warmup")
+		prom := newFakeProm(t, "good")
+		pc := newCanary(ns, "shop", prom.srv.URL)
+		pc.Spec.Steps = []int32{50}
+		pc.Spec.Analysis.Warmup = &metav1.Duration{Duration: 6 * time.Second}
+		// A gray pod as its Deployment would make it (envtest runs no controller-manager),
+		// Ready from now on.
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "shop-gray-x", Namespace: ns, Labels: map[string]string{
+				"app.kubernetes.io/name": "poolparity", "app.kubernetes.io/instance": "shop", "app.kubernetes.io/component": "app",
+				"poolparity.dev/track": "gray", "poolparity.dev/gray-status": "true", "poolparity.dev/pool-mode": "pooled",
+			}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "poolparity", Image: "ghcr.io/poolparity/poolparity:test"}}},
+		}
+		if err := c.Create(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		readyAt := time.Now().Truncate(time.Second)
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(readyAt)}}
+		if err := c.Status().Update(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		held := waitFor(t, 20*time.Second, "the Parity condition WarmingUp", func() (bool, *v1alpha1.PoolCanary) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			cond := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionParity)
+			return cond != nil && cond.Reason == controller.EventWarmingUp, cur
+		})
+		if w := held.Status.Warmup; w == nil || w.WarmAt == nil || !w.WarmAt.Time.Equal(readyAt.Add(6*time.Second)) || !strings.Contains(w.Message, "shop-gray-x (ready") {
+			t.Errorf("warm-up status %+v: want warmAt = Ready + 6s and the pod named", w)
+		}
+		if n := prom.count("job_gray_status:http_request_duration_seconds:p99_rate5m"); n != 0 || held.Status.LastAnalysis != nil {
+			t.Errorf("%d analyses (last %+v) while the gray pod was warming up, want none", n, held.Status.LastAnalysis)
+		}
+		waitEvent(ctx, t, c, ns, "shop", controller.EventWarmingUp)
+		got := waitFor(t, 30*time.Second, "phase Promoted once the pod is warm", func() (bool, *v1alpha1.PoolCanary) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhasePromoted, cur
+		})
+		if la := got.Status.LastAnalysis; la == nil || la.Time.Time.Before(readyAt.Add(6*time.Second)) {
+			t.Errorf("last analysis at %v, before the pod was warm at %s", la, readyAt.Add(6*time.Second))
+		}
+		ex := got.Status.Warmup.Excluded
+		if len(ex) != 1 || !ex[0].To.Time.Equal(readyAt.Add(6*time.Second)) || ex[0].From.Time.Before(got.Status.RolloutStartedAt.Time) {
+			t.Errorf("excluded spans %+v: want one, from the rollout's start to the pod's warm time %s", ex, readyAt.Add(6*time.Second))
+		}
+	})
+
+	t.Run("a Fresh baseline runs beside gray, is judged instead of stable, and ends with the rollout", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "fresh")
+		prom := newFakeProm(t, "fresh") // stable twice as fast as gray and the baseline
+		pc := newCanary(ns, "shop", prom.srv.URL)
+		pc.Spec.Replicas = ptr.To[int32](10)
+		pc.Spec.Analysis.Baseline = v1alpha1.BaselineFresh
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		baselineReplicas := func() int32 {
+			var d appsv1.Deployment
+			if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "shop-baseline"}, &d); err != nil {
+				return -1
+			}
+			return ptr.Deref(d.Spec.Replicas, -1)
+		}
+		waitFor(t, 20*time.Second, "the first step with a baseline as large as gray (9 + 1 + 1)", func() (bool, string) {
+			s, g := deployReplicas(ctx, t, c, ns, "shop")
+			b := baselineReplicas()
+			return s == 9 && g == 1 && b == 1, fmt.Sprintf("stable %d, gray %d, baseline %d", s, g, b)
+		})
+		checkTrackDeployment(ctx, t, c, ns, "shop-baseline", "baseline", "baseline", "unpooled")
+		waitFor(t, 30*time.Second, "phase Promoted (gray equals its fresh baseline)", func() (bool, string) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhasePromoted, fmt.Sprintf("phase %s, weight %d", cur.Status.Phase, cur.Status.CurrentWeight)
+		})
+		waitFor(t, 10*time.Second, "the baseline at 0 after the rollout", func() (bool, string) {
+			b := baselineReplicas()
+			return b == 0, fmt.Sprintf("baseline %d", b)
+		})
+	})
+
+	t.Run("a Concurrent canary creates no baseline Deployment", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "concurrent")
+		prom := newFakeProm(t, "good")
+		pc := newCanary(ns, "shop", prom.srv.URL)
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, "phase Promoted", func() (bool, string) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhasePromoted, string(cur.Status.Phase)
+		})
+		var d appsv1.Deployment
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "shop-baseline"}, &d); err == nil {
+			t.Errorf("a Concurrent canary made a baseline Deployment")
+		}
 	})
 
 	t.Run("an unreachable Prometheus holds the step with an Event", func(t *testing.T) {

@@ -29,9 +29,14 @@ func trackName(pc *v1alpha1.PoolCanary, track string) string {
 	return pc.Name + "-" + track
 }
 
+// grayStatus is the gray-status label (and gray_status metric label) of a track's pods:
+// "true" for gray, "baseline" for the fresh baseline, "false" for stable.
 func grayStatus(track string) string {
-	if track == v1alpha1.TrackGray {
+	switch track {
+	case v1alpha1.TrackGray:
 		return "true"
+	case v1alpha1.TrackBaseline:
+		return "baseline"
 	}
 	return "false"
 }

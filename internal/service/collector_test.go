@@ -127,7 +127,7 @@ func TestOTLPPathSeriesMatchMetricsEndpoint(t *testing.T) {
 	otlpURL, promAddr := startCollector(t)
 	cfg := config.Default()
 	cfg.PoolMode = config.ModePooled
-	cfg.GrayStatus = true
+	cfg.GrayStatus = "true"
 	cfg.OTLPEndpoint = otlpURL
 	s, err := service.New(context.Background(), cfg, slog.New(slog.DiscardHandler))
 	if err != nil {

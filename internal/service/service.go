@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -144,7 +143,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 func (s *Service) startOTLP(ctx context.Context, g prometheus.Gatherer, reg prometheus.Registerer, pools *instrument.Registry) error {
 	o := s.cfg.OTLP()
 	attrs := map[string]string{
-		telemetry.LabelGrayStatus: strconv.FormatBool(s.cfg.GrayStatus),
+		telemetry.LabelGrayStatus: s.cfg.GrayStatus,
 		telemetry.LabelPoolMode:   s.cfg.PoolMode,
 	}
 	res, err := telemetry.NewResource(Name, buildVersion(), attrs)

@@ -32,7 +32,7 @@ func newService(t *testing.T, mod func(*config.Config)) *service.Service {
 	cfg := config.Default()
 	cfg.RedisAddr = redistest.Addr(t)
 	cfg.PoolMode = config.ModePooled
-	cfg.GrayStatus = true
+	cfg.GrayStatus = "true"
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -30,13 +30,36 @@ const (
 	LabelPoolMode   = "pool_mode"
 )
 
+// The gray_status values: the gray (canary) track, the stable track, and the
+// fresh baseline a PoolCanary with analysis.baseline Fresh starts (the stable
+// build, started with the gray track and judged in place of the stable one).
+const (
+	GrayStatusGray     = "true"
+	GrayStatusStable   = "false"
+	GrayStatusBaseline = "baseline"
+)
+
+// ParseGrayStatus returns the gray_status value s names: "baseline", or a
+// boolean in any spelling strconv.ParseBool accepts ("1", "t", "TRUE"...),
+// normalised to "true" or "false".
+func ParseGrayStatus(s string) (string, error) {
+	if s == GrayStatusBaseline {
+		return s, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return "", fmt.Errorf("gray status %q: want true, false or baseline", s)
+	}
+	return strconv.FormatBool(b), nil
+}
+
 // NewRegistry returns a fresh (non-global) registry, to gather from, and a
-// Registerer that adds gray_status and pool_mode to every series registered
-// through it.
-func NewRegistry(grayStatus bool, poolMode string) (*prometheus.Registry, prometheus.Registerer) {
+// Registerer that adds gray_status (a value of ParseGrayStatus) and
+// pool_mode to every series registered through it.
+func NewRegistry(grayStatus string, poolMode string) (*prometheus.Registry, prometheus.Registerer) {
 	reg := prometheus.NewRegistry()
 	return reg, prometheus.WrapRegistererWith(prometheus.Labels{
-		LabelGrayStatus: strconv.FormatBool(grayStatus),
+		LabelGrayStatus: grayStatus,
 		LabelPoolMode:   poolMode,
 	}, reg)
 }

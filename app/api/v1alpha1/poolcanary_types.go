@@ -104,6 +104,26 @@ const (
 const (
 	TrackStable = "stable"
 	TrackGray   = "gray"
+	// TrackBaseline is the fresh baseline of analysis.baseline Fresh: the stable build,
+	// started with the gray track and the same size, judged in place of the stable track.
+	TrackBaseline = "baseline"
+)
+
+// BaselineMode says which track the gray track is judged against.
+// +kubebuilder:validation:Enum=Concurrent;Fresh
+type BaselineMode string
+
+// The baseline modes.
+const (
+	// BaselineConcurrent judges gray against the stable track's pods, which have run (and
+	// warmed their caches and pools) for as long as the stable build has.
+	BaselineConcurrent BaselineMode = "Concurrent"
+	// BaselineFresh starts a third Deployment, <name>-baseline, of the stable build with the
+	// stable pool mode, as many pods as the gray track and started with it, and judges gray
+	// against it (the Kayenta recommendation): pod age, warm caches and node placement then
+	// weigh alike on both sides. Its pods carry gray-status "baseline", come on top of
+	// spec.replicas, and go to 0 when the rollout ends.
+	BaselineFresh BaselineMode = "Fresh"
 )
 
 // TrackPoolModes sets the pool mode of each track.
@@ -181,18 +201,20 @@ type SLI struct {
 	// +optional
 	MinGray *string `json:"minGray,omitempty"`
 
-	// Floor is the effect-size floor of maxRatio: a ratio above maxRatio breaches only when
-	// gray - stable is also above Floor, in the rule's unit (e.g. "0.01", 10 ms, for a latency
-	// in seconds: a p99 of 4 ms at +12% is 0.48 ms, less than a busy node jitters). Empty
-	// means the catalog's floor (the latency SLIs have one: the chart's
-	// rules.alerts.latencyRegression.minDelta).
+	// Floor is the SLI's absolute effect-size floor, in the rule's unit: gray breaches (by
+	// the threshold and by the statistical tests) only when it is worse than stable by more
+	// than the floor: seconds for latency (e.g. "0.01", 10 ms: a p99 of 4 ms at +12% is
+	// 0.48 ms, less than a busy node jitters), CPU seconds or bytes per request, ratio points
+	// for the error ratio, the GC CPU share and the hit ratios. Empty means the catalog's
+	// floor (docs/contracts.md, section 5), which for latency also scales with the stable
+	// track's own level.
 	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)(\.[0-9]+)?$`
 	// +optional
 	Floor *string `json:"floor,omitempty"`
 }
 
 // StatisticalMode says what the statistical second opinion does.
-// +kubebuilder:validation:Enum=Off;Report;Gate;Confirm
+// +kubebuilder:validation:Enum=Off;Report;Gate;Confirm;Sequential
 type StatisticalMode string
 
 // The statistical modes.
@@ -209,6 +231,12 @@ const (
 	// (and floor) fails only when the test also finds it significantly worse. It trades
 	// a little detection for fewer false alarms (docs/verdict-eval.md).
 	StatisticalConfirm StatisticalMode = "Confirm"
+	// StatisticalSequential decides by an anytime-valid sequential test: the evidence that
+	// gray is worse than its floor accumulates from the rollout's start (warm-up excluded),
+	// is read at every analysis interval, and fails the canary as soon as it is conclusive
+	// at the per-rollout alpha, however often it was read before. Thresholds and alerts are
+	// shown; a breach without sequential evidence does not fail (docs/verdict-eval.md).
+	StatisticalSequential StatisticalMode = "Sequential"
 )
 
 // StatisticalTest configures the statistical second opinion: for each SLI a one-sided
@@ -216,8 +244,9 @@ const (
 // step over the window from a range query of the SLI's sampleRule (or rule), with an
 // effect-size bar.
 type StatisticalTest struct {
-	// Mode is Off, Report, Gate or Confirm. Confirm, the default, is the verdict
-	// docs/verdict-eval.md measured without a false alarm on equal tracks.
+	// Mode is Off, Report, Gate, Confirm or Sequential. Confirm, the default, judges each
+	// analysis window on its own; Sequential keeps its false-alarm rate however often the
+	// canary is analysed. docs/verdict-eval.md measures both, with intervals.
 	// +kubebuilder:default=Confirm
 	// +optional
 	Mode StatisticalMode `json:"mode,omitempty"`
@@ -252,6 +281,14 @@ type StatisticalTest struct {
 	// +kubebuilder:validation:Minimum=3
 	// +optional
 	MinSamples int32 `json:"minSamples,omitempty"`
+
+	// Alpha is the Sequential mode's false-alarm budget for a whole rollout, spent across
+	// the judged SLIs (alpha/k each): the chance that a gray at parity is ever failed,
+	// however long the rollout runs and however often it is read. Empty means the catalog's
+	// (0.01).
+	// +kubebuilder:validation:Pattern=`^0\.[0-9]+$`
+	// +optional
+	Alpha string `json:"alpha,omitempty"`
 }
 
 // Analysis says where and how the parity of the two tracks is judged.
@@ -309,6 +346,21 @@ type Analysis struct {
 	// +kubebuilder:default={}
 	// +optional
 	Statistical StatisticalTest `json:"statistical,omitempty"`
+
+	// Warmup is how long each gray (and fresh baseline) pod must have been Ready before its
+	// samples are judged: a new or rescheduled pod starts with empty pools and new Redis
+	// connections. Until every such pod is warm the analysis waits (the status says for
+	// what), and the time each pod was cold is left out of the statistical samples. It is
+	// tied to each pod's Ready condition, not to the step's start. 0 disables it.
+	// +kubebuilder:default="2m"
+	// +optional
+	Warmup *metav1.Duration `json:"warmup,omitempty"`
+
+	// Baseline is what gray is judged against: Concurrent (the stable track) or Fresh (a
+	// baseline Deployment of the stable build started with the gray track).
+	// +kubebuilder:default=Concurrent
+	// +optional
+	Baseline BaselineMode `json:"baseline,omitempty"`
 
 	// FailureLimit is the number of breached analyses during one rollout that triggers onFailure.
 	// +kubebuilder:default=2
@@ -451,6 +503,30 @@ type StatisticalStatus struct {
 	Message string `json:"message,omitempty"`
 }
 
+// TimeRange is a span of time, both ends included.
+type TimeRange struct {
+	// From is the span's start.
+	From metav1.Time `json:"from"`
+	// To is the span's end.
+	To metav1.Time `json:"to"`
+}
+
+// WarmupStatus records the warm-up of the judged pods.
+type WarmupStatus struct {
+	// Excluded are the spans (merged, oldest first, at most 16) in which a judged pod was
+	// not yet warm; their samples are not judged.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Excluded []TimeRange `json:"excluded,omitempty"`
+	// WarmAt is when the last of the current judged pods is warm; the analysis waits until
+	// then.
+	// +optional
+	WarmAt *metav1.Time `json:"warmAt,omitempty"`
+	// Message says which pods are warming up.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
 // AnalysisStatus is the result of the last analysis.
 type AnalysisStatus struct {
 	// Time of the analysis.
@@ -494,6 +570,20 @@ type PoolCanaryStatus struct {
 	// StepStartedAt is when the current step's weight was set.
 	// +optional
 	StepStartedAt *metav1.Time `json:"stepStartedAt,omitempty"`
+
+	// RolloutStartedAt is when this rollout began: the Sequential mode's evidence starts here.
+	// +optional
+	RolloutStartedAt *metav1.Time `json:"rolloutStartedAt,omitempty"`
+
+	// Warmup says which spans of this rollout were left out of the statistical samples
+	// because a gray or baseline pod was warming up, and whether the analysis waits.
+	// +optional
+	Warmup *WarmupStatus `json:"warmup,omitempty"`
+
+	// BaselineReplicas is the fresh baseline's desired replica count (analysis.baseline
+	// Fresh; 0 otherwise).
+	// +optional
+	BaselineReplicas int32 `json:"baselineReplicas,omitempty"`
 
 	// FailedAnalyses counts breached analyses in this rollout.
 	// +optional
@@ -544,6 +634,7 @@ type PoolCanaryStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 56",message="name must be at most 56 characters: the Deployments are <name>-stable and <name>-gray"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.analysis.baseline) || self.spec.analysis.baseline != 'Fresh' || size(self.metadata.name) <= 54",message="with analysis.baseline Fresh the name must be at most 54 characters: the baseline Deployment is <name>-baseline"
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=pcanary,categories=poolparity
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`

@@ -1,0 +1,109 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/poolparity/poolparity/app/api/v1alpha1"
+)
+
+func testPod(name string, created time.Time, ready *time.Time) corev1.Pod {
+	p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created)}}
+	if ready != nil {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(*ready)}}
+	} else {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+	}
+	return p
+}
+
+func span(from, to time.Time) v1alpha1.TimeRange {
+	return v1alpha1.TimeRange{From: metav1.NewTime(from), To: metav1.NewTime(to)}
+}
+
+func TestWarmState(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	at := func(m float64) time.Time { return t0.Add(time.Duration(m * float64(time.Minute))) }
+	ptr := func(t time.Time) *time.Time { return &t }
+	const warmup = 2 * time.Minute
+	for _, tt := range []struct {
+		name       string
+		pods       []corev1.Pod
+		now        time.Time
+		wantWarmAt time.Time
+		wantCold   []v1alpha1.TimeRange
+		waiting    []string // substrings of the waiting list, in order
+	}{
+		{"no pod waits for nothing", nil, at(10), time.Time{}, nil, nil},
+		{"a pod ready long ago is warm, and its cold span is still recorded",
+			[]corev1.Pod{testPod("a", at(0), ptr(at(0.5)))}, at(10), at(2.5), []v1alpha1.TimeRange{span(at(0), at(2.5))}, nil},
+		{"a pod ready 40 s ago waits until 2 m after its readiness",
+			[]corev1.Pod{testPod("a", at(0), ptr(at(0.5))), testPod("b", at(9), ptr(at(9.5)))}, at(10), at(11.5),
+			[]v1alpha1.TimeRange{span(at(0), at(2.5)), span(at(9), at(11.5))}, []string{"b (ready 30s of 2m0s)"}},
+		{"a pod not ready is cold through now plus the warm-up",
+			[]corev1.Pod{testPod("c", at(9), nil)}, at(10), at(12), []v1alpha1.TimeRange{span(at(9), at(12))}, []string{"c (not ready)"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := warmState(tt.pods, warmup, tt.now)
+			if !w.WarmAt.Equal(tt.wantWarmAt) {
+				t.Errorf("warm at %s, want %s", w.WarmAt, tt.wantWarmAt)
+			}
+			if len(w.Cold) != len(tt.wantCold) {
+				t.Fatalf("cold spans %v, want %v", w.Cold, tt.wantCold)
+			}
+			for i := range w.Cold {
+				if !w.Cold[i].From.Equal(&tt.wantCold[i].From) || !w.Cold[i].To.Equal(&tt.wantCold[i].To) {
+					t.Errorf("cold span %d = %v, want %v", i, w.Cold[i], tt.wantCold[i])
+				}
+			}
+			if strings.Join(w.Waiting, "|") != strings.Join(tt.waiting, "|") {
+				t.Errorf("waiting %q, want %q", w.Waiting, tt.waiting)
+			}
+		})
+	}
+}
+
+func TestMergeSpans(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	t.Run("overlapping and touching spans merge; spans before since are dropped or clipped", func(t *testing.T) {
+		got := mergeSpans(
+			[]v1alpha1.TimeRange{span(at(0), at(2)), span(at(10), at(12))},
+			[]v1alpha1.TimeRange{span(at(11), at(14)), span(at(14), at(15)), span(at(3), at(6)), span(at(-5), at(1))},
+			at(1))
+		want := []v1alpha1.TimeRange{span(at(1), at(2)), span(at(3), at(6)), span(at(10), at(15))}
+		if len(got) != len(want) {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+		for i := range got {
+			if !got[i].From.Equal(&want[i].From) || !got[i].To.Equal(&want[i].To) {
+				t.Errorf("span %d = %v..%v, want %v..%v", i, got[i].From, got[i].To, want[i].From, want[i].To)
+			}
+		}
+	})
+	t.Run("past the bound the closest spans merge, so nothing cold is dropped", func(t *testing.T) {
+		var spans []v1alpha1.TimeRange
+		for i := range 20 {
+			spans = append(spans, span(at(i*20), at(i*20+10)))
+		}
+		spans[8] = span(at(8*20-5), at(8*20+10)) // 5 minutes after span 7 ends: the closest gap
+		got := mergeSpans(nil, spans, at(0))
+		if len(got) != maxExcluded {
+			t.Fatalf("%d spans, want %d", len(got), maxExcluded)
+		}
+		if !got[0].From.Time.Equal(at(0)) || !got[len(got)-1].To.Time.Equal(at(19*20+10)) {
+			t.Errorf("the merged spans lost an end: %v..%v", got[0].From, got[len(got)-1].To)
+		}
+		var covered time.Duration
+		for _, s := range got {
+			covered += s.To.Sub(s.From.Time)
+		}
+		if covered < 20*10*time.Minute {
+			t.Errorf("the spans cover %s, less than the 200m of cold time given", covered)
+		}
+	})
+}
