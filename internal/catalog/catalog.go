@@ -24,9 +24,9 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
-	"math"
 	"strings"
 	"time"
 )
