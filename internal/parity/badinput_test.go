@@ -158,12 +158,12 @@ func TestGateConfirmed(t *testing.T) {
 		})
 	}
 	t.Run("ParseGate", func(t *testing.T) {
-		for _, s := range []string{"thresholds", "confirmed"} {
+		for _, s := range []string{"thresholds", "confirmed", "sequential"} {
 			if g, err := parity.ParseGate(s); err != nil || string(g) != s {
 				t.Errorf("ParseGate(%q) = %q, %v", s, g, err)
 			}
 		}
-		if _, err := parity.ParseGate("strict"); err == nil || !strings.Contains(err.Error(), "want thresholds or confirmed") {
+		if _, err := parity.ParseGate("strict"); err == nil || !strings.Contains(err.Error(), "want thresholds, confirmed or sequential") {
 			t.Errorf("ParseGate(strict) error %v", err)
 		}
 	})
@@ -204,7 +204,8 @@ func TestConfirm(t *testing.T) {
 	}{
 		{"a breach the test confirms stays a FAIL", fail(parity.Fail), parity.Fail},
 		{"a breach the test finds not significant is a PASS", fail(parity.Pass), parity.Pass},
-		{"a breach without enough samples for the test stays a FAIL", fail(parity.NoData), parity.Fail},
+		{"a breach without enough samples for the test waits as NO DATA (the cold first step)", fail(parity.NoData), parity.NoData},
+		{"a breach whose test failed to run stays a FAIL", fail(parity.Error), parity.Fail},
 		{"a breach without a test stays a FAIL", fail(""), parity.Fail},
 	}
 	for _, tt := range tests {
