@@ -11,7 +11,7 @@
 #   default     staticcheck benchstat helm kustomize prometheus envtest controller-gen otelcol apt
 #   envtest     kube-apiserver kubectl etcd        (alias: k8s)
 #   kwok        kwok (kwok+kwokctl) kube-controller-manager kube-scheduler, plus envtest
-#   apt         Debian packages redis-server wrk
+#   apt         Debian packages redis-server wrk python3-scipy (the statistics tests' oracle)
 #   chromium    Debian package chromium (only when asked)
 #   kind        the offline kind cluster (hack/kindrun): kind, kubelet kubeadm kube-proxy, coredns,
 #               prometheus-operator (+ config reloader), metrics-server, plus the kwok group's
@@ -19,7 +19,7 @@
 #   all         default + kwok + kind (not chromium)
 # Single tools: staticcheck benchstat helm kustomize prometheus (alias promtool) kube-apiserver
 #   kubectl etcd controller-gen kwok kube-controller-manager kube-scheduler kubelet kubeadm kube-proxy
-#   coredns prometheus-operator metrics-server kind redis-server wrk chromium docker.io debootstrap
+#   coredns prometheus-operator metrics-server kind redis-server wrk python3-scipy chromium docker.io debootstrap
 #
 # `hack/install-tools.sh versions` prints every pinned version as NAME_VERSION=version and installs
 # nothing. The versions of the tools built from a tool module are read from hack/tools/*/go.mod
@@ -295,14 +295,14 @@ apt_ensure() { # PKG...: install the Debian packages that are missing (apt-get u
 
 expand() { # NAME: print the tools of a group (or the tool itself)
 	case $1 in
-	default) echo staticcheck benchstat helm kustomize prometheus kube-apiserver kubectl etcd controller-gen otelcol redis-server wrk ;;
+	default) echo staticcheck benchstat helm kustomize prometheus kube-apiserver kubectl etcd controller-gen otelcol redis-server wrk python3-scipy ;;
 	all) echo "$(expand default) $(expand kwok) $(expand kind)" ;;
 	kind) echo "$(expand kwok) kubelet kubeadm kube-proxy coredns prometheus-operator metrics-server kind docker.io debootstrap" ;;
 	envtest | k8s) echo kube-apiserver kubectl etcd ;;
 	kwok) echo kube-apiserver kubectl etcd kube-controller-manager kube-scheduler kwok ;;
 	kwokctl) echo kwok ;;
 	promtool) echo prometheus ;;
-	apt) echo redis-server wrk ;;
+	apt) echo redis-server wrk python3-scipy ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -331,7 +331,7 @@ main() {
 		[[ $seen == *" $t "* ]] && continue
 		seen+="$t "
 		case $t in
-		redis-server | wrk | chromium | docker.io | debootstrap) apt_pkgs+=("$t") ;;
+		redis-server | wrk | python3-scipy | chromium | docker.io | debootstrap) apt_pkgs+=("$t") ;;
 		*) spec "$t" || fail "unknown tool or group '$t' (see $0 --help)"; go_tools+=("$t") ;;
 		esac
 	done

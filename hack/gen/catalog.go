@@ -430,8 +430,13 @@ func catalogTable(c catalog.Catalog) string {
 	}
 	for _, s := range c.SLIs {
 		floor, alert, parity := "-", "-", "-"
-		if s.Floor > 0 {
+		switch {
+		case s.Floor > 0 && s.RelFloor > 0:
+			floor = fmt.Sprintf("max(%s, %s%% of stable)", formatNumber(s.Floor), formatNumber(100*s.RelFloor))
+		case s.Floor > 0:
 			floor = formatNumber(s.Floor)
+		case s.RelFloor > 0:
+			floor = formatNumber(100*s.RelFloor) + "% of stable"
 		}
 		if s.Alert != nil {
 			alert = fmt.Sprintf("`%s` (`%s`)", s.Alert.Name, s.Alert.ValuesKey)
@@ -457,8 +462,8 @@ func catalogTable(c catalog.Catalog) string {
 			s.ID, s.Name, s.Unit, s.Comparison, formatNumber(s.Threshold), floor, alert, rule, parity, s.Judged, dash(s.Doc))
 	}
 	g, st := c.Guard, c.Stat
-	fmt.Fprintf(&b, "\nThresholds and alerts read the %s family. Traffic guard: no SLI counts unless both tracks serve more than %s req/s (`rules.minRequestRate`; `%s%s`), or, for PoolCanary, more than %d requests each in %s. Statistical test (one-sided Mann-Whitney U per SLI): confidence %s, smallest effect (Vargha-Delaney A) %s, at least %d samples per track, taken every %s over %s from the %s family.\n",
+	fmt.Fprintf(&b, "\nThresholds and alerts read the %s family. Traffic guard: no SLI counts unless both tracks serve more than %s req/s (`rules.minRequestRate`; `%s%s`), or, for PoolCanary, more than %d requests each in %s. Statistical test (one-sided Mann-Whitney U per SLI): confidence %s, smallest effect (Vargha-Delaney A) %s, at least %d samples per track, taken every %s over %s from the %s family. Sequential test (statistical.mode Sequential): per-rollout alpha %s, spent over the k SLIs tested by Bonferroni (alpha/k each), on the paired per-step differences from the rollout's start.\n",
 		c.Window, formatNumber(g.MinRequestRate), g.MinTrackRule, c.Window, g.MinRequests, formatDuration(g.RequestWindow),
-		formatNumber(st.Confidence), formatNumber(st.MinEffect), st.MinSamples, formatDuration(st.Step), formatDuration(st.Window), st.SampleFamily)
+		formatNumber(st.Confidence), formatNumber(st.MinEffect), st.MinSamples, formatDuration(st.Step), formatDuration(st.Window), st.SampleFamily, formatNumber(st.SequentialAlpha))
 	return b.String()
 }

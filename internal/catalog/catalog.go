@@ -24,6 +24,7 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -117,10 +118,16 @@ type SLI struct {
 	// Comparison and Threshold define the parity test.
 	Comparison Comparison
 	Threshold  float64
-	// Floor is the effect-size floor of a RatioAtMost SLI, in Unit: a ratio
-	// above Threshold fails only when gray - stable is also above Floor.
-	// Zero means none.
+	// Floor is the absolute part of the SLI's effect-size floor, in Unit
+	// (seconds, bytes or ratio points): a difference between the tracks no
+	// larger than the floor is not a regression, however significant. For a
+	// RatioAtMost SLI a ratio above Threshold fails only when gray - stable
+	// is also above the floor. Zero means none. See FloorAt.
 	Floor float64
+	// RelFloor is the relative part of the floor, a fraction of the
+	// baseline track's own level (0.05: 5% of stable's value), so that the
+	// floor scales with the service. Zero means none. See FloorAt.
+	RelFloor float64
 	// Rule is the per-track recording rule (one series per gray_status)
 	// without its window: the rule of window family W is Rule+W, e.g.
 	// job_gray_status:http_request_duration_seconds:p99_rate + 5m.
@@ -144,6 +151,23 @@ type SLI struct {
 	Judged Judged
 	// Doc is one sentence on what the SLI catches, for the docs' table.
 	Doc string
+}
+
+// FloorAt returns the SLI's effect-size floor, in Unit, when the baseline
+// (stable) track's level is stable: max(Floor, RelFloor*|stable|). It is the
+// one floor every judge uses: the thresholds of a RatioAtMost SLI, the
+// Mann-Whitney test's median difference and Confirm, and the sequential
+// test's null hypothesis (gray worse by at most the floor).
+func (s SLI) FloorAt(stable float64) float64 { return FloorAt(s.Floor, s.RelFloor, stable) }
+
+// FloorAt is SLI.FloorAt for a floor given by its parts: max(abs,
+// rel*|level|), 0 when both are zero or the level is not finite.
+func FloorAt(abs, rel, level float64) float64 {
+	f := abs
+	if r := rel * math.Abs(level); rel > 0 && !math.IsNaN(r) && !math.IsInf(r, 0) && r > f {
+		f = r
+	}
+	return f
 }
 
 // TrackRule returns the SLI's per-track rule of window family w.
@@ -197,6 +221,10 @@ type Stat struct {
 	// SampleFamily is the window family of the rules the test samples: a
 	// range no longer than Step, so that samples do not overlap.
 	SampleFamily string
+	// SequentialAlpha is the per-rollout false-FAIL rate of the sequential
+	// test (statistical.mode Sequential), however often it is read; it is
+	// spent over the SLIs tested together by Bonferroni (alpha/k each).
+	SequentialAlpha float64
 }
 
 // Guard is the traffic guard: below MinRequestRate on either track no SLI
@@ -229,13 +257,14 @@ type Catalog struct {
 func Default() Catalog {
 	latency := func(id ID, q string) SLI {
 		return SLI{
-			ID: id, Name: "latency " + q, Unit: Seconds, Comparison: RatioAtMost, Threshold: 1.10, Floor: 0.005,
+			ID: id, Name: "latency " + q, Unit: Seconds, Comparison: RatioAtMost, Threshold: 1.10, Floor: 0.005, RelFloor: 0.05,
 			Rule:       "job_gray_status:http_request_duration_seconds:" + q + "_rate",
 			ParityRule: "job:http_request_duration_seconds_" + q + ":gray_over_stable_rate",
 			FloorRule:  "job:http_request_duration_seconds_" + q + ":gray_minus_stable_rate",
 			Alert:      &Alert{Name: "PoolParityLatencyRegression", ValuesKey: "latencyRegression", Labels: map[string]string{"quantile": q}},
 			Judged:     Always,
-			Doc:        "the gray track's " + q + " request latency against stable's, over the effect-size floor",
+			Doc: "the gray track's " + q + " request latency against stable's; floor max(5 ms, 5% of stable's " + q +
+				"): an A/A " + q + " ratio wanders by a few percent (docs/verdict-eval.md), and 5 ms is less than a busy node jitters",
 		}
 	}
 	return Catalog{
@@ -244,50 +273,50 @@ func Default() Catalog {
 			latency(LatencyP95, "p95"),
 			latency(LatencyP99, "p99"),
 			{
-				ID: ErrorRatio, Name: "error ratio (5xx)", Unit: Ratio, Comparison: DeltaAtMost, Threshold: 0.005,
+				ID: ErrorRatio, Name: "error ratio (5xx)", Unit: Ratio, Comparison: DeltaAtMost, Threshold: 0.005, Floor: 0.001,
 				Rule:       "job_gray_status:http_request_errors:ratio_rate",
 				ParityRule: "job:http_request_errors:gray_minus_stable_rate",
 				Alert:      &Alert{Name: "PoolParityErrorRegression", ValuesKey: "errorRegression"},
 				Judged:     Always,
-				Doc:        "5xx share of requests; a difference, since ratios of near-zero error rates explode",
+				Doc:        "5xx share of requests; a difference, since ratios of near-zero error rates explode; floor 0.1 points, the base error ratio of the synthetic corpus and a fifth of the threshold",
 			},
 			{
-				ID: CPUPerRequest, Name: "CPU per request", Unit: Seconds, Comparison: RatioAtMost, Threshold: 1.15,
+				ID: CPUPerRequest, Name: "CPU per request", Unit: Seconds, Comparison: RatioAtMost, Threshold: 1.15, Floor: 0.0001,
 				Rule:       "job_gray_status:process_cpu_seconds_per_request:ratio_rate",
 				ParityRule: "job:process_cpu_seconds_per_request:gray_over_stable_rate",
 				Alert:      &Alert{Name: "PoolParityCPUPerRequestRegression", ValuesKey: "cpuPerRequestRegression"},
 				Judged:     Always,
-				Doc:        "process CPU seconds per request: what a Reset that zeroes too much costs",
+				Doc:        "process CPU seconds per request: what a Reset that zeroes too much costs; floor 100 µs, what equal builds differ by at ~1.4 ms per request (ratios 1.01 to 1.11, docs/pool-misuse.md)",
 			},
 			{
-				ID: HeapAllocPerRequest, Name: "heap alloc per request", Unit: Bytes, Comparison: RatioAtMost, Threshold: 1.10,
+				ID: HeapAllocPerRequest, Name: "heap alloc per request", Unit: Bytes, Comparison: RatioAtMost, Threshold: 1.10, Floor: 1024,
 				Rule:       "job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate",
 				ParityRule: "job:go_gc_heap_allocs_bytes_per_request:gray_over_stable_rate",
 				Judged:     Always,
-				Doc:        "heap bytes allocated per request: parity asks only that gray be no worse (PoolParityNoAllocationGain tells whether pooling pays)",
+				Doc:        "heap bytes allocated per request: parity asks only that gray be no worse (PoolParityNoAllocationGain tells whether pooling pays); floor 1 KiB, a small buffer per request, 2% of the synthetic corpus' 50 KB, whose noise is 2%",
 			},
 			{
-				ID: GCCPUShare, Name: "GC share of CPU", Unit: Ratio, Comparison: DeltaAtMost, Threshold: 0.05,
+				ID: GCCPUShare, Name: "GC share of CPU", Unit: Ratio, Comparison: DeltaAtMost, Threshold: 0.05, Floor: 0.005,
 				Rule:   "job_gray_status:go_gc_cpu:ratio_rate",
 				Judged: Always,
-				Doc:    "GC CPU over total CPU, in ratio points",
+				Doc:    "GC CPU over total CPU, in ratio points; floor 0.5 points, a tenth of the threshold and a quarter of a 2% GC share",
 			},
 			{
-				ID: SyncPoolHitRatio, Name: "sync.Pool hit ratio", Unit: Ratio, Comparison: GrayAtLeast, Threshold: 0.5,
+				ID: SyncPoolHitRatio, Name: "sync.Pool hit ratio", Unit: Ratio, Comparison: GrayAtLeast, Threshold: 0.5, Floor: 0.02,
 				Rule:       "job_gray_status_pool:syncpool_hits:ratio_rate",
 				WeightRule: "job_gray_status_pool:syncpool_gets:rate",
 				Alert:      &Alert{Name: "PoolParityLowSyncPoolHitRatio", ValuesKey: "lowSyncPoolHitRatio"},
 				Judged:     WhenGrayPooled,
-				Doc:        "the gray track's hit ratio over all its pools, weighted by gets (the alert judges each pool)",
+				Doc:        "the gray track's hit ratio over all its pools, weighted by gets (the alert judges each pool); floor 2 points below the threshold",
 			},
 			{
-				ID: RedisPoolHitRatio, Name: "Redis pool hit ratio", Unit: Ratio, Comparison: DeltaAtLeast, Threshold: -0.10,
+				ID: RedisPoolHitRatio, Name: "Redis pool hit ratio", Unit: Ratio, Comparison: DeltaAtLeast, Threshold: -0.10, Floor: 0.02,
 				Rule:   "job_gray_status:redis_pool_hits:ratio_rate",
 				Judged: Always,
-				Doc:    "go-redis connection pool hits, in ratio points (negative: how much worse gray may be)",
+				Doc:    "go-redis connection pool hits, in ratio points (negative: how much worse gray may be); floor 2 points, a fifth of the threshold",
 			},
 		},
-		Stat: Stat{Confidence: 0.99, MinEffect: 0.71, MinSamples: 8, Window: 10 * time.Minute, Step: time.Minute, SampleFamily: "1m"},
+		Stat: Stat{Confidence: 0.99, MinEffect: 0.71, MinSamples: 8, Window: 10 * time.Minute, Step: time.Minute, SampleFamily: "1m", SequentialAlpha: 0.01},
 		Guard: Guard{
 			RequestRule: "job_gray_status:http_requests:rate", MinTrackRule: "job:http_requests:min_track_rate",
 			MinRequestRate: 1, MinRequests: 100, RequestWindow: 5 * time.Minute,
@@ -357,7 +386,8 @@ func (c Catalog) with(id ID, f func(*SLI)) (Catalog, error) {
 
 // AlertValues returns, per chart values key under rules.alerts, the
 // threshold and floor the catalog's SLIs give it (the SLIs raised by one
-// alert share them), in catalog order.
+// alert share them), in catalog order. The floor is the SLI's absolute
+// Floor where the alert reads one (the SLI has a FloorRule), else 0.
 func (c Catalog) AlertValues() []AlertValue {
 	var out []AlertValue
 	for _, s := range c.SLIs {
@@ -367,7 +397,12 @@ func (c Catalog) AlertValues() []AlertValue {
 		if slices.ContainsFunc(out, func(a AlertValue) bool { return a.Key == s.Alert.ValuesKey }) {
 			continue
 		}
-		out = append(out, AlertValue{Key: s.Alert.ValuesKey, Alert: s.Alert.Name, Threshold: s.Threshold, Floor: s.Floor})
+		// Only an alert with a floor rule reads the floor (minDelta).
+		floor := 0.0
+		if s.FloorRule != "" {
+			floor = s.Floor
+		}
+		out = append(out, AlertValue{Key: s.Alert.ValuesKey, Alert: s.Alert.Name, Threshold: s.Threshold, Floor: floor})
 	}
 	return out
 }
@@ -386,8 +421,9 @@ var (
 
 // Validate reports every SLI that could not be judged or rendered: an ID
 // that is not a DNS label or repeats, an empty name, an unknown comparison
-// or Judged, a rule that is not a metric name, a floor on anything but
-// RatioAtMost, and statistical or guard defaults out of range.
+// or Judged, a rule that is not a metric name, a negative floor or a
+// relative floor outside [0, 1), and statistical or guard defaults out of
+// range.
 func (c Catalog) Validate() error {
 	var errs []error
 	seen := map[ID]bool{}
@@ -410,8 +446,8 @@ func (c Catalog) Validate() error {
 		default:
 			errs = append(errs, fmt.Errorf("%s: unknown comparison %q", where, s.Comparison))
 		}
-		if s.Floor < 0 || (s.Floor > 0 && s.Comparison != RatioAtMost) {
-			errs = append(errs, fmt.Errorf("%s: a floor applies only to %s and is not negative", where, RatioAtMost))
+		if s.Floor < 0 || s.RelFloor < 0 || s.RelFloor >= 1 || math.IsNaN(s.Floor) || math.IsInf(s.Floor, 0) {
+			errs = append(errs, fmt.Errorf("%s: the floor is negative or not finite, or the relative floor is outside [0, 1)", where))
 		}
 		if s.Judged != Always && s.Judged != WhenGrayPooled {
 			errs = append(errs, fmt.Errorf("%s: unknown Judged %q", where, s.Judged))
@@ -429,7 +465,8 @@ func (c Catalog) Validate() error {
 		}
 	}
 	st := c.Stat
-	if st.Confidence <= 0 || st.Confidence >= 1 || st.MinEffect <= 0.5 || st.MinEffect > 1 || st.MinSamples < 3 || st.Window <= 0 || st.Step <= 0 || st.Step > st.Window {
+	if st.Confidence <= 0 || st.Confidence >= 1 || st.MinEffect <= 0.5 || st.MinEffect > 1 || st.MinSamples < 3 || st.Window <= 0 || st.Step <= 0 || st.Step > st.Window ||
+		st.SequentialAlpha <= 0 || st.SequentialAlpha >= 1 {
 		errs = append(errs, fmt.Errorf("statistical defaults out of range: %+v", st))
 	}
 	if c.Guard.RequestRule == "" || c.Guard.MinRequestRate < 0 || c.Guard.MinRequests < 0 || c.Guard.RequestWindow <= 0 {

@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,7 +30,9 @@ func TestValidateNamesEveryBadSLI(t *testing.T) {
 		{"a repeated ID", func(c *catalog.Catalog) { c.SLIs[1].ID = c.SLIs[0].ID }, "the ID repeats"},
 		{"a repeated display name", func(c *catalog.Catalog) { c.SLIs[1].Name = c.SLIs[0].Name }, "display name is empty or repeats"},
 		{"an unknown comparison", func(c *catalog.Catalog) { c.SLIs[2].Comparison = "ratio<" }, `unknown comparison "ratio<"`},
-		{"a floor on a delta", func(c *catalog.Catalog) { c.SLIs[2].Floor = 0.1 }, "a floor applies only to"},
+		{"a negative floor", func(c *catalog.Catalog) { c.SLIs[2].Floor = -0.1 }, "the floor is negative"},
+		{"a relative floor of 100%", func(c *catalog.Catalog) { c.SLIs[0].RelFloor = 1 }, "relative floor is outside [0, 1)"},
+		{"a sequential alpha of 0", func(c *catalog.Catalog) { c.Stat.SequentialAlpha = 0 }, "statistical defaults out of range"},
 		{"a rule that is no metric name", func(c *catalog.Catalog) { c.SLIs[3].Rule = "rate(x[5m])" }, "is not a metric name"},
 		{"an alert without its values key", func(c *catalog.Catalog) { c.SLIs[0].Alert = &catalog.Alert{Name: "X"} }, "needs its name and values key"},
 		{"a confidence of 1", func(c *catalog.Catalog) { c.Stat.Confidence = 1 }, "statistical defaults out of range"},
@@ -142,4 +145,44 @@ func TestTheRulesRecordWhatTheCatalogReads(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestFloorAtScalesWithTheBaseline(t *testing.T) {
+	d := catalog.Default()
+	p99, _ := d.Get(catalog.LatencyP99)
+	cpu, _ := d.Get(catalog.CPUPerRequest)
+	tests := []struct {
+		name   string
+		sli    catalog.SLI
+		stable float64
+		want   float64
+	}{
+		{"a fast service keeps the 5 ms floor", p99, 0.020, 0.005},
+		{"a slow service gets 5% of stable's p99", p99, 0.400, 0.020},
+		{"a negative level counts by its size", p99, -0.400, 0.020},
+		{"an infinite level keeps the absolute floor", p99, math.Inf(1), 0.005},
+		{"CPU per request is absolute", cpu, 0.5, 0.0001},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.sli.FloorAt(tt.stable); math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("FloorAt(%v) = %v, want %v", tt.stable, got, tt.want)
+			}
+		})
+	}
+	for _, s := range d.SLIs {
+		if s.Floor <= 0 {
+			t.Errorf("%s has no absolute floor: every SLI needs one (issue 27)", s.ID)
+		}
+		if !strings.Contains(s.Doc, "floor") {
+			t.Errorf("%s: its Doc does not state its floor", s.ID)
+		}
+	}
+}
+
+func ExampleSLI_FloorAt() {
+	p99, _ := catalog.Default().Get(catalog.LatencyP99)
+	fmt.Printf("stable p99 40 ms: floor %.1f ms; 200 ms: floor %.1f ms\n", 1000*p99.FloorAt(0.040), 1000*p99.FloorAt(0.200))
+	// Output:
+	// stable p99 40 ms: floor 5.0 ms; 200 ms: floor 10.0 ms
 }

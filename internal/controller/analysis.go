@@ -164,7 +164,7 @@ func evaluation(a *v1alpha1.Analysis, in Input) (catalog.Catalog, parity.Options
 	}
 	opts.Stat = mode
 	var err error
-	if opts.Test, err = statTest(st); err != nil {
+	if opts.Test, opts.Sequential, err = statTest(st); err != nil {
 		bad = append(bad, err.Error())
 	}
 	opts.StatWindow, opts.StatStep = st.Window.Duration, st.Step.Duration
@@ -256,26 +256,27 @@ func parseDecimal(s string) (float64, error) {
 
 // statTest maps the CRD's statistical settings to the judge's; unset fields take the
 // catalog's defaults in the evaluator.
-func statTest(st v1alpha1.StatisticalTest) (parity.StatTest, error) {
+func statTest(st v1alpha1.StatisticalTest) (parity.StatTest, parity.SequentialTest, error) {
 	var t parity.StatTest
+	var seq parity.SequentialTest
 	var err error
 	if st.Confidence != "" {
 		if t.Confidence, err = parseDecimal(st.Confidence); err != nil || t.Confidence <= 0 || t.Confidence >= 1 {
-			return t, fmt.Errorf("statistical.confidence %q: want a number between 0 and 1", st.Confidence)
+			return t, seq, fmt.Errorf("statistical.confidence %q: want a number between 0 and 1", st.Confidence)
 		}
 	}
 	if st.MinEffect != "" {
 		if t.MinEffect, err = parseDecimal(st.MinEffect); err != nil || t.MinEffect <= 0 || t.MinEffect > 1 {
-			return t, fmt.Errorf("statistical.minEffect %q: want a number in (0, 1]", st.MinEffect)
+			return t, seq, fmt.Errorf("statistical.minEffect %q: want a number in (0, 1]", st.MinEffect)
 		}
 	}
 	t.MinSamples = int(st.MinSamples)
 	if st.Alpha != "" {
-		if t.Alpha, err = parseDecimal(st.Alpha); err != nil || t.Alpha <= 0 || t.Alpha >= 1 {
-			return t, fmt.Errorf("statistical.alpha %q: want a number between 0 and 1", st.Alpha)
+		if seq.Alpha, err = parseDecimal(st.Alpha); err != nil || seq.Alpha <= 0 || seq.Alpha >= 1 {
+			return t, seq, fmt.Errorf("statistical.alpha %q: want a number between 0 and 1", st.Alpha)
 		}
 	}
-	return t, nil
+	return t, seq, nil
 }
 
 // fillResult copies a judged row into the SLI's status, values as decimal strings.

@@ -90,7 +90,13 @@ func TestCheckWithAStatTest(t *testing.T) {
 			// sample is above every stable one (the fake varies samples by 0-4%).
 			p := goodPool()
 			p.values["job_gray_status:process_cpu_seconds_per_request:ratio_rate1m"]["true"] = 0.000440
-			r, err := parity.Evaluate(context.Background(), p, catalog.Default(), parity.Options{
+			// 28 µs more is within the catalog's 100 µs floor: this case measures the sample
+			// count, so the floor is taken away.
+			cat, err := catalog.Default().WithFloor(catalog.CPUPerRequest, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := parity.Evaluate(context.Background(), p, cat, parity.Options{
 				At: at, Window: "1m", Selector: `job="poolparity"`, Alerts: true,
 				Stat: parity.StatReport, Test: parity.StatTest{MinSamples: tt.minSamples}, StatWindow: time.Minute, StatStep: 10 * time.Second, SampleFamily: "-",
 			})
@@ -152,12 +158,12 @@ func TestGateConfirmed(t *testing.T) {
 		})
 	}
 	t.Run("ParseGate", func(t *testing.T) {
-		for _, s := range []string{"thresholds", "confirmed"} {
+		for _, s := range []string{"thresholds", "confirmed", "sequential"} {
 			if g, err := parity.ParseGate(s); err != nil || string(g) != s {
 				t.Errorf("ParseGate(%q) = %q, %v", s, g, err)
 			}
 		}
-		if _, err := parity.ParseGate("strict"); err == nil || !strings.Contains(err.Error(), "want thresholds or confirmed") {
+		if _, err := parity.ParseGate("strict"); err == nil || !strings.Contains(err.Error(), "want thresholds, confirmed or sequential") {
 			t.Errorf("ParseGate(strict) error %v", err)
 		}
 	})
@@ -198,7 +204,8 @@ func TestConfirm(t *testing.T) {
 	}{
 		{"a breach the test confirms stays a FAIL", fail(parity.Fail), parity.Fail},
 		{"a breach the test finds not significant is a PASS", fail(parity.Pass), parity.Pass},
-		{"a breach without enough samples for the test stays a FAIL", fail(parity.NoData), parity.Fail},
+		{"a breach without enough samples for the test waits as NO DATA (the cold first step)", fail(parity.NoData), parity.NoData},
+		{"a breach whose test failed to run stays a FAIL", fail(parity.Error), parity.Fail},
 		{"a breach without a test stays a FAIL", fail(""), parity.Fail},
 	}
 	for _, tt := range tests {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 )
@@ -29,18 +31,25 @@ const (
 	// a passing evaluation, and a test without a verdict holds it.
 	StatGate StatMode = "Gate"
 	// StatConfirm makes the test a condition of a breach: a threshold FAIL
-	// counts only where the test confirms it, or has too few samples to
-	// judge (the verdict gate "confirmed"). Firing alerts still fail.
+	// counts only where the test confirms it (the verdict gate
+	// "confirmed"); where the test has too few samples the FAIL is NO DATA
+	// and the step waits. Firing alerts still fail.
 	StatConfirm StatMode = "Confirm"
+	// StatSequential makes the anytime-valid sequential test (seq.go) the
+	// judge (the verdict gate "sequential"): FAIL iff an SLI's e-value,
+	// accumulated from StatSince, reaches k/alpha; a threshold FAIL or a
+	// firing alert without that evidence is a PASS with a note; too few
+	// samples is NO DATA.
+	StatSequential StatMode = "Sequential"
 )
 
 // ParseStatMode returns the StatMode named s.
 func ParseStatMode(s string) (StatMode, error) {
 	switch m := StatMode(s); m {
-	case StatOff, StatReport, StatGate, StatConfirm:
+	case StatOff, StatReport, StatGate, StatConfirm, StatSequential:
 		return m, nil
 	}
-	return "", fmt.Errorf("unknown statistical mode %q: want %s, %s, %s or %s", s, StatOff, StatReport, StatGate, StatConfirm)
+	return "", fmt.Errorf("unknown statistical mode %q: want %s, %s, %s, %s or %s", s, StatOff, StatReport, StatGate, StatConfirm, StatSequential)
 }
 
 // Gate says which verdict is a Report's Verdict; it is how the commands
@@ -55,21 +64,27 @@ const (
 	// GateConfirmed: a threshold FAIL counts only where the statistical
 	// test confirms it (StatConfirm). docs/verdict-eval.md measures it.
 	GateConfirmed Gate = "confirmed"
+	// GateSequential: the anytime-valid sequential test decides
+	// (StatSequential).
+	GateSequential Gate = "sequential"
 )
 
 // ParseGate returns the Gate named s, or an error naming the valid ones.
 func ParseGate(s string) (Gate, error) {
 	switch g := Gate(s); g {
-	case GateThresholds, GateConfirmed:
+	case GateThresholds, GateConfirmed, GateSequential:
 		return g, nil
 	}
-	return "", fmt.Errorf("unknown gate %q: want %s or %s", s, GateThresholds, GateConfirmed)
+	return "", fmt.Errorf("unknown gate %q: want %s, %s or %s", s, GateThresholds, GateConfirmed, GateSequential)
 }
 
 // Mode returns the StatMode of the gate.
 func (g Gate) Mode() StatMode {
-	if g == GateConfirmed {
+	switch g {
+	case GateConfirmed:
 		return StatConfirm
+	case GateSequential:
+		return StatSequential
 	}
 	return StatReport
 }
@@ -110,6 +125,26 @@ type Options struct {
 	// SampleFamily is the rule family the test samples; empty means the
 	// catalog's; "-" means Window's.
 	SampleFamily string
+	// StatSince is where the sequential test's samples start: the
+	// rollout's start, or the end of its warm-up. Zero means At -
+	// StatWindow. The other modes sample the sliding StatWindow.
+	StatSince time.Time
+	// Sequential configures the sequential test; zero fields take the
+	// catalog's SequentialAlpha and the package's defaults.
+	Sequential SequentialTest
+	// Exclude lists time ranges whose samples no test judges (in every
+	// mode): a sample is dropped when the range it was computed over (the
+	// sample family's, e.g. the minute before it) overlaps one. The
+	// controller excludes each gray pod's warm-up after it turns ready;
+	// dropping by readiness, which does not look at the outcomes, keeps
+	// the tests valid.
+	Exclude []Interval
+	// BaselineTrack is the gray_status value of the track gray is compared
+	// with: empty is stable's ("false"); a PoolCanary's fresh baseline is
+	// "baseline" (promread.BaselineStatus). Every per-track read (the
+	// thresholds, the samples, the traffic guard, the pooled check) uses
+	// it.
+	BaselineTrack string
 	// Overrides change where SLIs are read from, by ID.
 	Overrides map[catalog.ID]Override
 	// Alerts reads the pending and firing alerts of the rule groups whose
@@ -151,11 +186,18 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 		r.Gate = GateConfirmed
 	case StatReport:
 		r.Gate = GateThresholds
+	case StatSequential:
+		r.Gate = GateSequential
+		k := len(e.cat.SLIs)
+		r.Notes = append(r.Notes, fmt.Sprintf("sequential test: per-rollout alpha %g over %d SLIs (Bonferroni, %.3g each): an SLI fails when its e-value reaches %.4g, on the samples since %s",
+			e.opts.Sequential.Alpha, k, e.opts.Sequential.Alpha/float64(k), e.opts.Sequential.Bar(k), e.opts.StatSince.UTC().Format(time.RFC3339)))
 	}
 	if err := e.checkRulesLoaded(ctx, q); err != nil {
 		return fail(err)
 	}
-	quiet, err := e.guard().Check(ctx, q, e.opts.At)
+	g := e.guard()
+	g.Baseline = e.opts.BaselineTrack
+	quiet, err := g.Check(ctx, q, e.opts.At)
 	if err != nil {
 		return fail(fmt.Errorf("parity: %w", err))
 	}
@@ -165,7 +207,7 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 		if s.Judged == catalog.WhenGrayPooled {
 			if grayPooled == nil {
 				g, err1 := e.trackPooled(ctx, q, grayM)
-				st, err2 := e.trackPooled(ctx, q, stableM)
+				st, err2 := e.trackPooled(ctx, q, `gray_status="`+e.opts.BaselineTrack+`"`)
 				if err := errors.Join(err1, err2); err != nil {
 					return fail(err)
 				}
@@ -177,7 +219,7 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 			}
 		}
 		crit := CriterionOf(s)
-		tv, err := promread.ReadTracks(ctx, q, e.query(s, false), e.opts.At)
+		tv, err := promread.ReadTracks(ctx, q, e.query(s, false), e.opts.At, e.opts.BaselineTrack)
 		if err != nil {
 			return fail(fmt.Errorf("parity: %s: %w", s.Name, err))
 		}
@@ -218,6 +260,10 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 		r.Statistical, r.StatReasons = Error, append([]string{"query failed"}, statErrs...)
 	}
 	r.Disagreements = Disagreements(r.Rows)
+	if e.opts.Stat == StatSequential {
+		r.Verdict, r.Reasons = sequentialVerdict(r, quiet)
+		return r, nil
+	}
 	var reasons []string
 	r.Confirmed, reasons = Decide(Decision{Rows: Confirm(r.Rows), Alerts: r.Alerts, Quiet: quiet})
 	switch e.opts.Stat {
@@ -272,6 +318,13 @@ func newEvaluation(cat catalog.Catalog, o Options) (evaluation, error) {
 		o.SampleFamily = o.Window
 	}
 	o.Test = o.Test.withCatalog(st)
+	o.Sequential = o.Sequential.withCatalog(st)
+	if o.BaselineTrack == "" {
+		o.BaselineTrack = promread.StableStatus
+	}
+	if o.StatSince.IsZero() || o.StatSince.After(o.At) {
+		o.StatSince = o.At.Add(-o.StatWindow)
+	}
 	e := evaluation{cat: cat, opts: o}
 	if _, err := ParseStatMode(string(o.Stat)); err != nil {
 		return e, fmt.Errorf("parity: %w", err)
@@ -335,16 +388,58 @@ func (e evaluation) guard() Guard {
 	return Guard{RateExpr: g.RequestRule + e.opts.Window + "{" + e.opts.Selector + "}", MinRequestRate: g.MinRequestRate}
 }
 
+// sequentialVerdict is the verdict of a StatSequential evaluation: the
+// sequential test's (FAIL iff an SLI rejected, NO DATA while an SLI has too
+// few samples or the tracks are too quiet, ERROR when a sample query
+// failed), with each threshold FAIL and firing alert that the test does not
+// back named in a note.
+func sequentialVerdict(r Report, quiet string) (Verdict, []string) {
+	if r.Statistical == Error {
+		return Error, r.StatReasons
+	}
+	v, reasons := Decide(Decision{Rows: SequentialRows(r.Rows), Quiet: quiet})
+	if v == Fail {
+		return v, reasons
+	}
+	var unbacked []string
+	for _, row := range r.Rows {
+		if row.Verdict == Fail {
+			unbacked = append(unbacked, fmt.Sprintf("%s %s", row.SLI, describe(row)))
+		}
+	}
+	for _, a := range r.Alerts {
+		if a.State == "firing" && (a.Severity == "" || contains(failingSeverities, a.Severity)) {
+			unbacked = append(unbacked, "alert "+a.Name+" is firing")
+		}
+	}
+	if len(unbacked) > 0 {
+		reasons = append(reasons, "over the threshold but no anytime-valid evidence: "+strings.Join(unbacked, "; "))
+	}
+	return v, reasons
+}
+
 // test samples s on both tracks and judges the samples, corrected for the
-// number of SLIs.
+// number of SLIs: the Mann-Whitney test over the sliding StatWindow, or in
+// StatSequential the sequential test over the samples since StatSince.
 func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Criterion, errs *[]string) *TestResult {
 	expr := e.query(s, true)
-	ts, err := promread.ReadSamples(ctx, q, expr, e.opts.At.Add(-e.opts.StatWindow), e.opts.At, e.opts.StatStep)
+	from := e.opts.At.Add(-e.opts.StatWindow)
+	if e.opts.Stat == StatSequential {
+		from = e.opts.StatSince
+	}
+	ts, err := promread.ReadSamples(ctx, q, expr, from, e.opts.At, e.opts.StatStep, e.opts.BaselineTrack)
 	if err != nil {
 		*errs = append(*errs, fmt.Sprintf("%s: %v", s.Name, err))
 		return &TestResult{Verdict: Error, Note: err.Error()}
 	}
-	tr := e.opts.Test.ForTests(len(e.cat.SLIs)).Judge(crit, ts.Stable, ts.Gray)
+	rng := e.sampleRange()
+	stable, gray := exclude(ts.Stable, e.opts.Exclude, rng), exclude(ts.Gray, e.opts.Exclude, rng)
+	var tr TestResult
+	if e.opts.Stat == StatSequential {
+		tr = e.opts.Sequential.Judge(crit, pairs(crit, stable, gray), len(e.cat.SLIs))
+	} else {
+		tr = e.opts.Test.ForTests(len(e.cat.SLIs)).Judge(crit, promread.Values(stable), promread.Values(gray))
+	}
 	if tr.Verdict == NoData && len(ts.Why) > 0 {
 		tr.Note = strings.Join(ts.Why, "; ")
 	}
@@ -354,6 +449,16 @@ func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Cri
 		}
 	}
 	return &tr
+}
+
+// sampleRange is the range each test sample is computed over: the sample
+// family's duration (a family is named by its range, e.g. "1m"), or
+// StatStep when the family is not a duration.
+func (e evaluation) sampleRange() time.Duration {
+	if d, err := model.ParseDuration(e.opts.SampleFamily); err == nil && d > 0 {
+		return time.Duration(d)
+	}
+	return e.opts.StatStep
 }
 
 // checkRulesLoaded fails unless Prometheus has every recording rule the
@@ -399,7 +504,7 @@ func (e evaluation) trackPooled(ctx context.Context, q Querier, m string) (bool,
 
 // CriterionOf returns how the judge compares an SLI.
 func CriterionOf(s catalog.SLI) Criterion {
-	return Criterion{ID: s.ID, SLI: s.Name, Unit: s.Unit, Comparison: s.Comparison, Threshold: s.Threshold, Floor: s.Floor}
+	return Criterion{ID: s.ID, SLI: s.Name, Unit: s.Unit, Comparison: s.Comparison, Threshold: s.Threshold, Floor: s.Floor, RelFloor: s.RelFloor}
 }
 
 // sel returns a selector of base's matchers and extra ones, with braces.

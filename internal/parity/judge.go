@@ -28,11 +28,13 @@ type Criterion struct {
 	// Comparison and Threshold define the test.
 	Comparison Comparison
 	Threshold  float64
-	// Floor is the effect-size floor of a RatioAtMost criterion: a ratio
-	// above Threshold fails only when gray - stable is also above Floor
-	// (in Unit). Zero means no floor. A p99 of 4 ms at +12% is 0.48 ms,
-	// less than a busy node jitters; a floor of 5 ms keeps it a pass.
-	Floor float64
+	// Floor and RelFloor are the SLI's effect-size floor (FloorAt: the
+	// larger of Floor, in Unit, and RelFloor times the baseline's level): a
+	// ratio above Threshold fails only when gray - stable is also above it,
+	// and the statistical tests count no difference within it. A p99 of 4
+	// ms at +12% is 0.48 ms, less than a busy node jitters; a floor of 5 ms
+	// keeps it a pass.
+	Floor, RelFloor float64
 }
 
 // GrayOverStable returns gray/stable, with 0/0 = 1 (both tracks equal) and x/0 =
@@ -52,7 +54,13 @@ func GrayOverStable(gray, stable float64) float64 {
 // against a zero stable value is +Inf: it fails an at-most limit and the
 // row's Value stays nil (JSON has no infinity) with a note saying why.
 func (c Criterion) Evaluate(stable, gray *float64) Row {
-	row := Row{ID: c.ID, SLI: c.SLI, Unit: c.Unit, Comparison: c.Comparison, Threshold: c.Threshold, Floor: c.Floor, Stable: stable, Gray: gray}
+	row := Row{ID: c.ID, SLI: c.SLI, Unit: c.Unit, Comparison: c.Comparison, Threshold: c.Threshold, Stable: stable, Gray: gray}
+	if c.Comparison == RatioAtMost {
+		row.Floor = c.Floor
+		if stable != nil {
+			row.Floor = c.FloorAt(*stable)
+		}
+	}
 	switch {
 	case c.Comparison == GrayAtLeast:
 		if gray == nil {
@@ -83,9 +91,9 @@ func (c Criterion) Evaluate(stable, gray *float64) Row {
 	switch c.Comparison {
 	case RatioAtMost:
 		breach := v > c.Threshold
-		if breach && c.Floor > 0 && d <= c.Floor {
+		if breach && row.Floor > 0 && d <= row.Floor {
 			breach = false
-			row.Note = fmt.Sprintf("ratio over the limit but gray-stable %s is within the %s floor", FormatDelta(c.Unit, d), FormatValue(c.Unit, c.Floor))
+			row.Note = fmt.Sprintf("ratio over the limit but gray-stable %s is within the %s floor", FormatDelta(c.Unit, d), FormatValue(c.Unit, row.Floor))
 		}
 		row.Verdict = verdictOf(!breach)
 	case RatioAtLeast, DeltaAtLeast:
@@ -126,6 +134,9 @@ type Guard struct {
 	// MinRequestRate is the rate each track must exceed, like the rules'
 	// rules.minRequestRate. Zero or less disables the guard.
 	MinRequestRate float64
+	// Baseline is the gray_status of the track gray is compared with;
+	// empty is stable's ("false").
+	Baseline string
 	// Window, when set, is printed with the request counts (rate times
 	// window) so a count-based limit reads as a count.
 	Window time.Duration
@@ -137,7 +148,7 @@ func (g Guard) Check(ctx context.Context, q Querier, at time.Time) (string, erro
 	if g.MinRequestRate <= 0 {
 		return "", nil
 	}
-	tv, err := promread.ReadTracks(ctx, q, g.RateExpr, at)
+	tv, err := promread.ReadTracks(ctx, q, g.RateExpr, at, g.Baseline)
 	if err != nil {
 		return "", err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity/mwu"
@@ -44,6 +45,37 @@ type TestResult struct {
 	NGray   int `json:"n_gray"`
 	// Note explains a NO DATA or a pass held by the floor.
 	Note string `json:"note,omitempty"`
+
+	// The sequential test's figures (StatSequential; N is NGray): E is the
+	// e-value for "gray worse than the floor" after the last sample (1
+	// while the samples point the other way), EMax its largest value at any
+	// look, Bar the value that rejects (k/alpha).
+	E    float64 `json:"e,omitempty"`
+	EMax float64 `json:"e_max,omitempty"`
+	Bar  float64 `json:"bar,omitempty"`
+	// Effect is the estimated effect, gray/stable for a ratio SLI (the
+	// geometric mean of the per-step ratios), else gray - stable (gray -
+	// threshold for a gray-only SLI); Bound the confidence sequence's bound
+	// on it on the worse side (nil while unbounded), at the level of Bar.
+	Effect float64  `json:"effect,omitempty"`
+	Bound  *float64 `json:"bound,omitempty"`
+	// Floor is the floor the sequential test used, on its scale (log
+	// ratio or points).
+	Floor float64 `json:"floor,omitempty"`
+	// Rejected is the time of the sample at which the sequential test
+	// rejected; zero when it did not.
+	Rejected time.Time `json:"rejected,omitzero"`
+}
+
+// sequential reports whether the result is the sequential test's.
+func (t TestResult) sequential() bool { return t.Bar > 0 }
+
+// summary states the test's figures in a few words.
+func (t TestResult) summary() string {
+	if t.sequential() {
+		return fmt.Sprintf("e=%.3g, max %.3g, bar %.3g, n=%d", t.E, t.EMax, t.Bar, t.NGray)
+	}
+	return fmt.Sprintf("p=%.2g, A=%.2f", t.P, t.A)
 }
 
 // Judge runs the test on samples of the criterion's SLI. Which direction
@@ -73,9 +105,9 @@ func (s StatTest) Judge(c Criterion, stable, gray []float64) TestResult {
 	}
 	res.MedianDelta = median(gray) - median(stable)
 	worse := r.P < 1-s.Confidence && res.A >= s.MinEffect
-	if worse && c.Floor > 0 && sign*res.MedianDelta <= c.Floor {
+	if floor := c.FloorAt(median(stable)); worse && c.Comparison != GrayAtLeast && floor > 0 && sign*res.MedianDelta <= floor {
 		worse = false
-		res.Note = fmt.Sprintf("significant, but the median difference %s is within the %s floor", FormatDelta(c.Unit, res.MedianDelta), FormatValue(c.Unit, c.Floor))
+		res.Note = fmt.Sprintf("significant, but the median difference %s is within the %s floor", FormatDelta(c.Unit, res.MedianDelta), FormatValue(c.Unit, floor))
 	}
 	res.Verdict = verdictOf(!worse)
 	return res
@@ -96,13 +128,20 @@ func (s StatTest) ForTests(k int) StatTest {
 // Confirm returns the rows with each threshold FAIL that the statistical
 // test did not confirm turned into a PASS with a note: a regression then
 // needs the threshold, the floor and significance. A FAIL whose test has
-// no verdict (too few samples, an error) stays a FAIL.
+// too few samples becomes NO DATA: the step waits (the cold first step,
+// when the gray is youngest, is never failed on the thresholds alone). A
+// FAIL whose test failed to run (an error) stays a FAIL.
 func Confirm(rows []Row) []Row {
 	out := make([]Row, len(rows))
 	for i, r := range rows {
-		if r.Verdict == Fail && r.Test != nil && r.Test.Verdict == Pass {
+		switch {
+		case r.Verdict != Fail || r.Test == nil:
+		case r.Test.Verdict == Pass:
 			r.Verdict = Pass
-			r.Note = fmt.Sprintf("over the threshold but not significantly worse (p=%.2g, A=%.2f)", r.Test.P, r.Test.A)
+			r.Note = "over the threshold but not significantly worse (" + r.Test.summary() + ")"
+		case r.Test.Verdict == NoData:
+			r.Verdict = NoData
+			r.Note = "over the threshold, but the test cannot confirm it yet: " + r.Test.Note
 		}
 		out[i] = r
 	}
@@ -153,7 +192,7 @@ func StatVerdict(rows []Row, quiet string) (Verdict, []string) {
 		case r.Test == nil:
 			nodata = append(nodata, r.SLI+": not tested")
 		case r.Test.Verdict == Fail:
-			fails = append(fails, fmt.Sprintf("%s: gray worse, p=%.2g, A=%.2f", r.SLI, r.Test.P, r.Test.A))
+			fails = append(fails, fmt.Sprintf("%s: gray worse, %s", r.SLI, r.Test.summary()))
 		case r.Test.Verdict != Pass:
 			nodata = append(nodata, r.SLI+": "+r.Test.Note)
 		}
@@ -179,7 +218,7 @@ func Disagreements(rows []Row) []string {
 		}
 		t, s := r.Verdict, r.Test.Verdict
 		if (t == Pass || t == Fail) && (s == Pass || s == Fail) && t != s {
-			out = append(out, fmt.Sprintf("%s: threshold %s, statistical %s (p=%.2g, A=%.2f)", r.SLI, t, s, r.Test.P, r.Test.A))
+			out = append(out, fmt.Sprintf("%s: threshold %s, statistical %s (%s)", r.SLI, t, s, r.Test.summary()))
 		}
 	}
 	return out

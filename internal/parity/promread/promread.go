@@ -32,11 +32,22 @@ type Querier interface {
 	Rules(ctx context.Context, matches []string) (v1.RulesResult, error)
 }
 
-// The gray_status values of the two tracks.
+// The gray_status values of the two tracks, and of the fresh baseline
+// Deployment a PoolCanary may compare gray with instead of stable.
 const (
-	StableStatus = "false"
-	GrayStatus   = "true"
+	StableStatus   = "false"
+	GrayStatus     = "true"
+	BaselineStatus = "baseline"
 )
+
+// comparison returns the tracks read: the baseline (gray_status baseline,
+// "" meaning StableStatus) as "stable", and the gray track.
+func comparison(baseline string) [2]struct{ name, status string } {
+	if baseline == "" {
+		baseline = StableStatus
+	}
+	return [2]struct{ name, status string }{{"stable", baseline}, {"gray", GrayStatus}}
+}
 
 // DescribeError keeps the Prometheus API's error type and detail in the
 // message, and says so when the query ran out of time.
@@ -76,12 +87,14 @@ type Tracks struct {
 }
 
 // ReadTracks runs the instant query expr at time at and returns one value
-// per track, told apart by the gray_status label. A track with no series,
+// per track, told apart by the gray_status label: the gray track's and the
+// baseline's (gray_status baseline; "" is StableStatus), returned as
+// Stable. A track with no series,
 // a NaN or infinite value, or more than one series has no value: several
 // series are ambiguous (the selector matches more than one service), and
 // judging their worst or their mix would judge something else than the
 // user asked for.
-func ReadTracks(ctx context.Context, q Querier, expr string, at time.Time) (Tracks, error) {
+func ReadTracks(ctx context.Context, q Querier, expr string, at time.Time, baseline string) (Tracks, error) {
 	val, _, _, err := q.Query(ctx, expr, at)
 	if err != nil {
 		return Tracks{}, fmt.Errorf("querying %s: %w", expr, DescribeError(err))
@@ -98,10 +111,8 @@ func ReadTracks(ctx context.Context, q Querier, expr string, at time.Time) (Trac
 		count[gs]++
 		vals[gs] = float64(s.Value)
 	}
-	for _, tr := range []struct {
-		name, status string
-		dst          **float64
-	}{{"stable", StableStatus, &out.Stable}, {"gray", GrayStatus, &out.Gray}} {
+	for i, tr := range comparison(baseline) {
+		dst := []**float64{&out.Stable, &out.Gray}[i]
 		f := vals[tr.status]
 		if why := seriesCount(tr.name, count[tr.status]); why != "" {
 			out.Why = append(out.Why, why)
@@ -111,23 +122,33 @@ func ReadTracks(ctx context.Context, q Querier, expr string, at time.Time) (Trac
 			out.Why = append(out.Why, fmt.Sprintf("%s track is %v", tr.name, f))
 			continue
 		}
-		*tr.dst = &f
+		*dst = &f
 	}
 	return out, nil
 }
 
-// Samples are one SLI's samples per track over a window.
+// Samples are one SLI's samples per track over a window, with their
+// times.
 type Samples struct {
-	Stable, Gray []float64
+	Stable, Gray []Point
 	// Why says why a track has no samples.
 	Why []string
 }
 
+// Values returns the values of points.
+func Values(points []Point) []float64 {
+	out := make([]float64, len(points))
+	for i, p := range points {
+		out[i] = p.V
+	}
+	return out
+}
+
 // ReadSamples runs the range query expr from start to end at step and
-// returns each track's finite values, told apart by gray_status. With
-// several series on a track the samples are not taken (ambiguous, as in
-// ReadTracks).
-func ReadSamples(ctx context.Context, q Querier, expr string, start, end time.Time, step time.Duration) (Samples, error) {
+// returns each track's finite values with their times, told apart by
+// gray_status (the baseline's as in ReadTracks). With several series on a
+// track the samples are not taken (ambiguous, as in ReadTracks).
+func ReadSamples(ctx context.Context, q Querier, expr string, start, end time.Time, step time.Duration, baseline string) (Samples, error) {
 	val, _, _, err := q.QueryRange(ctx, expr, v1.Range{Start: start, End: end, Step: step})
 	if err != nil {
 		return Samples{}, fmt.Errorf("querying range %s: %w", expr, DescribeError(err))
@@ -138,25 +159,22 @@ func ReadSamples(ctx context.Context, q Querier, expr string, start, end time.Ti
 	}
 	var out Samples
 	count := map[string]int{}
-	samples := map[string][]float64{}
+	samples := map[string][]Point{}
 	for _, s := range m {
 		gs := string(s.Metric["gray_status"])
 		count[gs]++
 		for _, p := range s.Values {
 			if f := float64(p.Value); !math.IsNaN(f) && !math.IsInf(f, 0) {
-				samples[gs] = append(samples[gs], f)
+				samples[gs] = append(samples[gs], Point{T: p.Timestamp.Time().UTC(), V: f})
 			}
 		}
 	}
-	for _, tr := range []struct {
-		name, status string
-		dst          *[]float64
-	}{{"stable", StableStatus, &out.Stable}, {"gray", GrayStatus, &out.Gray}} {
+	for i, tr := range comparison(baseline) {
 		if why := seriesCount(tr.name, count[tr.status]); why != "" {
 			out.Why = append(out.Why, why)
 			continue
 		}
-		*tr.dst = samples[tr.status]
+		*[]*[]Point{&out.Stable, &out.Gray}[i] = samples[tr.status]
 	}
 	return out, nil
 }

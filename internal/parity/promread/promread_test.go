@@ -51,7 +51,7 @@ func TestReadTracks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := promread.ReadTracks(context.Background(), fixed{vec: tt.vec}, "x", time.Unix(0, 0))
+			got, err := promread.ReadTracks(context.Background(), fixed{vec: tt.vec}, "x", time.Unix(0, 0), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestReadTracks(t *testing.T) {
 
 func TestReadErrorsKeepTheDetail(t *testing.T) {
 	perr := &v1.Error{Type: v1.ErrExec, Msg: "too many samples", Detail: "limit 5e7"}
-	_, err := promread.ReadTracks(context.Background(), fixed{err: perr}, "x", time.Unix(0, 0))
+	_, err := promread.ReadTracks(context.Background(), fixed{err: perr}, "x", time.Unix(0, 0), "")
 	if err == nil || !strings.Contains(err.Error(), "limit 5e7") || !errors.As(err, new(*v1.Error)) {
 		t.Errorf("error %v, want the API error with its detail", err)
 	}

@@ -1,0 +1,291 @@
+package parity
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/poolparity/poolparity/internal/catalog"
+)
+
+// This file is the sequential judge; the package documentation derives
+// its e-value and why it is valid.
+
+// Sequential test defaults.
+const (
+	// SequentialMinSamples is the fewest paired samples the sequential test
+	// judges; fewer is NO DATA, which holds a step (never a verdict on the
+	// thresholds alone).
+	SequentialMinSamples = 3
+	// DefaultSequentialScale is tau, the prior scale of the standardised
+	// effect (mu/sigma): a regression worth stopping a rollout for moves an
+	// SLI by a few per-minute standard deviations. With tau = 3 and 8 SLIs
+	// at alpha 0.01 a rejection needs at least 5 samples (E_n is at most
+	// (1+n tau^2)^((n-1)/2)).
+	DefaultSequentialScale = 3.0
+)
+
+// Interval is a time range, From to To inclusive.
+type Interval struct {
+	From, To time.Time
+}
+
+// overlaps reports whether the sample taken at t over the range before it,
+// (t-rng, t], overlaps the interval.
+func (iv Interval) overlaps(t time.Time, rng time.Duration) bool {
+	return !t.Before(iv.From) && (t.Add(-rng).Before(iv.To) || !t.After(iv.To))
+}
+
+// Pair is one step's value of the baseline (stable) and the gray track.
+type Pair struct {
+	T            time.Time
+	Stable, Gray float64
+}
+
+// SequentialTest configures the sequential judge.
+type SequentialTest struct {
+	// Alpha is the per-rollout false-FAIL rate, spent over the SLIs tested
+	// together (Bonferroni); zero takes the catalog's SequentialAlpha.
+	Alpha float64
+	// Scale is tau, the prior scale of the standardised effect; zero takes
+	// DefaultSequentialScale.
+	Scale float64
+	// MinSamples is the fewest paired samples judged; zero takes
+	// SequentialMinSamples.
+	MinSamples int
+}
+
+func (s SequentialTest) withCatalog(st catalog.Stat) SequentialTest {
+	if s.Alpha <= 0 || s.Alpha >= 1 {
+		s.Alpha = st.SequentialAlpha
+	}
+	if s.Scale <= 0 {
+		s.Scale = DefaultSequentialScale
+	}
+	if s.MinSamples < 2 {
+		s.MinSamples = SequentialMinSamples
+	}
+	return s
+}
+
+// Bar is the e-value at which one of k SLIs rejects: k/Alpha.
+func (s SequentialTest) Bar(k int) float64 {
+	s = s.withCatalog(catalog.Default().Stat)
+	return float64(max(k, 1)) / s.Alpha
+}
+
+// MixtureLogE returns log E_n of the scale-invariant normal mixture (see
+// the file's comment) for the samples x against the null mean 0: 0 (E =
+// 1) for fewer than two samples or all zeros.
+func MixtureLogE(x []float64, tau float64) float64 {
+	var sum, sq float64
+	for _, v := range x {
+		sum += v
+		sq += v * v
+	}
+	return mixtureLogE(sum, sq, len(x), tau)
+}
+
+func mixtureLogE(sum, sq float64, n int, tau float64) float64 {
+	if n < 2 || sq <= 0 {
+		return 0
+	}
+	r := 1 + float64(n)*tau*tau
+	q := sum * sum * tau * tau / (r * sq)
+	// Cauchy-Schwarz: sum^2 <= n sq, so q <= n tau^2/r < 1; rounding may not.
+	q = math.Min(q, float64(n)*tau*tau/r)
+	return -0.5*math.Log(r) - float64(n)/2*math.Log1p(-q)
+}
+
+// csHalfWidth returns t*_n, the half-width of the mixture's confidence
+// sequence in units of s/sqrt(n), at e-value bar c; +Inf while unbounded.
+func csHalfWidth(n int, tau, c float64) float64 {
+	if n < 2 {
+		return math.Inf(1)
+	}
+	r := 1 + float64(n)*tau*tau
+	k := math.Exp(2 / float64(n) * (math.Log(c) + 0.5*math.Log(r)))
+	if k >= r {
+		return math.Inf(1)
+	}
+	return math.Sqrt(float64(n-1) * (k - 1) / (1 - k/r))
+}
+
+// Judge runs the sequential test on the pairs of the criterion's SLI
+// (in time order), one of k SLIs tested together.
+func (s SequentialTest) Judge(c Criterion, pairs []Pair, k int) TestResult {
+	s = s.withCatalog(catalog.Default().Stat)
+	bar := s.Bar(k)
+	sign := 1.0
+	if !c.Comparison.HigherIsWorse() {
+		sign = -1
+	}
+	res := TestResult{Bar: bar, E: 1, EMax: 1}
+	var sumY, sumY2, sumL float64
+	n, skipped := 0, 0
+	var lastF float64
+	for _, p := range pairs {
+		y, level, ok := c.sampleOf(p)
+		if !ok {
+			skipped++
+			continue
+		}
+		n++
+		sumY += y
+		sumY2 += y * y
+		sumL += level
+		f := c.floorOn(sumL/float64(n), sign)
+		lastF = f
+		// x_i = sign*y_i - f, summed.
+		sx := sign*sumY - float64(n)*f
+		sq := sumY2 - 2*sign*f*sumY + float64(n)*f*f
+		e := 1.0
+		if sx > 0 {
+			e = math.Exp(mixtureLogE(sx, sq, n, s.Scale))
+		}
+		res.E = e
+		res.EMax = math.Max(res.EMax, e)
+		if n >= s.MinSamples && e >= bar && res.Verdict != Fail {
+			res.Verdict = Fail
+			res.Rejected = p.T.UTC()
+		}
+	}
+	res.NStable, res.NGray = n, n
+	if n < s.MinSamples {
+		res.Verdict = NoData
+		res.Note = fmt.Sprintf("too few paired samples for the sequential test: %d, need %d", n, s.MinSamples)
+		if skipped > 0 {
+			res.Note += fmt.Sprintf(" (%d left out: a ratio of a zero or negative value)", skipped)
+		}
+		return res
+	}
+	mean := sumY / float64(n)
+	res.Effect = c.effectOf(mean)
+	sd := math.Sqrt(math.Max(0, (sumY2-float64(n)*mean*mean)/float64(n-1)))
+	if h := csHalfWidth(n, s.Scale, bar); !math.IsInf(h, 0) {
+		b := c.effectOf(mean - sign*h*sd/math.Sqrt(float64(n)))
+		res.Bound = &b
+	}
+	res.Floor = lastF
+	if res.Verdict != Fail {
+		res.Verdict = Pass
+	}
+	return res
+}
+
+// sampleOf returns the test's sample y of one pair and the baseline's
+// level the floor scales with; ok is false for a ratio of a value <= 0.
+func (c Criterion) sampleOf(p Pair) (y, level float64, ok bool) {
+	switch {
+	case c.Comparison == GrayAtLeast:
+		return p.Gray - c.Threshold, c.Threshold, true
+	case c.Comparison.IsRatio():
+		if p.Stable <= 0 || p.Gray <= 0 {
+			return 0, 0, false
+		}
+		return math.Log(p.Gray / p.Stable), p.Stable, true
+	}
+	return p.Gray - p.Stable, p.Stable, true
+}
+
+// floorOn returns the floor on the test's scale (log ratio or points) in
+// the worse direction sign, at the baseline's level.
+func (c Criterion) floorOn(level, sign float64) float64 {
+	f := c.FloorAt(level)
+	if !c.Comparison.IsRatio() {
+		return f
+	}
+	if level <= 0 {
+		return 0
+	}
+	if sign > 0 {
+		return math.Log1p(f / level)
+	}
+	if f >= level {
+		return math.Inf(1) // gray cannot be lower than stable by more than stable
+	}
+	return -math.Log1p(-f / level)
+}
+
+// effectOf returns a mean on the test's scale in the SLI's terms: a ratio
+// gray/stable for a ratio SLI, else the difference.
+func (c Criterion) effectOf(m float64) float64 {
+	if c.Comparison.IsRatio() {
+		return math.Exp(m)
+	}
+	return m
+}
+
+// FloorAt returns the criterion's floor at the baseline's level (see
+// catalog.FloorAt).
+func (c Criterion) FloorAt(level float64) float64 { return catalog.FloorAt(c.Floor, c.RelFloor, level) }
+
+// pairs joins the tracks' samples by time, leaving out the times either
+// lacks; a gray-only criterion pairs gray's samples with zero.
+func pairs(c Criterion, stable, gray []Point) []Pair {
+	if c.Comparison == GrayAtLeast {
+		out := make([]Pair, len(gray))
+		for i, g := range gray {
+			out[i] = Pair{T: g.T, Gray: g.V}
+		}
+		return out
+	}
+	st := make(map[int64]float64, len(stable))
+	for _, p := range stable {
+		st[p.T.UnixMilli()] = p.V
+	}
+	var out []Pair
+	for _, g := range gray {
+		if v, ok := st[g.T.UnixMilli()]; ok {
+			out = append(out, Pair{T: g.T, Stable: v, Gray: g.V})
+		}
+	}
+	return out
+}
+
+// exclude drops the points whose sample range (rng before their time)
+// overlaps an excluded interval.
+func exclude(points []Point, ivs []Interval, rng time.Duration) []Point {
+	if len(ivs) == 0 {
+		return points
+	}
+	out := points[:0:0]
+	for _, p := range points {
+		drop := false
+		for _, iv := range ivs {
+			if iv.overlaps(p.T, rng) {
+				drop = true
+				break
+			}
+		}
+		if !drop {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// SequentialRows returns the rows as the sequential judge decides them:
+// each row's verdict is its test's (FAIL only on a rejection), with a
+// threshold FAIL the test does not back turned into a PASS with a note,
+// and a row without a test result NO DATA.
+func SequentialRows(rows []Row) []Row {
+	out := make([]Row, len(rows))
+	for i, r := range rows {
+		switch {
+		case r.Test == nil:
+			r.Verdict = NoData
+			r.Note = "not tested"
+		case r.Test.Verdict == Pass && r.Verdict == Fail:
+			r.Verdict = Pass
+			r.Note = "over the threshold but no anytime-valid evidence (" + r.Test.summary() + ")"
+		default:
+			if r.Test.Verdict != r.Verdict && r.Test.Note != "" {
+				r.Note = r.Test.Note
+			}
+			r.Verdict = r.Test.Verdict
+		}
+		out[i] = r
+	}
+	return out
+}

@@ -1,0 +1,256 @@
+package parity_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/testtool"
+)
+
+// scipyPython returns a python3 that imports scipy (Debian's python3-scipy, installed by
+// hack/install-tools.sh), or skips the test (fails it when CI=true).
+func scipyPython(t *testing.T) string {
+	t.Helper()
+	for _, py := range []string{"python3", "/usr/bin/python3"} {
+		if err := exec.Command(py, "-c", "import scipy").Run(); err == nil {
+			return py
+		}
+	}
+	testtool.SkipOrFail(t, "no python3 with scipy (hack/install-tools.sh python3-scipy): the sequential test's oracle cannot run")
+	return ""
+}
+
+// TestMixtureLogEMatchesScipy compares the closed form of the e-value with the Bayes factor
+// integrated numerically by scipy (testdata/mixture_oracle.py) over the effect and the scale.
+func TestMixtureLogEMatchesScipy(t *testing.T) {
+	py := scipyPython(t)
+	type tcase struct {
+		X   []float64 `json:"x"`
+		Tau float64   `json:"tau"`
+	}
+	rng := rand.New(rand.NewPCG(27, 1))
+	var cases []tcase
+	for i := range 12 {
+		n := 2 + i*3
+		mu := []float64{0, 0.3, -0.5, 1.5}[i%4]
+		x := make([]float64, n)
+		for j := range x {
+			x[j] = mu + rng.NormFloat64()*[]float64{0.01, 1, 30}[i%3]
+		}
+		cases = append(cases, tcase{X: x, Tau: []float64{0.5, 1, 3}[i%3]})
+	}
+	cases = append(cases, tcase{X: []float64{0.1, 0.3, -0.2, 0.5}, Tau: 1}, tcase{X: []float64{1, 1.1, 0.9, 1.2, 1.05}, Tau: 3})
+	in, err := json.Marshal(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "testdata/mixture_oracle.py")
+	cmd.Stdin = strings.NewReader(string(in))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the oracle: %v", err)
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) != len(cases) {
+		t.Fatalf("the oracle gave %d values for %d cases", len(lines), len(cases))
+	}
+	for i, c := range cases {
+		t.Run(fmt.Sprintf("n=%d tau=%g", len(c.X), c.Tau), func(t *testing.T) {
+			want, err := strconv.ParseFloat(lines[i], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := parity.MixtureLogE(c.X, c.Tau); math.Abs(got-want) > 1e-7*(1+math.Abs(want)) {
+				t.Errorf("log E = %.12g, scipy %.12g", got, want)
+			}
+		})
+	}
+}
+
+// clopperUpper is a loose upper bound on a rate of alpha seen in n runs: alpha plus four
+// standard errors.
+func clopperUpper(alpha float64, n int) float64 {
+	return alpha + 4*math.Sqrt(alpha*(1-alpha)/float64(n))
+}
+
+// TestSequentialIsValidUnderContinuousMonitoring reads the test after every one of 240
+// samples (a minute each: four hours) in 3000 equal runs: the share of runs that ever fail
+// must stay at alpha, at the null's boundary (gray worse by exactly the floor) and below it.
+func TestSequentialIsValidUnderContinuousMonitoring(t *testing.T) {
+	const runs, looks, alpha = 3000, 240, 0.05
+	crit := parity.Criterion{SLI: "x", Comparison: parity.DeltaAtMost, Threshold: 1, Floor: 0.5}
+	st := parity.SequentialTest{Alpha: alpha}
+	for _, tt := range []struct {
+		name  string
+		shift float64 // gray minus stable, in sigmas
+	}{
+		{"gray worse by exactly the floor", 0.5},
+		{"gray equal to stable", 0},
+		{"gray better", -0.5},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(27, uint64(1000*tt.shift+7)))
+			fails := 0
+			p := make([]parity.Pair, looks)
+			for range runs {
+				for i := range p {
+					p[i] = parity.Pair{T: time.Unix(int64(60*i), 0), Stable: 10, Gray: 10 + tt.shift + rng.NormFloat64()}
+				}
+				if st.Judge(crit, p, 1).Verdict == parity.Fail {
+					fails++
+				}
+			}
+			rate := float64(fails) / runs
+			t.Logf("%d of %d runs failed at some look (%.2f%%)", fails, runs, 100*rate)
+			if rate > clopperUpper(alpha, runs) {
+				t.Errorf("false FAIL rate %.3f over %d looks, want at most alpha %.2f", rate, looks, alpha)
+			}
+		})
+	}
+}
+
+func seqPairs(stable float64, gray ...float64) []parity.Pair {
+	out := make([]parity.Pair, len(gray))
+	for i, g := range gray {
+		out[i] = parity.Pair{T: time.Unix(int64(60*i), 0).UTC(), Stable: stable, Gray: g}
+	}
+	return out
+}
+
+func TestSequentialJudge(t *testing.T) {
+	p99 := parity.Criterion{SLI: "latency p99", Unit: parity.Seconds, Comparison: parity.RatioAtMost, Threshold: 1.1, Floor: 0.005, RelFloor: 0.05}
+	errs := parity.Criterion{SLI: "errors", Unit: parity.Ratio, Comparison: parity.DeltaAtMost, Threshold: 0.005, Floor: 0.001}
+	hits := parity.Criterion{SLI: "hits", Unit: parity.Ratio, Comparison: parity.GrayAtLeast, Threshold: 0.5, Floor: 0.02}
+	wobble := func(base, amp float64, n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = base * (1 + amp*math.Sin(float64(i)*1.7))
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		crit     parity.Criterion
+		pairs    []parity.Pair
+		want     parity.Verdict
+		rejected bool
+	}{
+		{"two samples are too few", p99, seqPairs(0.06, 0.2, 0.2), parity.NoData, false},
+		{"p99 +40% for ten minutes fails", p99, seqPairs(0.06, wobble(0.084, 0.05, 10)...), parity.Fail, true},
+		{"p99 4% worse stays within the 5% floor however long", p99, seqPairs(0.2, wobble(0.208, 0.001, 120)...), parity.Pass, false},
+		{"p99 40% better never fails", p99, seqPairs(0.06, wobble(0.036, 0.05, 60)...), parity.Pass, false},
+		{"errors +0.5 points fail", errs, seqPairs(0.001, wobble(0.006, 0.1, 12)...), parity.Fail, true},
+		{"errors +0.05 points are within the floor", errs, seqPairs(0.001, wobble(0.0015, 0.01, 60)...), parity.Pass, false},
+		{"a gray hit ratio far under its threshold fails", hits, seqPairs(0, wobble(0.2, 0.1, 10)...), parity.Fail, true},
+		{"a gray hit ratio over its threshold passes", hits, seqPairs(0, wobble(0.9, 0.1, 30)...), parity.Pass, false},
+		{"a rejection stays when the tracks meet again", p99, append(seqPairs(0.06, wobble(0.12, 0.02, 10)...), seqPairs(0.06, wobble(0.06, 0.3, 50)...)...), parity.Fail, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := parity.SequentialTest{}.Judge(tt.crit, tt.pairs, 8)
+			if got.Verdict != tt.want {
+				t.Errorf("verdict %s (e=%.3g, max %.3g, bar %.3g, effect %.4g, note %q), want %s", got.Verdict, got.E, got.EMax, got.Bar, got.Effect, got.Note, tt.want)
+			}
+			if got.Rejected.IsZero() == tt.rejected {
+				t.Errorf("rejected at %v, want a rejection: %v", got.Rejected, tt.rejected)
+			}
+			if got.Bar != 800 {
+				t.Errorf("bar %v, want 8/0.01 = 800", got.Bar)
+			}
+		})
+	}
+	t.Run("the confidence sequence's bound sits on the worse side of the effect", func(t *testing.T) {
+		got := parity.SequentialTest{}.Judge(p99, seqPairs(0.06, wobble(0.084, 0.05, 30)...), 8)
+		if got.Bound == nil || *got.Bound >= got.Effect || *got.Bound <= 1.05 {
+			t.Errorf("effect %.4g, bound %v: want a lower bound between the floor (1.05) and the effect", got.Effect, got.Bound)
+		}
+	})
+}
+
+// TestEvaluateSequential runs the evaluator in Sequential mode on the fake Prometheus, whose
+// samples are each track's instant value times 1.00 to 1.04.
+func TestEvaluateSequential(t *testing.T) {
+	const p99 = "job_gray_status:http_request_duration_seconds:p99_rate1m"
+	opts := func(since time.Duration) parity.Options {
+		return parity.Options{
+			At: at, Window: "1m", Selector: `job="poolparity"`, Alerts: true, Stat: parity.StatSequential,
+			StatSince: at.Add(-since), StatStep: time.Minute, SampleFamily: "1m",
+		}
+	}
+	tests := []struct {
+		name   string
+		prom   func() *fakeProm
+		opts   parity.Options
+		want   parity.Verdict
+		reason string
+	}{
+		{"equal tracks for 20 minutes pass", goodPool, opts(20 * time.Minute), parity.Pass, "rows pass"},
+		{"gray 5x slower for 20 minutes fails", regression, opts(20 * time.Minute), parity.Fail, "gray worse, e="},
+		{"a firing alert and a breach the samples do not back pass with a note", func() *fakeProm {
+			p := regression()
+			p.rangeValues = map[string]map[string]float64{p99: {"false": 0.0092, "true": 0.0092}, "job_gray_status:http_request_duration_seconds:p95_rate1m": {"false": 0.004, "true": 0.004}}
+			return p
+		}, opts(20 * time.Minute), parity.Pass, "no anytime-valid evidence"},
+		{"two minutes of samples are NO DATA, not a verdict on the thresholds", regression, opts(time.Minute), parity.NoData, "too few paired samples"},
+		{"warm-up excluded everywhere is NO DATA", regression, func() parity.Options {
+			o := opts(20 * time.Minute)
+			o.Exclude = []parity.Interval{{From: at.Add(-30 * time.Minute), To: at}}
+			return o
+		}(), parity.NoData, "too few paired samples"},
+		{"a fresh baseline is compared instead of stable", func() *fakeProm {
+			p := regression()
+			for _, tr := range p.values {
+				if v, ok := tr["true"]; ok {
+					tr["baseline"] = v
+				}
+			}
+			return p
+		}, func() parity.Options {
+			o := opts(20 * time.Minute)
+			o.Alerts = false
+			o.BaselineTrack = "baseline"
+			return o
+		}(), parity.Pass, "rows pass"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := parity.Evaluate(context.Background(), tt.prom(), catalog.Default(), tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Verdict != tt.want || r.Gate != parity.GateSequential {
+				t.Fatalf("verdict %s gate %s (%q), want %s", r.Verdict, r.Gate, r.Reasons, tt.want)
+			}
+			if all := strings.Join(append(r.Reasons, r.StatReasons...), "; "); !strings.Contains(all, tt.reason) {
+				t.Errorf("reasons %q lack %q", all, tt.reason)
+			}
+			if !strings.Contains(strings.Join(r.Notes, " "), "per-rollout alpha 0.01 over 8 SLIs") {
+				t.Errorf("the notes do not state the alpha and its split: %q", r.Notes)
+			}
+		})
+	}
+}
+
+func ExampleSequentialTest_Judge() {
+	p99 := parity.Criterion{SLI: "latency p99", Comparison: parity.RatioAtMost, Threshold: 1.1, Floor: 0.005, RelFloor: 0.05}
+	var pairs []parity.Pair
+	for i := range 8 {
+		gray := 0.084 * (1 + 0.03*math.Sin(float64(i))) // +40%, a little noise
+		pairs = append(pairs, parity.Pair{T: time.Unix(int64(60*i), 0), Stable: 0.060, Gray: gray})
+	}
+	r := parity.SequentialTest{}.Judge(p99, pairs, 8)
+	fmt.Printf("%s after %d samples at minute %d: e=%.0f >= %.0f, gray/stable %.2f (at least %.2f)\n",
+		r.Verdict, r.NGray, r.Rejected.Unix()/60, r.E, r.Bar, r.Effect, *r.Bound)
+	// Output:
+	// FAIL after 8 samples at minute 4: e=806868 >= 800, gray/stable 1.40 (at least 1.32)
+}
