@@ -255,6 +255,11 @@ in the gray from its start: every latency times 1 + x, the slowest 2%% of reques
 		writeAlertDay(&b, cfg, c.name, c.runs)
 	}
 	b.WriteString("## Targets (issue 27)\n\n")
+	m := minRejectSamples(seqScale(cfg), bar)
+	fmt.Fprintf(&b, "The sequential judge's e-value after n samples is at most (1 + n tau^2)^((n-1)/2), so it cannot reach its bar of %.0f before %d samples, "+
+		"one a minute: with the %s warm-up excluded its first sample is at minute %.0f and its earliest possible FAIL at minute %.0f of the rollout "+
+		"(minute %d without the warm-up), whatever the regression's size.\n\n",
+		bar, m, cfg.Warmup, (cfg.Warmup + cfg.StatStep).Minutes(), (cfg.Warmup + time.Duration(m)*cfg.StatStep).Minutes(), m)
 	for _, t := range targets {
 		b.WriteString(t + "\n")
 	}
@@ -276,6 +281,15 @@ in the gray from its start: every latency times 1 + x, the slowest 2%% of reques
 	b.WriteString(representative)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// minRejectSamples is the fewest samples whose largest possible e-value reaches bar.
+func minRejectSamples(tau, bar float64) int {
+	n := max(parity.SequentialMinSamples, 2)
+	for float64(n-1)/2*math.Log1p(float64(n)*tau*tau) < math.Log(bar) {
+		n++
+	}
+	return n
 }
 
 func fmtFloat(v float64) string { return fmt.Sprintf("%g", v) }
