@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -376,15 +377,18 @@ func writeAlertDay(b *strings.Builder, cfg config, corpus string, runs []runResu
 	day := func(p float64) float64 { return 100 * (1 - math.Pow(1-p, per)) }
 	fmt.Fprintf(b, "Alerts over a day (%s corpus): %s A/A runs of %s each (%.1f hours of alerting looked at every %s) had an SLI alert firing; "+
 		"a day is %.0f such stretches, so a day of equal tracks fires with probability %.1f%% [%.1f%%, %.1f%%] if the stretches are independent. "+
-		"Day-long runs were not replayed: %d runs of a day would take about %.0f times this evaluation's synthetic corpus.\n\n",
-		corpus, rate(k, n), length, float64(n)*length.Hours(), cfg.Eval, per, day(float64(k)/float64(n)), day(lo), day(hi), n, per)
+		"Day-long runs were not replayed: a day is %.0f times a run, so %d of them would take %.0f times as long as these A/A runs.\n\n",
+		corpus, rate(k, n), length, float64(n)*length.Hours(), cfg.Eval, per, day(float64(k)/float64(n)), day(lo), day(hi), per, n, per)
 }
+
+// absRecord matches the machine's path in a recording's command.
+var absRecord = regexp.MustCompile(`DEMO_RECORD=\S*/(hack/verdicteval/testdata/recorded/)`)
 
 func writeRecordings(b *strings.Builder, cfg config, recs []recordingInfo) {
 	fmt.Fprintf(b, "Recordings in %s (%.0f KiB; written by `go run ./hack/verdicteval record` or the demo's DEMO_RECORD, see below):\n\n", cfg.RecordedDir, float64(recordingsSize(cfg.RecordedDir))/1024)
 	b.WriteString("| recording | scenario | steps | series | recorded by |\n|---|---|---|---|---|\n")
 	for _, r := range recs {
-		fmt.Fprintf(b, "| %s | %s | %d of %s | %d | `%s` |\n", r.Name, r.Scenario, r.Steps, r.Step, r.Series, r.Command)
+		fmt.Fprintf(b, "| %s | %s | %d of %s | %d | `%s` |\n", r.Name, r.Scenario, r.Steps, r.Step, r.Series, absRecord.ReplaceAllString(r.Command, "DEMO_RECORD=$$PWD/$1"))
 	}
 	b.WriteString(`
 Each run of the recorded corpus is a block bootstrap of the recordings of its group (every A/A
