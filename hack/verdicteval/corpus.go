@@ -15,7 +15,7 @@ import (
 )
 
 // corpus is the recorded corpus: recordings of real runs (the demo, the kind cluster), grouped
-// by what ran. A run of it is built by a block bootstrap: the rollout's time is filled with
+// by what ran and where (a group's recordings share a step). A run of it is built by a block bootstrap: the rollout's time is filled with
 // one-minute blocks of the recorded per-step increments, each drawn from a random recording of
 // the group at a random offset, both tracks from the same block, so that the real noise of
 // both tracks within a minute (and what they share: the machine, Redis) is kept, at any run
@@ -56,19 +56,19 @@ func group(path string) string {
 	return g
 }
 
-// scenarios returns a scenario per group, the A/A groups first.
+// scenarios returns a scenario per group (its recordings share a step), the A/A groups
+// first.
 func (c corpus) scenarios() []scenario {
-	var out []scenario
+	var aa, other []scenario
 	for _, g := range slices.Sorted(maps.Keys(c.groups)) {
 		sc := scenario{Name: g + " (recorded)", Recording: g}
 		if isAA(g) {
-			sc.Recording = "aa"
-			out = slices.Insert(out, 0, sc)
-			continue
+			aa = append(aa, sc)
+		} else {
+			other = append(other, sc)
 		}
-		out = append(out, sc)
 	}
-	return out
+	return append(aa, other...)
 }
 
 func isAA(g string) bool { return strings.Contains(g, "-aa") || strings.HasPrefix(g, "aa") }
@@ -83,20 +83,8 @@ func (c corpus) info() []recordingInfo {
 	return out
 }
 
-// recordings returns the group of sc: every A/A recording for an A/A scenario.
-func (c corpus) recordings(sc scenario) []recorded.Recording {
-	if sc.Recording != "aa" {
-		return c.groups[sc.Recording]
-	}
-	var out []recorded.Recording
-	for g, rs := range c.groups {
-		if isAA(g) {
-			out = append(out, rs...)
-		}
-	}
-	slices.SortFunc(out, func(a, b recorded.Recording) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
+// recordings returns the group of sc.
+func (c corpus) recordings(sc scenario) []recorded.Recording { return c.groups[sc.Recording] }
 
 // bootSource replays bootstrapped blocks of recordings: the stable track from the start, the
 // gray from Lead on (its counters from zero then).

@@ -86,14 +86,14 @@ type scenario struct {
 	Tail    float64 // the slowest 2% of gray requests multiplied by 1 + Tail
 	Errors  float64 // added to gray's 5xx ratio
 	Cold    bool    // the gray starts cold (config Cold, ColdFor)
-	// Recording names the recorded runs the scenario is built from (recorded corpus).
+	// Recording is the group of recordings the scenario is built from (recorded corpus).
 	Recording string
 }
 
 func (s scenario) aa() bool { return s.Latency == 0 && s.Tail == 0 && s.Errors == 0 && !s.regressed() }
 
-// regressed reports whether a recorded scenario's recording has a regression.
-func (s scenario) regressed() bool { return s.Recording != "" && s.Recording != "aa" }
+// regressed reports whether a recorded scenario's recordings have a regression.
+func (s scenario) regressed() bool { return s.Recording != "" && !isAA(s.Recording) }
 
 var synthetic = []scenario{
 	{Name: "A/A"},

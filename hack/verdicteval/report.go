@@ -391,8 +391,8 @@ func writeRecordings(b *strings.Builder, cfg config, recs []recordingInfo) {
 		fmt.Fprintf(b, "| %s | %s | %d of %s | %d | `%s` |\n", r.Name, r.Scenario, r.Steps, r.Step, r.Series, absRecord.ReplaceAllString(r.Command, "DEMO_RECORD=$$PWD/$1"))
 	}
 	b.WriteString(`
-Each run of the recorded corpus is a block bootstrap of the recordings of its group (every A/A
-recording for A/A): the run's time is filled with one-minute blocks of the recorded per-step
+Each run of the recorded corpus is a block bootstrap of the recordings of its group (the file
+name up to its run number; a group whose name holds "-aa" is A/A): the run's time is filled with one-minute blocks of the recorded per-step
 increments of both tracks, each block drawn from a random recording at a random offset and
 replayed through the same rules and judges as the synthetic corpus. A block keeps the real
 within-minute noise of both tracks and what they share; correlation across minutes and lasting
