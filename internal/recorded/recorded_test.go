@@ -85,3 +85,34 @@ func ExampleRecording_Increments() {
 	// Output:
 	// [0 300 300] requests every 15s
 }
+
+// FuzzRead feeds Read arbitrary gzip JSON: it must return a recording or an error, never panic,
+// and whatever it returns must write and read back the same.
+func FuzzRead(f *testing.F) {
+	var buf bytes.Buffer
+	if err := sample().Write(&buf); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte(`{"step":1000000000,"series":[{"labels":{"__name__":"x","gray_status":"true"},"values":[1,-1,2]}]}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var z bytes.Buffer
+		w := gzip.NewWriter(&z)
+		w.Write(in)
+		w.Close()
+		for _, data := range [][]byte{in, z.Bytes()} {
+			r, err := recorded.Read(bytes.NewReader(data))
+			if err != nil {
+				continue
+			}
+			_ = r.Increments()
+			var out bytes.Buffer
+			if err := r.Write(&out); err != nil {
+				t.Fatalf("a recording read back does not write: %v", err)
+			}
+			if _, err := recorded.Read(&out); err != nil {
+				t.Fatalf("a recording written does not read back: %v", err)
+			}
+		}
+	})
+}
