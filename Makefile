@@ -91,6 +91,7 @@ test-rules: ## Check the rules and run the promtool rule unit tests.
 test-fuzz: ## Run each fuzz target briefly (FUZZTIME each).
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeItem$$' -fuzztime $(FUZZTIME) ./internal/item
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendUnquoted$$' -fuzztime $(FUZZTIME) ./internal/termstats
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./internal/recorded
 
 .PHONY: test-e2e
 test-e2e: ## Run six demo scenarios (good, regression, aa, misuse-dirty, misuse-reset, misuse-retain) in short form and assert their verdicts.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -19,29 +20,37 @@ import (
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
-// TestEvaluateSeesALargeRegression runs one short run per scenario through the engine and
-// the committed rules: the judge must fail every window of +40% p99 and pass the A/A run's
-// thresholds with the test's confirmation, and the report must render.
+// TestEvaluateSeesALargeRegression runs one short run per scenario of both corpora through
+// the engine and the committed rules, every judge looking every minute: the +40% p99 run must
+// fail the thresholds and the sequential judge, the cold scenario must run the judges without
+// the warm-up too, and the report must render every section.
 func TestEvaluateSeesALargeRegression(t *testing.T) {
 	cfg := defaultConfig()
-	cfg.AARuns, cfg.Runs = 1, 1
-	cfg.Length = 25 * time.Minute
+	cfg.AARuns, cfg.Runs, cfg.RecordedRuns = 1, 1, 1
+	cfg.Rollout = 10 * time.Minute
 	cfg.RulesFile = filepath.Join("..", "..", "deploy", "prometheus", "poolparity.rules.yml")
+	cfg.RecordedDir = filepath.Join("testdata", "recorded")
 	res, err := evaluate(context.Background(), cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Runs) != len(scenarios) {
-		t.Fatalf("%d runs, want %d", len(res.Runs), len(scenarios))
+	if len(res.Synthetic) != len(synthetic) || len(res.Recorded) == 0 {
+		t.Fatalf("%d synthetic runs, want %d; %d recorded, want some", len(res.Synthetic), len(synthetic), len(res.Recorded))
 	}
-	for _, rr := range res.Runs {
-		if len(rr.Windows) != 3 {
-			t.Errorf("%s: %d analysis windows, want 3 (minutes 15, 20, 25)", rr.Scenario.Name, len(rr.Windows))
+	for _, rr := range res.Synthetic {
+		for _, j := range judges {
+			want := 10
+			if j.ColdOnly && !rr.Scenario.Cold {
+				want = 0
+			}
+			if got := len(rr.Looks[j.Name]); got != want {
+				t.Errorf("%s, %s: %d looks, want %d (one a minute of the rollout)", rr.Scenario.Name, j.Name, got, want)
+			}
 		}
 		if rr.Scenario.Latency == 0.40 {
-			for _, w := range rr.Windows {
-				if w.Threshold != parity.Fail {
-					t.Errorf("+40%% p99, window at %s: thresholds %s, want FAIL", w.At, w.Threshold)
+			for _, j := range []string{"thresholds", "sequential, warm-up excluded"} {
+				if s := summarise([]runResult{rr}, j); s.detected != 1 {
+					t.Errorf("+40%% p99: %s did not fail at any look: %+v", j, rr.Looks[j])
 				}
 			}
 		}
@@ -50,10 +59,41 @@ func TestEvaluateSeesALargeRegression(t *testing.T) {
 	if err := writeReport(&b, cfg, res, []string{"-aa-runs", "1"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| p99 +40% | judge: thresholds | 1 | 1 (100%)", "## Targets", "## Every false alarm in A/A"} {
+	for _, want := range []string{"## The synthetic corpus", "## The recorded corpus", "| p99 +40% | sequential, warm-up excluded | 1 of 1, 100.0% [",
+		"## Targets (issue 27)", "Alerts over a day", "-ar1=0.5", "-pod-offset=0.02"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+func TestWilson(t *testing.T) {
+	tests := []struct {
+		name   string
+		k, n   int
+		lo, hi float64
+	}{
+		{"none of 200", 0, 200, 0, 0.01884},
+		{"10 of 100", 10, 100, 0.05523, 0.17437},
+		{"all of 20", 20, 20, 0.83887, 1},
+		{"no runs say nothing", 0, 0, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lo, hi := wilson(tt.k, tt.n)
+			if math.Abs(lo-tt.lo) > 5e-5 || math.Abs(hi-tt.hi) > 5e-5 {
+				t.Errorf("wilson(%d, %d) = [%.5f, %.5f], want [%.5f, %.5f]", tt.k, tt.n, lo, hi, tt.lo, tt.hi)
+			}
+		})
+	}
+}
+
+func TestTargetIsNeverMetOnNoRuns(t *testing.T) {
+	if got := target(true, 0, "0 of 0"); got != "NOT met (no runs)" {
+		t.Errorf("target on no runs = %q", got)
+	}
+	if got := target(false, 10, "3 of 10"); got != "NOT met (3 of 10)" {
+		t.Errorf("a missed target = %q, want the figure", got)
 	}
 }
 
@@ -97,15 +137,16 @@ func mustLabels(t *testing.T, s string) labels.Labels {
 // alerts).
 func TestControllerAndCLIAgree(t *testing.T) {
 	cfg := defaultConfig()
-	cfg.Length = 25 * time.Minute
+	cfg.Rollout = 15 * time.Minute
 	cfg.RulesFile = filepath.Join("..", "..", "deploy", "prometheus", "poolparity.rules.yml")
 	cat := catalog.Default()
-	for i, sc := range []scenario{scenarios[0], scenarios[4], scenarios[5]} {
+	for i, sc := range []scenario{synthetic[0], synthetic[5], synthetic[7]} {
 		t.Run(sc.Name, func(t *testing.T) {
 			ctx := context.Background()
 			var compared, failed, whole int
-			err := replay(ctx, cfg, sc, rand.New(rand.NewPCG(uint64(i+1), 7)), func(at time.Duration, ts time.Time, q parity.Querier, _ map[string]string) error {
-				if at < cfg.Start+cfg.Window || (at-cfg.Start)%cfg.Window != 0 {
+			src := newSynthSource(cfg, sc, rand.New(rand.NewPCG(uint64(i+1), 7)))
+			err := replay(ctx, cfg, src, func(at time.Duration, ts time.Time, q parity.Querier, _ map[string]string) error {
+				if rel := at - cfg.Lead; rel < 5*time.Minute || rel%(5*time.Minute) != 0 {
 					return nil
 				}
 				cli, err := parity.Evaluate(ctx, q, cat, parity.Options{At: ts, Window: "5m", Selector: `job="poolparity"`, Stat: parity.GateConfirmed.Mode(), Alerts: true})
@@ -157,4 +198,32 @@ func TestControllerAndCLIAgree(t *testing.T) {
 // sameVerdict reports whether the CRD's verdict is the judge's (NoData is NO DATA).
 func sameVerdict(crd v1alpha1.Verdict, v parity.Verdict) bool {
 	return strings.EqualFold(string(crd), strings.ReplaceAll(string(v), " ", ""))
+}
+
+// TestParallelRunsMatchSerialOnes replays runs on two workers and one by one: each run seeds
+// its own noise, so the looks must be the same. They were not while the querier read a result
+// after closing its query (the engine hands the points back to a pool another run reuses).
+func TestParallelRunsMatchSerialOnes(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Rollout = 6 * time.Minute
+	cfg.RulesFile = filepath.Join("..", "..", "deploy", "prometheus", "poolparity.rules.yml")
+	sc := synthetic[5] // p99 +40%: the sequential judge has e-values to get wrong
+	one := func(i int) (runResult, error) {
+		return oneRun(context.Background(), cfg, sc, i, newSynthSource(cfg, sc, rand.New(rand.NewPCG(1, uint64(i)))))
+	}
+	par, err := parallel(context.Background(), 4, one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range par {
+		s, err := one(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, looks := range s.Looks {
+			if !slices.Equal(looks, p.Looks[name]) {
+				t.Errorf("run %d, %s: parallel %v, serial %v", i, name, p.Looks[name], looks)
+			}
+		}
+	}
 }

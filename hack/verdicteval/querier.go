@@ -24,41 +24,41 @@ type engineQuerier struct {
 }
 
 func (q *engineQuerier) Query(ctx context.Context, qs string, ts time.Time, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
-	val, err := execute(ctx, qs)(q.engine.NewInstantQuery(ctx, q.storage, nil, qs, ts))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	switch v := val.(type) {
-	case promql.Vector:
-		out := make(model.Vector, 0, len(v))
-		for _, s := range v {
-			out = append(out, &model.Sample{Metric: metric(s.Metric), Value: model.SampleValue(s.F), Timestamp: model.Time(s.T)})
+	qry, err := q.engine.NewInstantQuery(ctx, q.storage, nil, qs, ts)
+	val, err := execute(ctx, qs, qry, err, func(val parser.Value) (model.Value, error) {
+		switch v := val.(type) {
+		case promql.Vector:
+			out := make(model.Vector, 0, len(v))
+			for _, s := range v {
+				out = append(out, &model.Sample{Metric: metric(s.Metric), Value: model.SampleValue(s.F), Timestamp: model.Time(s.T)})
+			}
+			return out, nil
+		case promql.Scalar:
+			return &model.Scalar{Value: model.SampleValue(v.V), Timestamp: model.Time(v.T)}, nil
 		}
-		return out, nil, nil, nil
-	case promql.Scalar:
-		return &model.Scalar{Value: model.SampleValue(v.V), Timestamp: model.Time(v.T)}, nil, nil, nil
-	}
-	return nil, nil, nil, fmt.Errorf("query %s: unexpected result type %s", qs, val.Type())
+		return nil, fmt.Errorf("query %s: unexpected result type %s", qs, val.Type())
+	})
+	return val, nil, nil, err
 }
 
 func (q *engineQuerier) QueryRange(ctx context.Context, qs string, r v1.Range, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
-	val, err := execute(ctx, qs)(q.engine.NewRangeQuery(ctx, q.storage, nil, qs, r.Start, r.End, r.Step))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	m, ok := val.(promql.Matrix)
-	if !ok {
-		return nil, nil, nil, fmt.Errorf("range query %s: unexpected result type %s", qs, val.Type())
-	}
-	out := make(model.Matrix, 0, len(m))
-	for _, s := range m {
-		ss := &model.SampleStream{Metric: metric(s.Metric)}
-		for _, p := range s.Floats {
-			ss.Values = append(ss.Values, model.SamplePair{Timestamp: model.Time(p.T), Value: model.SampleValue(p.F)})
+	qry, err := q.engine.NewRangeQuery(ctx, q.storage, nil, qs, r.Start, r.End, r.Step)
+	val, err := execute(ctx, qs, qry, err, func(val parser.Value) (model.Value, error) {
+		m, ok := val.(promql.Matrix)
+		if !ok {
+			return nil, fmt.Errorf("range query %s: unexpected result type %s", qs, val.Type())
 		}
-		out = append(out, ss)
-	}
-	return out, nil, nil, nil
+		out := make(model.Matrix, 0, len(m))
+		for _, s := range m {
+			ss := &model.SampleStream{Metric: metric(s.Metric)}
+			for _, p := range s.Floats {
+				ss.Values = append(ss.Values, model.SamplePair{Timestamp: model.Time(p.T), Value: model.SampleValue(p.F)})
+			}
+			out = append(out, ss)
+		}
+		return out, nil
+	})
+	return val, nil, nil, err
 }
 
 func (q *engineQuerier) Rules(context.Context, []string) (v1.RulesResult, error) {
@@ -69,19 +69,19 @@ func (q *engineQuerier) Rules(context.Context, []string) (v1.RulesResult, error)
 	return v1.RulesResult{Groups: []v1.RuleGroup{rg}}, nil
 }
 
-// execute returns a function that runs a query just created and closes it.
-func execute(ctx context.Context, qs string) func(promql.Query, error) (parser.Value, error) {
-	return func(qry promql.Query, err error) (parser.Value, error) {
-		if err != nil {
-			return nil, fmt.Errorf("query %s: %w", qs, err)
-		}
-		defer qry.Close()
-		res := qry.Exec(ctx)
-		if res.Err != nil {
-			return nil, fmt.Errorf("query %s: %w", qs, res.Err)
-		}
-		return res.Value, nil
+// execute runs a query just created and converts its result with conv before closing it:
+// Close hands the result's point slices back to the engine's pool, where another query (of
+// another run, when runs are replayed in parallel) reuses them.
+func execute(ctx context.Context, qs string, qry promql.Query, err error, conv func(parser.Value) (model.Value, error)) (model.Value, error) {
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", qs, err)
 	}
+	defer qry.Close()
+	res := qry.Exec(ctx)
+	if res.Err != nil {
+		return nil, fmt.Errorf("query %s: %w", qs, res.Err)
+	}
+	return conv(res.Value)
 }
 
 func metric(ls labels.Labels) model.Metric {

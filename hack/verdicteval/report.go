@@ -3,251 +3,420 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"math"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
 // summary is one scenario's figures for one judge.
 type summary struct {
-	runs, detected, within3 int
-	twice                   int             // runs with two or more failing windows (PoolCanary's default failureLimit)
-	times                   []time.Duration // time to detect of the detected runs
-	windows, fails, nodata  int             // analysis windows of the judge
+	runs, detected, twice, within15 int
+	times                           []time.Duration // time to detect of the detected runs
+	looks, nodata                   int
 }
 
-func (s summary) median() string {
+func (s summary) median() (time.Duration, bool) { return s.quantile(0.5) }
+
+func (s summary) quantile(q float64) (time.Duration, bool) {
 	if len(s.times) == 0 {
-		return "-"
+		return 0, false
 	}
 	t := slices.Clone(s.times)
 	slices.Sort(t)
-	return fmtMin(t[len(t)/2])
+	return t[min(len(t)-1, int(math.Ceil(q*float64(len(t))))-1+boolInt(q == 0))], true
 }
 
-func (s summary) max() string {
-	if len(s.times) == 0 {
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func fmtQ(d time.Duration, ok bool) string {
+	if !ok {
 		return "-"
 	}
-	return fmtMin(slices.Max(s.times))
+	return fmtMin(d)
 }
 
 func fmtMin(d time.Duration) string { return fmt.Sprintf("%.1f min", d.Minutes()) }
 
-// judges are the things measured. The last is the report's "thresholds
-// confirmed by the test" line as the demo and poolparity-parity print it:
-// there the firing alerts count too (the runs here judge the rows alone).
-var judges = []string{"alert rules", "judge: thresholds", "judge: statistical test", "judge: thresholds confirmed by the test",
-	"judge: confirmed, or an alert firing"}
+// within is the detection deadline of the targets.
+const within = 15 * time.Minute
 
-// summarise returns each judge's figures for one scenario.
-func summarise(cfg config, runs []runResult) []summary {
-	out := make([]summary, len(judges))
-	for _, rr := range runs {
-		// Alert rules: the first critical or warning alert firing.
-		var first time.Duration = -1
-		for _, at := range rr.FirstFiring {
-			if first < 0 || at < first {
-				first = at
-			}
-		}
-		add(&out[0], cfg, rr.Scenario, first)
-		for j, pick := range []func(window) parity.Verdict{
-			func(w window) parity.Verdict { return w.Threshold },
-			func(w window) parity.Verdict { return w.Statistical },
-			func(w window) parity.Verdict { return w.Confirmed },
-			func(w window) parity.Verdict {
-				if len(w.Firing) > 0 {
-					return parity.Fail
-				}
-				return w.Confirmed
-			},
-		} {
-			s := &out[j+1]
-			first := time.Duration(-1)
-			failed := 0
-			for _, w := range rr.Windows {
-				s.windows++
-				switch pick(w) {
-				case parity.Fail:
-					s.fails++
-					failed++
-					if first < 0 {
-						first = w.At
-					}
-				case parity.NoData, parity.Error:
-					s.nodata++
-				}
-			}
-			add(s, cfg, rr.Scenario, first)
-			if failed >= 2 {
-				s.twice++
-			}
+// judgeNames are the judges of a scenario in the report's order.
+func judgeNames(sc scenario) []string {
+	out := []string{alertJudge}
+	for _, j := range judges {
+		if !j.ColdOnly || sc.Cold {
+			out = append(out, j.Name)
 		}
 	}
 	return out
 }
 
-func add(s *summary, cfg config, sc scenario, first time.Duration) {
-	s.runs++
-	if first < 0 {
-		return
+// summarise returns the figures of runs for the judge named j.
+func summarise(runs []runResult, j string) summary {
+	var s summary
+	for _, rr := range runs {
+		s.runs++
+		first, failed := time.Duration(-1), 0
+		if j == alertJudge {
+			for _, at := range rr.FirstFiring {
+				if first < 0 || at < first {
+					first = max(at, 0)
+				}
+			}
+		} else {
+			for _, lk := range rr.Looks[j] {
+				s.looks++
+				switch lk.Verdict {
+				case parity.Fail:
+					failed++
+					if first < 0 {
+						first = lk.At
+					}
+				case parity.NoData, parity.Error:
+					s.nodata++
+				}
+			}
+		}
+		if failed >= 2 {
+			s.twice++
+		}
+		if first >= 0 {
+			s.detected++
+			s.times = append(s.times, first)
+			if first <= within {
+				s.within15++
+			}
+		}
 	}
-	s.detected++
-	ttd := first - cfg.Start
-	if ttd < 0 {
-		ttd = 0 // an alarm before the injection: counted, time 0
+	return s
+}
+
+// wilson returns the 95% Wilson score interval of k successes in n trials.
+func wilson(k, n int) (lo, hi float64) {
+	if n == 0 {
+		return 0, 1
 	}
-	s.times = append(s.times, ttd)
-	if ttd <= 3*cfg.Window {
-		s.within3++
+	const z = 1.959963984540054
+	p, fn := float64(k)/float64(n), float64(n)
+	d := 1 + z*z/fn
+	c := (p + z*z/(2*fn)) / d
+	h := z * math.Sqrt(p*(1-p)/fn+z*z/(4*fn*fn)) / d
+	return math.Max(0, c-h), math.Min(1, c+h)
+}
+
+// rate prints k of n as a percentage with its 95% interval.
+func rate(k, n int) string {
+	if n == 0 {
+		return "no runs"
 	}
+	lo, hi := wilson(k, n)
+	return fmt.Sprintf("%d of %d, %.1f%% [%.1f%%, %.1f%%]", k, n, 100*float64(k)/float64(n), 100*lo, 100*hi)
+}
+
+// target prints a target's outcome: met only with runs and the condition; "NOT met" with the
+// figure otherwise.
+func target(ok bool, n int, figure string) string {
+	switch {
+	case n == 0:
+		return "NOT met (no runs)"
+	case ok:
+		return "met (" + figure + ")"
+	}
+	return "NOT met (" + figure + ")"
 }
 
 func writeReport(w io.Writer, cfg config, res results, args []string) error {
 	var b strings.Builder
 	cmd := "go run ./hack/verdicteval " + strings.Join(args, " ")
+	bar := parity.SequentialTest{Alpha: seqAlpha(cfg)}.Bar(8)
 	fmt.Fprintf(&b, `# Verdict evaluation
 
-Generated by `+"`make verdict-eval`"+` (`+"`%s`"+`) in %s on %d CPUs (GOMAXPROCS); seed %d. Do
-not edit: rerun the command.
+Generated by `+"`make verdict-eval`"+` (`+"`%s`"+`) in %s (synthetic corpus %s) on %d CPUs
+(GOMAXPROCS); seed %d. Do not edit: rerun the command.
 
-How it is measured (see the end of this page for why it is representative):
+## How it is measured
 
-- Each run synthesises %s of scrapes every %s for a stable and a gray track of %.0f req/s each:
-  latency log-normal with a median of %.0f ms and a p99 of %.0f ms, each track's latency scaled
-  per scrape by a log-normal drift (sigma %.2f), and with probability %.2f per scrape and track
-  a stall that makes %.0f%% of that scrape's requests %.0fx slower; %.1f%% 5xx; CPU, heap, GC
-  and Redis pool counters with a few percent of noise.
-- From minute %.0f the gray track carries the injected regression (none in A/A): every gray
-  latency times 1 + x, or x more 5xx.
-- The series are replayed through the Prometheus PromQL engine (github.com/prometheus/prometheus
-  v0.315.0, the engine of Prometheus 3.15 and its promtool), which evaluates every rule of %s
-  every %s in file order, recording each result before the next rule reads it, and fires an
-  alert once its expression has held for its for: duration, as Prometheus' rule manager does.
-- **alert rules**: a run detects when any critical or warning poolparity alert fires; time to
-  detect is from the injection to the first firing.
-- **judge** (internal/parity, the code behind the demo, `+"`make parity`"+` and PoolCanary):
-  one analysis every %s after the injection (%d per run), on the 5m rules, thresholds and floor
-  at their chart defaults. The statistical test is a one-sided Mann-Whitney U test at
-  confidence %.2f (Bonferroni-corrected for the SLIs tested together) with a minimum effect
-  A >= %.2f, on samples of the %s rules every %s over the last %s (at least %d per track).
-  "confirmed" counts a threshold FAIL only where the test also fails that SLI (PoolCanary's
-  statistical.mode Confirm). "confirmed, or an alert firing" also fails a window while a
-  critical or warning alert fires: the "thresholds confirmed by the test" line of the demo's and
-  poolparity-parity's report, where the firing alerts count. Time to detect is to the end of
-  the first failing window.
-- An A/A detection is a false alarm. "within 3 windows" is detection no later than %s after
-  the injection.
+Each run is a rollout: the stable track runs alone for %s, then the gray track starts (the
+rollout's start) and both run for %s. Its scrapes are replayed through the Prometheus PromQL
+engine (github.com/prometheus/prometheus v0.315.0, the engine of Prometheus 3.15 and promtool),
+which evaluates every rule of %s every %s in file order and fires an alert once its expression
+has held for its for: duration, as Prometheus' rule manager does.
 
-`, cmd, res.Elapsed.Round(time.Second), runtime.GOMAXPROCS(0), cfg.Seed,
-		cfg.Length, cfg.Scrape, cfg.RPS, cfg.MedianLatency*1000, cfg.P99Latency*1000, cfg.Drift, cfg.StallProb, cfg.StallShare*100, cfg.StallFactor, cfg.BaseErrors*100,
-		cfg.Start.Minutes(), cfg.RulesFile, cfg.Eval, cfg.Window, int((cfg.Length-cfg.Start)/cfg.Window), cfg.Stat.Confidence, cfg.Stat.MinEffect, cfg.StatFamily, cfg.StatStep, cfg.StatWindow, cfg.Stat.MinSamples, fmtMin(3*cfg.Window))
+Looks, as they are used (continuous monitoring):
 
-	b.WriteString("| scenario | judge | runs | detected (false alarm in A/A) | within 3 windows | median time to detect | slowest | failing windows | runs with 2+ failing windows | no-data windows |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
-	var targets []string
-	var disagreements []string
-	for _, sc := range scenarios {
-		var runs []runResult
-		for _, rr := range res.Runs {
-			if rr.Scenario.Name == sc.Name {
-				runs = append(runs, rr)
-				for _, win := range rr.Windows {
-					for _, d := range win.Disagreements {
-						disagreements = append(disagreements, fmt.Sprintf("%s, run %d, window ending at minute %.1f: %s", sc.Name, rr.Run, win.At.Minutes(), d))
-					}
+- **alert rules**: evaluated every %s for the whole run; a run detects when an SLI alert of the
+  catalog (PoolParityLatencyRegression, PoolParityErrorRegression,
+  PoolParityCPUPerRequestRegression, PoolParityLowSyncPoolHitRatio) of severity critical or
+  warning fires. The A/A runs give %s of alerting each; "Alerts over a day" below turns their
+  rate into a day's.
+- **judges** (internal/parity.Evaluate, the code of the controller, the CLI and the demo): a
+  look every %s of the rollout from its first minute (%d looks), as the PoolCanary controller
+  re-analyses every minute while a step holds; a run fails when any look fails ("2+ failing
+  looks": PoolCanary's default failureLimit of 2). The first looks come while the gray is
+  youngest: the cold first step is in every run.
+  - **thresholds**: the rows of the 5m rules at the chart's thresholds and floors.
+  - **confirmed (Mann-Whitney)**: statistical.mode Confirm: a threshold FAIL counts only where a
+    one-sided Mann-Whitney U test (confidence %.2f, Bonferroni over 8 SLIs, A >= %.2f, at
+    least %d samples) of the %s rules every %s over the last %s confirms it; a FAIL whose test
+    lacks samples is NO DATA.
+  - **sequential**: statistical.mode Sequential: the anytime-valid test of internal/parity on
+    the paired per-minute samples since the rollout's start, per-rollout alpha %g spent over
+    8 SLIs (e-value bar %.0f), tau %g, at least %d samples.
+  - "warm-up excluded": the samples of the first %s after the gray started are left out
+    (Options.Exclude, as the controller's per-pod warm-up); "no warm-up": they count. Both are
+    measured on the cold A/A scenario.
+- Time to detect is from the rollout's start to the first failing look (first firing).
+  Every rate has its 95%% Wilson interval.
+
+The synthetic corpus (every parameter is a flag of the command, shown as -flag=value):
+%d req/s per track (-rps=%g); latency log-normal, median %.0f ms (-median-latency=%s), p99
+%.0f ms (-p99-latency=%s); each track's log latency scale is an AR(1) process of sigma %g
+(-drift=%g) whose minute-to-minute correlation is %g (-ar1=%g); each track has %d pods
+(-pods=%d), each with a lasting log latency (and CPU) offset of sigma %g (-pod-offset=%g) drawn
+once per run; with probability %g per scrape (-stall-prob=%g) a stall makes %.0f%% (-stall-share=%g)
+of a scrape's requests %gx slower (-stall-factor=%g); %.1f%% 5xx (-base-errors=%g); scrapes
+every %s (-scrape=%s). The cold scenario's gray is %.0f%% slower (-cold=%g), and its CPU per
+request half that, at its start, decaying to nothing over %s (-cold-for=%s). Regressions are
+in the gray from its start: every latency times 1 + x, the slowest 2%% of requests (above the
+98th percentile of the base distribution) twice as slow, or x more 5xx.
+
+`, cmd, res.Elapsed.Round(time.Second), res.SyntheticTime.Round(time.Second), runtime.GOMAXPROCS(0), cfg.Seed,
+		cfg.Lead, cfg.Rollout, cfg.RulesFile, cfg.Eval,
+		cfg.Eval, cfg.Lead+cfg.Rollout,
+		cfg.Look, int(cfg.Rollout/cfg.Look),
+		cfg.Stat.Confidence, cfg.Stat.MinEffect, cfg.Stat.MinSamples, cfg.StatFamily, cfg.StatStep, cfg.StatWindow,
+		seqAlpha(cfg), bar, seqScale(cfg), parity.SequentialMinSamples, cfg.Warmup,
+		int(cfg.RPS), cfg.RPS, cfg.MedianLatency*1000, fmtFloat(cfg.MedianLatency), cfg.P99Latency*1000, fmtFloat(cfg.P99Latency),
+		cfg.Drift, cfg.Drift, cfg.AR1, cfg.AR1, cfg.Pods, cfg.Pods, cfg.PodOffset, cfg.PodOffset,
+		cfg.StallProb, cfg.StallProb, cfg.StallShare*100, cfg.StallShare, cfg.StallFactor, cfg.StallFactor, cfg.BaseErrors*100, cfg.BaseErrors,
+		cfg.Scrape, cfg.Scrape, cfg.Cold*100, cfg.Cold, cfg.ColdFor, cfg.ColdFor)
+
+	var targets, alarms []string
+	corpora := []struct {
+		name string
+		runs []runResult
+		scs  []scenario
+	}{{"synthetic", res.Synthetic, synthetic}}
+	if len(res.Recorded) > 0 {
+		var scs []scenario
+		for _, rr := range res.Recorded {
+			if !slices.ContainsFunc(scs, func(s scenario) bool { return s.Name == rr.Scenario.Name }) {
+				scs = append(scs, rr.Scenario)
+			}
+		}
+		corpora = append(corpora, struct {
+			name string
+			runs []runResult
+			scs  []scenario
+		}{"recorded", res.Recorded, scs})
+	}
+	for _, c := range corpora {
+		fmt.Fprintf(&b, "## The %s corpus\n\n", c.name)
+		if c.name == "recorded" {
+			writeRecordings(&b, cfg, res.Recordings)
+		}
+		b.WriteString("| scenario | judge | runs failed (rate, 95% interval) | runs with 2+ failing looks | detected within 15 min | median time to detect | 90th percentile | no-data looks |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|\n")
+		for _, sc := range c.scs {
+			var runs []runResult
+			for _, rr := range c.runs {
+				if rr.Scenario.Name == sc.Name {
+					runs = append(runs, rr)
 				}
 			}
-		}
-		for j, s := range summarise(cfg, runs) {
-			wins, twice, nodata := "-", "-", "-"
-			if j > 0 {
-				wins, twice, nodata = fmt.Sprintf("%d of %d", s.fails, s.windows), fmt.Sprint(s.twice), fmt.Sprint(s.nodata)
+			for _, j := range judgeNames(sc) {
+				s := summarise(runs, j)
+				twice, nodata := "-", "-"
+				if j != alertJudge {
+					twice, nodata = fmt.Sprint(s.twice), fmt.Sprintf("%d of %d", s.nodata, s.looks)
+				}
+				m, ok := s.median()
+				p90, ok90 := s.quantile(0.9)
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", sc.Name, j, rate(s.detected, s.runs), twice,
+					rate(s.within15, s.runs), fmtQ(m, ok), fmtQ(p90, ok90), nodata)
+				targets = append(targets, targetsOf(c.name, sc, j, s)...)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %d (%.0f%%) | %d | %s | %s | %s | %s | %s |\n",
-				sc.Name, judges[j], s.runs, s.detected, pct(s.detected, s.runs), s.within3, s.median(), s.max(), wins, twice, nodata)
-			switch {
-			case sc.aa():
-				targets = append(targets, fmt.Sprintf("- No false alarm in A/A, %s: %s (%d of %d runs).", judges[j], met(s.detected == 0), s.detected, s.runs))
-			case sc.Latency == 0.20:
-				targets = append(targets, fmt.Sprintf("- p99 +20%% (the floor met: +12 ms) detected within three windows, %s: %s (%d of %d runs).", judges[j], met(s.within3 == s.runs), s.within3, s.runs))
+			if sc.aa() {
+				alarms = append(alarms, falseAlarms(c.name, runs)...)
 			}
 		}
+		b.WriteString("\n")
+		writeAlertDay(&b, cfg, c.name, c.runs)
 	}
-	b.WriteString("\n## Targets\n\n")
+	b.WriteString("## Targets (issue 27)\n\n")
+	m := minRejectSamples(seqScale(cfg), bar)
+	fmt.Fprintf(&b, "The sequential judge's e-value after n samples is at most (1 + n tau^2)^((n-1)/2), so it cannot reach its bar of %.0f before %d samples, "+
+		"one a minute: with the %s warm-up excluded its first sample is at minute %.0f and its earliest possible FAIL at minute %.0f of the rollout "+
+		"(minute %d without the warm-up), whatever the regression's size.\n\n",
+		bar, m, cfg.Warmup, (cfg.Warmup + cfg.StatStep).Minutes(), (cfg.Warmup + time.Duration(m)*cfg.StatStep).Minutes(), m)
 	for _, t := range targets {
 		b.WriteString(t + "\n")
 	}
-	var falseAlarms []string
-	for _, rr := range res.Runs {
-		if !rr.Scenario.aa() {
-			continue
-		}
-		for name, at := range rr.FirstFiring {
-			falseAlarms = append(falseAlarms, fmt.Sprintf("run %d: alert %s fired at minute %.1f", rr.Run, name, at.Minutes()))
-		}
-		for _, win := range rr.Windows {
-			if win.Threshold == parity.Fail {
-				falseAlarms = append(falseAlarms, fmt.Sprintf("run %d, window ending at minute %.1f: thresholds FAIL on %s", rr.Run, win.At.Minutes(), strings.Join(win.Failing, ", ")))
-			}
-			if win.Confirmed == parity.Fail {
-				falseAlarms = append(falseAlarms, fmt.Sprintf("run %d, window ending at minute %.1f: confirmed thresholds FAIL", rr.Run, win.At.Minutes()))
-			}
-			if win.Statistical == parity.Fail {
-				falseAlarms = append(falseAlarms, fmt.Sprintf("run %d, window ending at minute %.1f: statistical test FAIL (%s)", rr.Run, win.At.Minutes(), strings.Join(win.StatFailing, ", ")))
-			}
-		}
+	const most = 60
+	fmt.Fprintf(&b, "\n## False alarms in A/A of the alerts and the statistical judges (%d runs", len(alarms))
+	if len(alarms) > most {
+		fmt.Fprintf(&b, "; the first %d", most)
 	}
-	fmt.Fprintf(&b, "\n## Every false alarm in A/A (%d)\n\n", len(falseAlarms))
-	if len(falseAlarms) == 0 {
+	b.WriteString("; the thresholds judge's are counted in the tables)\n\n")
+	if len(alarms) == 0 {
 		b.WriteString("None.\n")
 	}
-	for _, f := range falseAlarms {
-		fmt.Fprintf(&b, "- %s\n", f)
-	}
-	fmt.Fprintf(&b, "\n## Where the thresholds and the statistical test disagree (%d windows)\n\n", len(disagreements))
-	if len(disagreements) == 0 {
-		b.WriteString("None: on every analysed SLI both gave the same PASS or FAIL.\n")
-	}
-	for _, d := range disagreements {
-		fmt.Fprintf(&b, "- %s\n", d)
+	for i, a := range alarms {
+		if i == most {
+			break
+		}
+		fmt.Fprintf(&b, "- %s\n", a)
 	}
 	b.WriteString(representative)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func pct(a, b int) float64 {
-	if b == 0 {
-		return 0
+// minRejectSamples is the fewest samples whose largest possible e-value reaches bar.
+func minRejectSamples(tau, bar float64) int {
+	n := max(parity.SequentialMinSamples, 2)
+	for float64(n-1)/2*math.Log1p(float64(n)*tau*tau) < math.Log(bar) {
+		n++
 	}
-	return 100 * float64(a) / float64(b)
+	return n
+}
+
+func fmtFloat(v float64) string { return fmt.Sprintf("%g", v) }
+
+func seqAlpha(cfg config) float64 {
+	if cfg.Seq.Alpha > 0 {
+		return cfg.Seq.Alpha
+	}
+	return catalog.Default().Stat.SequentialAlpha
+}
+
+func seqScale(cfg config) float64 {
+	if cfg.Seq.Scale > 0 {
+		return cfg.Seq.Scale
+	}
+	return parity.DefaultSequentialScale
+}
+
+// targetsOf returns the issue's targets that the scenario and judge speak to.
+func targetsOf(corpus string, sc scenario, j string, s summary) []string {
+	var out []string
+	if sc.aa() && (!strings.Contains(j, "no warm-up")) {
+		_, hi := wilson(s.detected, s.runs)
+		p := float64(s.detected) / math.Max(1, float64(s.runs))
+		out = append(out, fmt.Sprintf("- False FAIL per rollout at most 1%% with the interval's upper bound under 2%%, %s, %s, %s: %s.",
+			corpus, sc.Name, j, target(p <= 0.01 && hi < 0.02, s.runs, rate(s.detected, s.runs))))
+	}
+	if sc.Latency == 0.20 {
+		p := float64(s.within15) / math.Max(1, float64(s.runs))
+		out = append(out, fmt.Sprintf("- p99 +20%% caught within 15 minutes in at least 95%% of runs, %s, %s: %s.",
+			corpus, j, target(p >= 0.95, s.runs, rate(s.within15, s.runs))))
+	}
+	if sc.Latency == 0.40 && strings.HasPrefix(j, "sequential") {
+		m, ok := s.median()
+		fig := "median " + fmtQ(m, ok) + ", " + rate(s.detected, s.runs) + " detected"
+		out = append(out, fmt.Sprintf("- The sequential judge's median time to detect p99 +40%% under 5 minutes, %s, %s: %s.",
+			corpus, j, target(ok && m < 5*time.Minute && s.detected*2 > s.runs, s.runs, fig)))
+	}
+	return out
+}
+
+// falseAlarms lists the alerts and the statistical judges that failed in each A/A run.
+func falseAlarms(corpus string, runs []runResult) []string {
+	var out []string
+	for _, rr := range runs {
+		var what []string
+		for _, name := range slices.Sorted(maps.Keys(rr.FirstFiring)) {
+			what = append(what, fmt.Sprintf("alert %s fired at minute %.1f", name, rr.FirstFiring[name].Minutes()))
+		}
+		for _, j := range judges {
+			if j.Thresholds {
+				continue // most A/A runs: counted in the tables, not listed
+			}
+			for _, lk := range rr.Looks[j.Name] {
+				if lk.Verdict == parity.Fail {
+					what = append(what, fmt.Sprintf("%s FAIL at minute %.0f on %s", j.Name, lk.At.Minutes(), lk.Why))
+					break
+				}
+			}
+		}
+		if len(what) > 0 {
+			out = append(out, fmt.Sprintf("%s, %s, run %d: %s", corpus, rr.Scenario.Name, rr.Run, strings.Join(what, "; ")))
+		}
+	}
+	return out
+}
+
+// writeAlertDay turns the A/A runs' alert rate into a day's: each A/A run is a stretch of
+// continuous alerting; if the stretches were independent, a day of n of them fires with
+// probability 1 - (1 - p)^n, applied to both ends of p's interval.
+func writeAlertDay(b *strings.Builder, cfg config, corpus string, runs []runResult) {
+	var k, n int
+	for _, rr := range runs {
+		if rr.Scenario.aa() && !rr.Scenario.Cold {
+			n++
+			if len(rr.FirstFiring) > 0 {
+				k++
+			}
+		}
+	}
+	if n == 0 {
+		return
+	}
+	length := cfg.Lead + cfg.Rollout
+	per := float64(24*time.Hour) / float64(length)
+	lo, hi := wilson(k, n)
+	day := func(p float64) float64 { return 100 * (1 - math.Pow(1-p, per)) }
+	fmt.Fprintf(b, "Alerts over a day (%s corpus): %s A/A runs of %s each (%.1f hours of alerting looked at every %s) had an SLI alert firing; "+
+		"a day is %.0f such stretches, so a day of equal tracks fires with probability %.1f%% [%.1f%%, %.1f%%] if the stretches are independent. "+
+		"Day-long runs were not replayed: a day is %.0f times a run, so %d of them would take %.0f times as long as these A/A runs.\n\n",
+		corpus, rate(k, n), length, float64(n)*length.Hours(), cfg.Eval, per, day(float64(k)/float64(n)), day(lo), day(hi), per, n, per)
+}
+
+// absRecord matches the machine's path in a recording's command.
+var absRecord = regexp.MustCompile(`DEMO_RECORD=\S*/(hack/verdicteval/testdata/recorded/)`)
+
+func writeRecordings(b *strings.Builder, cfg config, recs []recordingInfo) {
+	fmt.Fprintf(b, "Recordings in %s (%.0f KiB; written by `go run ./hack/verdicteval record` or the demo's DEMO_RECORD, see below):\n\n", cfg.RecordedDir, float64(recordingsSize(cfg.RecordedDir))/1024)
+	b.WriteString("| recording | scenario | steps | series | recorded by |\n|---|---|---|---|---|\n")
+	for _, r := range recs {
+		fmt.Fprintf(b, "| %s | %s | %d of %s | %d | `%s` |\n", r.Name, r.Scenario, r.Steps, r.Step, r.Series, absRecord.ReplaceAllString(r.Command, "DEMO_RECORD=$$PWD/$1"))
+	}
+	b.WriteString(`
+Each run of the recorded corpus is a block bootstrap of the recordings of its group (the file
+name up to its run number; a group whose name holds "-aa" is A/A): the run's time is filled with one-minute blocks of the recorded per-step
+increments of both tracks, each block drawn from a random recording at a random offset and
+replayed through the same rules and judges as the synthetic corpus. A block keeps the real
+within-minute noise of both tracks and what they share; correlation across minutes and lasting
+per-pod offsets longer than a recording are not kept (the synthetic corpus has them).
+
+`)
 }
 
 const representative = `
-## Why synthesised series, and why they are representative
+## Why these corpora
 
-A real service and Prometheus with short windows would need hours of wall time for tens of
-runs per scenario on a 2-core machine shared with other work, and the machine's own stalls
-would be a noise nobody controls or can repeat. The replay keeps what decides a verdict real:
-the same rules file and PromQL engine (rate over classic histogram buckets,
-histogram_quantile's interpolation, the minimum-traffic guard), the same for: semantics,
-the same judge code and the service's own bucket boundaries. What is synthetic is the traffic:
-a log-normal latency (the usual shape of request latency), per-scrape drift and occasional
-stalls that hit one track and not the other, which is what makes an A/A p99 ratio wander (the
-demo once showed an A/A p95 ratio of 1.11). The parameters are stated above and are flags of
-the command, so a team can replay its own service's numbers. A service whose noise is larger
-(fewer requests per window, heavier stalls) will see more false alarms than this table shows:
-the minimum-traffic guard and the for: durations are the knobs.
+The synthetic corpus keeps what decides a verdict real: the rules file and the PromQL engine
+(rate over classic histogram buckets, histogram_quantile's interpolation, the minimum-traffic
+guard), the for: semantics, the judge code and the service's bucket boundaries. Its noise has
+what independent per-scrape noise lacks: minute-to-minute correlation and lasting per-pod
+offsets, which make every test that assumes independent samples overconfident, and a cold
+start. Every parameter is a flag of the command (see "How it is measured"), so a team can
+replay its own service's figures. The recorded corpus replays the demo's real series
+(hack/verdicteval/testdata/recorded), and the kind cluster's when recorded with
+` + "`go run ./hack/verdicteval record -prometheus URL -out FILE`" + `.
+
+Recording: ` + "`make demo SCENARIO=aa DURATION=5m DEMO_SEED=1 DEMO_RECORD=$PWD/hack/verdicteval/testdata/recorded/demo-aa-1.json.gz`" + `
+(the exact command of each recording is in its table row).
 `
-
-func met(ok bool) string {
-	if ok {
-		return "met"
-	}
-	return "NOT met"
-}

@@ -111,6 +111,10 @@ type Config struct {
 	FaultLatency   time.Duration // regression: added to every gray API request
 	FaultErrorRate float64       // regression: fraction of gray API requests answered 500
 
+	// Record, when set, is a file the run's per-track series are dumped to
+	// (gzip JSON, hack/verdicteval/recorded) before Prometheus stops.
+	Record string
+
 	// Progress is the interval between progress lines; on a terminal the
 	// line is redrawn every second instead.
 	Progress time.Duration
@@ -257,6 +261,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.Duration(&c.ScrapeInterval, "DEMO_SCRAPE_INTERVAL", "Prometheus scrape and rule evaluation interval")
 	e.Duration(&c.FaultLatency, "DEMO_FAULT_LATENCY", "latency added to the gray track in the regression scenario")
 	e.Float64(&c.FaultErrorRate, "DEMO_FAULT_ERROR_RATE", "fraction of gray requests answered 500 in the regression scenario")
+	e.String(&c.Record, "DEMO_RECORD", "dump the run's per-track series to this file (gzip JSON) for verdicteval's recorded corpus")
 	e.Duration(&c.Progress, "DEMO_PROGRESS", "interval between progress lines when not on a terminal")
 
 	if err := e.Parse(args); err != nil {

@@ -39,6 +39,7 @@ import (
 	"github.com/poolparity/poolparity/internal/loadgen"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/render"
+	"github.com/poolparity/poolparity/internal/recorded"
 	"github.com/poolparity/poolparity/internal/scenario"
 	"github.com/poolparity/poolparity/internal/splitter"
 )
@@ -418,6 +419,18 @@ func (r *runner) loadAndRead(ctx context.Context, splitURL string, sp *splitter.
 	})
 	if err != nil {
 		return report, loadStats, err
+	}
+	if cfg.Record != "" {
+		rec, err := recorded.Record(qctx, promAPI, start, now, cfg.ScrapeInterval)
+		if err != nil {
+			return report, loadStats, err
+		}
+		rec.Name, rec.Scenario = filepath.Base(cfg.Record), cfg.Scenario
+		rec.Command = fmt.Sprintf("make demo SCENARIO=%s DURATION=%s DEMO_SEED=%d DEMO_RECORD=%s", cfg.Scenario, cfg.Duration, cfg.Seed, cfg.Record)
+		if err := rec.WriteFile(cfg.Record); err != nil {
+			return report, loadStats, err
+		}
+		fmt.Fprintf(r.stdout, "recorded %d series, %d steps of %s, into %s\n", len(rec.Series), rec.Len(), rec.Step, cfg.Record)
 	}
 	step := max(cfg.ScrapeInterval, now.Sub(start)/150).Round(time.Second)
 	if report.Charts, err = parity.Charts(qctx, promAPI, cat, cfg.Window, `job="poolparity"`, start, now, step); err != nil {

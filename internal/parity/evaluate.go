@@ -126,8 +126,10 @@ type Options struct {
 	// catalog's; "-" means Window's.
 	SampleFamily string
 	// StatSince is where the sequential test's samples start: the
-	// rollout's start, or the end of its warm-up. Zero means At -
-	// StatWindow. The other modes sample the sliding StatWindow.
+	// rollout's start. Zero means At - StatWindow, a sliding window that
+	// keeps the guarantee for one read only: a caller that reads again
+	// (the controller) must pass the rollout's start, fixed. The other
+	// modes sample the sliding StatWindow.
 	StatSince time.Time
 	// Sequential configures the sequential test; zero fields take the
 	// catalog's SequentialAlpha and the package's defaults.

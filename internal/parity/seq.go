@@ -278,7 +278,7 @@ func SequentialRows(rows []Row) []Row {
 			r.Note = "not tested"
 		case r.Test.Verdict == Pass && r.Verdict == Fail:
 			r.Verdict = Pass
-			r.Note = "over the threshold but no anytime-valid evidence (" + r.Test.summary() + ")"
+			r.Note = "over the threshold but no anytime-valid evidence (" + r.Test.Summary() + ")"
 		default:
 			if r.Test.Verdict != r.Verdict && r.Test.Note != "" {
 				r.Note = r.Test.Note

@@ -70,8 +70,10 @@ type TestResult struct {
 // sequential reports whether the result is the sequential test's.
 func (t TestResult) sequential() bool { return t.Bar > 0 }
 
-// summary states the test's figures in a few words.
-func (t TestResult) summary() string {
+// Summary states the test's figures in a few words: the p-value and effect size of the
+// Mann-Whitney test, or the e-value, its largest value, the bar and the sample count of the
+// sequential test.
+func (t TestResult) Summary() string {
 	if t.sequential() {
 		return fmt.Sprintf("e=%.3g, max %.3g, bar %.3g, n=%d", t.E, t.EMax, t.Bar, t.NGray)
 	}
@@ -138,7 +140,7 @@ func Confirm(rows []Row) []Row {
 		case r.Verdict != Fail || r.Test == nil:
 		case r.Test.Verdict == Pass:
 			r.Verdict = Pass
-			r.Note = "over the threshold but not significantly worse (" + r.Test.summary() + ")"
+			r.Note = "over the threshold but not significantly worse (" + r.Test.Summary() + ")"
 		case r.Test.Verdict == NoData:
 			r.Verdict = NoData
 			r.Note = "over the threshold, but the test cannot confirm it yet: " + r.Test.Note
@@ -192,7 +194,7 @@ func StatVerdict(rows []Row, quiet string) (Verdict, []string) {
 		case r.Test == nil:
 			nodata = append(nodata, r.SLI+": not tested")
 		case r.Test.Verdict == Fail:
-			fails = append(fails, fmt.Sprintf("%s: gray worse, %s", r.SLI, r.Test.summary()))
+			fails = append(fails, fmt.Sprintf("%s: gray worse, %s", r.SLI, r.Test.Summary()))
 		case r.Test.Verdict != Pass:
 			nodata = append(nodata, r.SLI+": "+r.Test.Note)
 		}
@@ -218,7 +220,7 @@ func Disagreements(rows []Row) []string {
 		}
 		t, s := r.Verdict, r.Test.Verdict
 		if (t == Pass || t == Fail) && (s == Pass || s == Fail) && t != s {
-			out = append(out, fmt.Sprintf("%s: threshold %s, statistical %s (%s)", r.SLI, t, s, r.Test.summary()))
+			out = append(out, fmt.Sprintf("%s: threshold %s, statistical %s (%s)", r.SLI, t, s, r.Test.Summary()))
 		}
 	}
 	return out

@@ -24,7 +24,7 @@ func Cells(r parity.Row) RowCells {
 	if t := r.Test; t != nil {
 		c.Test = string(t.Verdict)
 		if t.Verdict == parity.Pass || t.Verdict == parity.Fail {
-			c.Test += fmt.Sprintf(" (p=%.2g, A=%.2f)", t.P, t.A)
+			c.Test += " (" + t.Summary() + ")"
 		} else if t.Note != "" {
 			c.Test += " (" + t.Note + ")"
 		}
@@ -128,8 +128,11 @@ func Text(w io.Writer, r parity.Report) error {
 			fmt.Fprintf(&b, "  DISAGREE %s\n", d)
 		}
 	}
-	if r.Gate == parity.GateConfirmed {
+	switch r.Gate {
+	case parity.GateConfirmed:
 		b.WriteString("\nverdict gate: thresholds confirmed by the test (a threshold FAIL needs the test's FAIL)\n")
+	case parity.GateSequential:
+		b.WriteString("\nverdict gate: the sequential test (FAIL when an SLI's e-value reaches its bar; thresholds and alerts are notes)\n")
 	}
 	fmt.Fprintf(&b, "\nVERDICT: %s (%s)\n", r.Verdict, strings.Join(r.Reasons, "; "))
 	_, err := io.WriteString(w, b.String())
