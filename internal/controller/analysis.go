@@ -99,8 +99,11 @@ func AnalyzeInput(ctx context.Context, q parity.Querier, a *v1alpha1.Analysis, i
 	}
 	out := v1alpha1.AnalysisStatus{Time: metav1.NewTime(now), Verdict: crdVerdict(report.Verdict), Message: truncate(strings.Join(report.Reasons, "; "))}
 	rows := report.Rows
-	if opts.Stat == parity.StatConfirm {
+	switch opts.Stat {
+	case parity.StatConfirm:
 		rows = parity.Confirm(rows)
+	case parity.StatSequential:
+		rows = parity.SequentialRows(rows)
 	}
 	for _, row := range rows {
 		r := v1alpha1.SLIResult{Name: string(row.ID), Threshold: thresholdText(row), Time: metav1.NewTime(now)}
@@ -295,7 +298,13 @@ func fillResult(r *v1alpha1.SLIResult, row parity.Row) {
 	r.Note = row.Note
 	if t := row.Test; t != nil {
 		r.Test = &v1alpha1.SLITestResult{Verdict: crdVerdict(t.Verdict), StableSamples: int32(t.NStable), GraySamples: int32(t.NGray), Note: t.Note}
-		if t.Verdict == parity.Pass || t.Verdict == parity.Fail {
+		switch {
+		case t.Bar > 0: // the sequential test's figures
+			r.Test.EValue, r.Test.Bar, r.Test.Estimate = formatFloat(t.EMax), formatFloat(t.Bar), formatFloat(t.Effect)
+			if !t.Rejected.IsZero() {
+				r.Test.RejectedAt = ptrTime(t.Rejected)
+			}
+		case t.Verdict == parity.Pass || t.Verdict == parity.Fail:
 			r.Test.P, r.Test.Effect = formatFloat(t.P), formatFloat(t.A)
 		}
 	}

@@ -214,6 +214,11 @@ func TestAnalyzerSequential(t *testing.T) {
 			if got.Statistical == nil || got.Statistical.Mode != v1alpha1.StatisticalSequential {
 				t.Errorf("statistical %+v, want mode Sequential", got.Statistical)
 			}
+			if p99 := got.SLIs[0]; p99.Test == nil || p99.Test.EValue == "" || p99.Test.Bar != "200" || p99.Test.P != "" {
+				t.Errorf("p99 test %+v: want its e-value and the bar 2/0.01 (two SLIs), no p-value", p99.Test)
+			} else if rejected := p99.Test.RejectedAt != nil; rejected != (tt.mode == "regression") {
+				t.Errorf("p99 rejectedAt %v in mode %s", p99.Test.RejectedAt, tt.mode)
+			}
 		})
 	}
 }

@@ -486,6 +486,20 @@ type SLITestResult struct {
 	StableSamples int32 `json:"stableSamples,omitempty"`
 	// +optional
 	GraySamples int32 `json:"graySamples,omitempty"`
+	// EValue is the Sequential mode's largest e-value for "gray worse than the floor" since
+	// the rollout's start; the SLI fails once it reaches Bar (k/alpha).
+	// +optional
+	EValue string `json:"eValue,omitempty"`
+	// Bar is the e-value at which the Sequential mode fails the SLI.
+	// +optional
+	Bar string `json:"bar,omitempty"`
+	// Estimate is the Sequential mode's estimated effect: gray/stable for a ratio SLI, else
+	// gray - stable.
+	// +optional
+	Estimate string `json:"estimate,omitempty"`
+	// RejectedAt is when the Sequential mode's evidence became conclusive.
+	// +optional
+	RejectedAt *metav1.Time `json:"rejectedAt,omitempty"`
 	// Note explains a NoData or a pass held by the floor.
 	// +optional
 	Note string `json:"note,omitempty"`
