@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"time"
 
 	"github.com/prometheus/common/model"
 
@@ -33,8 +34,14 @@ type Config struct {
 	// Gate is the verdict that decides the exit status: "confirmed" (a
 	// threshold FAIL counts only where the statistical test confirms it;
 	// firing alerts always count) or "thresholds" (the threshold rows and
-	// the alerts alone). docs/verdict-eval.md measures both.
+	// the alerts alone). docs/verdict-eval.md measures both. "sequential"
+	// decides by the anytime-valid sequential test, from Since.
 	Gate string
+	// Since is when the sequential gate's evidence starts, RFC 3339 (the
+	// rollout's start: its false-alarm rate holds however often the report
+	// is run from the same Since); empty means the statistical window
+	// before now, which is valid for one reading only.
+	Since string
 }
 
 // defaultConfig returns the defaults.
@@ -62,14 +69,21 @@ func (c Config) Validate() error {
 	if _, err := parity.ParseGate(c.Gate); err != nil {
 		bad("GATE: %v", err)
 	}
+	if c.Since != "" {
+		if _, err := time.Parse(time.RFC3339, c.Since); err != nil {
+			bad("SINCE must be an RFC 3339 time such as 2026-11-25T10:00:00Z, got %q", c.Since)
+		} else if c.Gate != string(parity.GateSequential) {
+			bad("SINCE applies to the sequential gate only (GATE is %q)", c.Gate)
+		}
+	}
 	return errors.Join(errs...)
 }
 
 // parseConfig fills a Config from args and the environment read by getenv,
 // then validates it. PROMETHEUS_URL is read as it is; the other variables
 // carry the prefix PARITY_ (PARITY_WINDOW, PARITY_SELECTOR, PARITY_OUT,
-// PARITY_GATE). Each is also a flag (-prometheus-url, -window, -selector,
-// -out, -gate), which wins.
+// PARITY_GATE, PARITY_SINCE). Each is also a flag (-prometheus-url, -window,
+// -selector, -out, -gate, -since), which wins.
 func parseConfig(name string, args []string, getenv func(string) string, usage io.Writer) (Config, error) {
 	c := defaultConfig()
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -79,7 +93,8 @@ func parseConfig(name string, args []string, getenv func(string) string, usage i
 	e.String(&c.Window, "PARITY_WINDOW", "recording-rule window the report reads (the chart's rules: 5m; the kind harness: 1m)")
 	e.String(&c.Selector, "PARITY_SELECTOR", `PromQL label matchers picking one service, e.g. namespace="shop",job="poolparity"`)
 	e.String(&c.OutDir, "PARITY_OUT", "directory for report.{txt,json,html}")
-	e.String(&c.Gate, "PARITY_GATE", "verdict behind the exit status: confirmed (a threshold FAIL needs the statistical test's FAIL; alerts always count) or thresholds")
+	e.String(&c.Gate, "PARITY_GATE", "verdict behind the exit status: confirmed (a threshold FAIL needs the statistical test's FAIL; alerts always count), thresholds, or sequential (the anytime-valid test from -since decides)")
+	e.String(&c.Since, "PARITY_SINCE", "sequential gate: when the rollout's evidence starts, RFC 3339; empty: the statistical window before now")
 	if err := e.Parse(args); err != nil {
 		return c, err
 	}

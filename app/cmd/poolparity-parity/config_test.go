@@ -23,6 +23,9 @@ func TestValidate(t *testing.T) {
 		{"an empty output directory is refused", func(c *Config) { c.OutDir = "" }, "OUT"},
 		{"the thresholds gate is valid", func(c *Config) { c.Gate = "thresholds" }, ""},
 		{"an unknown gate is refused", func(c *Config) { c.Gate = "strict" }, "GATE: unknown gate"},
+		{"the sequential gate from a rollout's start is valid", func(c *Config) { c.Gate, c.Since = "sequential", "2026-11-25T10:00:00Z" }, ""},
+		{"a since that is no RFC 3339 time is refused", func(c *Config) { c.Gate, c.Since = "sequential", "10 minutes ago" }, "SINCE must be an RFC 3339 time"},
+		{"a since without the sequential gate is refused", func(c *Config) { c.Since = "2026-11-25T10:00:00Z" }, "SINCE applies to the sequential gate only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

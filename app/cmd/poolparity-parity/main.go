@@ -80,10 +80,14 @@ func readReport(ctx context.Context, cfg Config, stdout io.Writer) (parity.Repor
 	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	now := time.Now()
-	report, err := parity.Evaluate(qctx, q, cat, parity.Options{
+	opts := parity.Options{
 		At: now, Window: cfg.Window, Selector: cfg.Selector,
 		Stat: parity.Gate(cfg.Gate).Mode(), Alerts: true, Pools: true,
-	})
+	}
+	if cfg.Since != "" {
+		opts.StatSince, _ = time.Parse(time.RFC3339, cfg.Since) // Validate parsed it
+	}
+	report, err := parity.Evaluate(qctx, q, cat, opts)
 	if err != nil {
 		return report, promError(promURL, cfg.Window, err)
 	}
