@@ -28,6 +28,7 @@ const (
 	operatorVersion      = "v0.85.0"
 	metricsServerVersion = "v0.9.0"
 	corednsVersion       = "v1.14.6" // kubeadm v1.37.0's default
+	localPathVersion     = "v0.0.30" // github.com/rancher/local-path-provisioner
 )
 
 // Images and settings of the offline cluster.
@@ -44,6 +45,8 @@ const (
 	operatorImage  = registry + "/prometheus-operator:" + operatorVersion
 	reloaderImage  = registry + "/prometheus-config-reloader:" + operatorVersion
 	metricsSrvImg  = registry + "/metrics-server:" + metricsServerVersion
+	localPathImage = registry + "/local-path-provisioner:" + localPathVersion
+	helperImage    = registry + "/local-path-helper:" + debianSuite
 	recipeLabel    = "dev.poolparity.recipe"
 	nonRootUser    = "65534:65534"
 	imageBuildTime = 20 * time.Minute
@@ -61,6 +64,7 @@ type image struct {
 	Run        string
 	User       string
 	Entrypoint string            // JSON array
+	Env        string            // an ENV instruction's arguments, e.g. PATH=/usr/bin
 	Bins       map[string]string // name in BinDir -> path under ./bin
 	BinDir     string            // where the binaries go; default /usr/local/bin/
 }
@@ -87,6 +91,14 @@ func appImages() []image {
 		{Tag: metricsSrvImg, Comment: "metrics-server " + metricsServerVersion + ".",
 			Base: baseImage, Bins: map[string]string{"metrics-server": "cluster/metrics-server"}, User: nonRootUser,
 			Entrypoint: `["/usr/local/bin/metrics-server"]`},
+		// Its manifest runs it by name (command: local-path-provisioner), so the image sets PATH.
+		{Tag: localPathImage, Comment: "local-path-provisioner " + localPathVersion + " (github.com/rancher/local-path-provisioner): the default StorageClass.",
+			Base: baseImage, Bins: map[string]string{"local-path-provisioner": "cluster/local-path-provisioner"}, User: nonRootUser,
+			Env: "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", Entrypoint: `["/usr/local/bin/local-path-provisioner"]`},
+		// Upstream's helper pods run busybox as root to create and remove volume directories on
+		// the node; Debian's minbase has the sh, mkdir and rm they call.
+		{Tag: helperImage, Comment: "sh, mkdir and rm (Debian minbase, as root) for local-path-provisioner's helper pods.",
+			Base: baseImage, Env: "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 	}
 }
 
