@@ -47,6 +47,7 @@ const (
 	metricsSrvImg  = registry + "/metrics-server:" + metricsServerVersion
 	localPathImage = registry + "/local-path-provisioner:" + localPathVersion
 	helperImage    = registry + "/local-path-helper:" + debianSuite
+	probeImage     = registry + "/chaosprobe:dev"
 	recipeLabel    = "dev.poolparity.recipe"
 	nonRootUser    = "65534:65534"
 	imageBuildTime = 20 * time.Minute
@@ -115,7 +116,7 @@ func (imagesStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if env.cfg.Mode == "online" {
-		return Outcome{Note: "service image only (online)"}, nil
+		return Outcome{Note: "service and chaos probe images only (online)"}, env.buildProbeImage(ctx)
 	}
 	if err := env.ensureBase(ctx); err != nil {
 		return Outcome{}, err
@@ -128,6 +129,9 @@ func (imagesStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 		if err := env.buildImage(ctx, im); err != nil {
 			return Outcome{}, err
 		}
+	}
+	if err := env.buildProbeImage(ctx); err != nil {
+		return Outcome{}, err
 	}
 	return Outcome{Note: "node image " + node}, nil
 }
@@ -144,6 +148,24 @@ func (env *Env) buildServiceImage(ctx context.Context) error {
 		return fmt.Errorf("building %s: %w", env.serviceImage(), err)
 	}
 	return nil
+}
+
+// buildProbeImage builds the chaos step's in-cluster client (hack/kindrun/chaosprobe) from this
+// repository, static, into a scratch image.
+func (env *Env) buildProbeImage(ctx context.Context) error {
+	dir, err := os.MkdirTemp(env.cfg.OutDir, "chaosprobe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "chaosprobe")
+	err = env.run(ctx, "image", cmd{name: "go", args: []string{"build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", bin, "./hack/kindrun/chaosprobe"}, env: []string{"CGO_ENABLED=0"}})
+	if err != nil {
+		return fmt.Errorf("building the chaos probe: %w", err)
+	}
+	df := "# The chaos step's client in the cluster: load and a verifying client (hack/kindrun/chaosprobe).\n" +
+		"FROM scratch\nCOPY bin/chaosprobe /chaosprobe\nUSER 65532:65532\nENTRYPOINT [\"/chaosprobe\"]\n"
+	return env.buildContext(ctx, probeImage, []byte(df), map[string]string{"bin/chaosprobe": bin}, nil)
 }
 
 func (env *Env) serviceImage() string {
