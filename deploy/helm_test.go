@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -146,6 +147,12 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"an in-cluster and an external Redis", "redis.externalAddress=r:6379", []string{"redis"}},
 		{"an in-cluster and an embedded Redis", "redis.embedded=true", []string{"redis"}},
 		{"an external and an embedded Redis", "redis.enabled=false,redis.externalAddress=r:6379,redis.embedded=true", []string{"redis"}},
+		{"an unknown AOF fsync policy", "redis.persistence.appendfsync=sometimes", []string{"redis/persistence/appendfsync", "everysec"}},
+		{"a claim size that is no quantity", "redis.persistence.size=big", []string{"redis/persistence/size"}},
+		{"an unknown access mode", "redis.persistence.accessModes={ReadWriteSometimes}", []string{"redis/persistence/accessModes"}},
+		{"an unknown whenUnsatisfiable", "topologySpread.whenUnsatisfiable=Never", []string{"topologySpread/whenUnsatisfiable", "ScheduleAnyway"}},
+		{"a zero maxSkew", "topologySpread.maxSkew=0", []string{"topologySpread/maxSkew"}},
+		{"a negative grace period", "shutdown.terminationGracePeriodSeconds=-1", []string{"shutdown/terminationGracePeriodSeconds"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -183,14 +190,7 @@ func TestValuesSchemaAcceptsEachRedisChoice(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var extra []string
-			if tc.set != "" {
-				extra = []string{"--set", tc.set}
-			}
-			objs, err := deploytest.Decode(deploytest.HelmTemplate(t, render.ValueSet{Name: "default"}, extra...))
-			if err != nil {
-				t.Fatal(err)
-			}
+			objs := renderDefault(t, tc.set)
 			apps, redisObjs := 0, 0
 			for _, o := range objs {
 				component := o.GetLabels()["app.kubernetes.io/component"]
@@ -221,6 +221,125 @@ func TestValuesSchemaAcceptsEachRedisChoice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRenderFailsWhenGraceIsNotAboveTheDrain checks the render-time check of
+// terminationGracePeriodSeconds: it must exceed preStop sleep + SHUTDOWN_DELAY + SHUTDOWN_TIMEOUT,
+// or the kubelet kills pods that are still draining.
+func TestRenderFailsWhenGraceIsNotAboveTheDrain(t *testing.T) {
+	cases := []struct {
+		name, set string
+		grace     string // the rendered terminationGracePeriodSeconds; empty: the render must fail
+	}{
+		{"the default: 0 + 5 + 20 + 5 slack", "", "30"},
+		{"an explicit grace above the drain", "shutdown.terminationGracePeriodSeconds=26", "26"},
+		{"an explicit grace equal to the drain", "shutdown.terminationGracePeriodSeconds=25", ""},
+		{"a grace below the drain with a preStop sleep", "shutdown.preStopSleepSeconds=10,shutdown.terminationGracePeriodSeconds=30", ""},
+		{"no slack", "shutdown.graceSlackSeconds=0", ""},
+	}
+	helm := deploytest.Tool(t, "helm")
+	chart := deploytest.ChartDir(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var extra []string
+			if tc.set != "" {
+				extra = []string{"--set", tc.set}
+			}
+			out, err := render.Run(ctx, "", helm, render.HelmTemplateArgs(chart, render.ValueSet{Name: "default"}, extra...)...)
+			if tc.grace == "" {
+				if err == nil || !strings.Contains(err.Error(), "must be above shutdown.preStopSleepSeconds + delaySeconds + timeoutSeconds") {
+					t.Fatalf("render error %v, want the grace period check", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, err := deploytest.Decode(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			apps := 0
+			for _, o := range objs {
+				if o.GetKind() != "Deployment" || o.GetLabels()["app.kubernetes.io/component"] != "app" {
+					continue
+				}
+				apps++
+				if got, _, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "template", "spec", "terminationGracePeriodSeconds"); fmt.Sprint(got) != tc.grace {
+					t.Errorf("%s: terminationGracePeriodSeconds %v, want %s", o.GetName(), got, tc.grace)
+				}
+			}
+			if apps != 2 {
+				t.Errorf("%d track Deployments, want 2", apps)
+			}
+		})
+	}
+}
+
+// TestRedisPersistenceValues renders the in-cluster Redis with each persistence choice and checks
+// the StatefulSet's AOF arguments, claim template and volumes.
+func TestRedisPersistenceValues(t *testing.T) {
+	cases := []struct {
+		name, set    string
+		args         string // the redis container's arguments, joined by spaces
+		claim        bool
+		storageClass string
+	}{
+		{"the default: AOF, everysec, on a claim of the default class", "", `--save  --dir /data --appendonly yes --appendfsync everysec`, true, ""},
+		{"fsync always on a named class", "redis.persistence.appendfsync=always,redis.persistence.storageClassName=local-path", `--save  --dir /data --appendonly yes --appendfsync always`, true, "local-path"},
+		{"persistence off: memory only, an emptyDir", "redis.persistence.enabled=false", `--save  --dir /data --appendonly no`, false, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := renderDefault(t, tc.set)
+			var sets int
+			for _, o := range objs {
+				if o.GetKind() == "Deployment" && o.GetLabels()["app.kubernetes.io/component"] == "redis" {
+					t.Errorf("Redis is a Deployment: want a StatefulSet")
+				}
+				if o.GetKind() != "StatefulSet" {
+					continue
+				}
+				sets++
+				containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+				args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+				if got := strings.Join(args, " "); got != tc.args {
+					t.Errorf("redis args %q, want %q", got, tc.args)
+				}
+				claims, _, _ := unstructured.NestedSlice(o.Object, "spec", "volumeClaimTemplates")
+				volumes, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "volumes")
+				if tc.claim != (len(claims) == 1) || tc.claim == (len(volumes) == 1) {
+					t.Errorf("%d claim templates and %d volumes, want a claim: %v", len(claims), len(volumes), tc.claim)
+				}
+				if tc.claim {
+					class, found, _ := unstructured.NestedString(claims[0].(map[string]any), "spec", "storageClassName")
+					if class != tc.storageClass || found != (tc.storageClass != "") {
+						t.Errorf("storageClassName %q (set: %v), want %q (unset when empty: the default class)", class, found, tc.storageClass)
+					}
+				}
+			}
+			if sets != 1 {
+				t.Errorf("%d StatefulSets, want the Redis one", sets)
+			}
+		})
+	}
+}
+
+// renderDefault renders the chart with default values and --set set (none when empty), and
+// decodes the objects.
+func renderDefault(t *testing.T, set string) []*unstructured.Unstructured {
+	t.Helper()
+	var extra []string
+	if set != "" {
+		extra = []string{"--set", set}
+	}
+	objs, err := deploytest.Decode(deploytest.HelmTemplate(t, render.ValueSet{Name: "default"}, extra...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
 }
 
 // compareGolden compares a generated file with its committed copy under root. Only hack/gen

@@ -22,7 +22,7 @@ import (
 )
 
 // TestHelmInstallOnKwok runs `helm install --wait` into a kwok cluster (a real control plane with
-// simulated nodes) and checks that both tracks roll out, that the split Service gets endpoints from
+// simulated nodes) and checks that both tracks and the persistent Redis roll out, that the split Service gets endpoints from
 // both tracks, and that each HPA binds to its Deployment. Opt in with POOLPARITY_KWOK=1 (the kwok
 // tools are not in the default `make tools` set); then missing tools fail the test.
 func TestHelmInstallOnKwok(t *testing.T) {
@@ -90,6 +90,14 @@ func TestHelmInstallOnKwok(t *testing.T) {
 	ns := render.Namespace
 	kubectl("create", "namespace", ns)
 	kubectl("label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted")
+	// kwok has no storage provisioner and no default StorageClass: a static volume without a class
+	// binds the Redis StatefulSet's claim (which names no class either), so that the persistent
+	// Redis schedules as it would on a cluster with a default class.
+	pv := filepath.Join(work, "redis-pv.yaml")
+	if err := os.WriteFile(pv, []byte(redisPV), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubectl("apply", "-f", pv)
 
 	begin = time.Now()
 	run(6*time.Minute, helm, "install", render.Release, deploytest.ChartDir(t), "--kubeconfig", kubeconfig,
@@ -117,6 +125,18 @@ func TestHelmInstallOnKwok(t *testing.T) {
 		if !found {
 			t.Errorf("no Deployment for track %s", track)
 		}
+	}
+
+	// The Redis StatefulSet's claim is bound and its pod ready: helm --wait waited for it.
+	var claims corev1.PersistentVolumeClaimList
+	mustJSON(t, kubectl("-n", ns, "get", "pvc", "-o", "json"), &claims)
+	if len(claims.Items) != 1 || claims.Items[0].Status.Phase != corev1.ClaimBound {
+		t.Errorf("Redis claims %v, want one Bound", claims.Items)
+	}
+	var sets appsv1.StatefulSetList
+	mustJSON(t, kubectl("-n", ns, "get", "statefulsets", "-o", "json"), &sets)
+	if len(sets.Items) != 1 || sets.Items[0].Status.ReadyReplicas != 1 {
+		t.Errorf("Redis StatefulSets %d, want one with 1 ready replica", len(sets.Items))
 	}
 
 	// Endpoints of the split Service come from pods of both tracks.
@@ -176,6 +196,21 @@ func TestHelmInstallOnKwok(t *testing.T) {
 		time.Sleep(2 * time.Second)
 	}
 }
+
+// redisPV is a static volume for the Redis claim (1Gi, ReadWriteOnce, no class) on a kwok cluster.
+const redisPV = `apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: poolparity-redis-data
+spec:
+  capacity:
+    storage: 1Gi
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  hostPath:
+    path: /tmp/poolparity-redis-data
+    type: DirectoryOrCreate
+`
 
 func mustJSON(t *testing.T, data []byte, v any) {
 	t.Helper()

@@ -60,6 +60,10 @@ type Config struct {
 	RedisReadTimeout  time.Duration
 	RedisWriteTimeout time.Duration
 	RedisPoolTimeout  time.Duration
+	// RedisHealthInterval is the time between the pings of the Redis
+	// health watcher (redis_up, redis_ping_failures_total and a log line
+	// at a bounded rate). Readiness never depends on them.
+	RedisHealthInterval time.Duration
 
 	// ShutdownDelay is how long the service keeps serving, with /readyz
 	// false, after a stop signal, so that load balancers stop sending
@@ -70,16 +74,18 @@ type Config struct {
 
 	// HeavyMaxInFlight bounds the heavy requests (reports and lists) a pod
 	// serves at once; one more is shed with 429 and Retry-After. 0: no
-	// bound.
+	// bound. It is the only bound answered 429: a request past a byte
+	// bound below is refused with 422, as no retry can help it.
 	HeavyMaxInFlight int
 	// HeavyQueueWait is how long a heavy request waits for a free slot
 	// before it is shed. 0: shed at once.
 	HeavyQueueWait time.Duration
 	// HeavyMaxReadBytes bounds the bytes of stored items one heavy request
-	// reads; past it the request is shed with 429. 0: no bound.
+	// reads; past it the request is refused with 422. 0: no bound.
 	HeavyMaxReadBytes int
 	// HeavyMaxHeldBytes bounds the working state one report holds (term
-	// counts, entries); past it the request is shed with 429. 0: no bound.
+	// counts, entries); past it the request is refused with 422. 0: no
+	// bound.
 	HeavyMaxHeldBytes int
 
 	// FaultLatency is added to every API request. A testing knob: off (0)
@@ -117,17 +123,18 @@ type Config struct {
 // Default returns the configuration with every default filled in.
 func Default() Config {
 	return Config{
-		HTTPAddr:          ":8080",
-		PoolMode:          ModeUnpooled,
-		PoolCheckEvery:    DefaultPoolCheckEvery,
-		LogLevel:          "info",
-		RedisPoolSize:     0, // go-redis default: 10 per GOMAXPROCS
-		RedisDialTimeout:  2 * time.Second,
-		RedisReadTimeout:  1 * time.Second,
-		RedisWriteTimeout: 1 * time.Second,
-		RedisPoolTimeout:  2 * time.Second,
-		ShutdownDelay:     5 * time.Second,
-		ShutdownTimeout:   20 * time.Second,
+		HTTPAddr:            ":8080",
+		PoolMode:            ModeUnpooled,
+		PoolCheckEvery:      DefaultPoolCheckEvery,
+		LogLevel:            "info",
+		RedisPoolSize:       0, // go-redis default: 10 per GOMAXPROCS
+		RedisDialTimeout:    2 * time.Second,
+		RedisReadTimeout:    1 * time.Second,
+		RedisWriteTimeout:   1 * time.Second,
+		RedisPoolTimeout:    2 * time.Second,
+		RedisHealthInterval: 5 * time.Second,
+		ShutdownDelay:       5 * time.Second,
+		ShutdownTimeout:     20 * time.Second,
 		// Sized against the chart's 256Mi memory limit (GOMEMLIMIT 230MiB):
 		// a report reads items in chunks of at most 4 MiB and holds at
 		// most HeavyMaxHeldBytes besides, so two in flight stay well
@@ -167,12 +174,13 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.Duration(&c.RedisReadTimeout, "REDIS_READ_TIMEOUT", "Redis read timeout")
 	e.Duration(&c.RedisWriteTimeout, "REDIS_WRITE_TIMEOUT", "Redis write timeout")
 	e.Duration(&c.RedisPoolTimeout, "REDIS_POOL_TIMEOUT", "wait for a free Redis connection")
+	e.Duration(&c.RedisHealthInterval, "REDIS_HEALTH_INTERVAL", "time between Redis health pings (metric redis_up and bounded-rate logs; never readiness)")
 	e.Duration(&c.ShutdownDelay, "SHUTDOWN_DELAY", "serve with /readyz false this long after a stop signal")
 	e.Duration(&c.ShutdownTimeout, "SHUTDOWN_TIMEOUT", "bound on draining in-flight requests")
 	e.Int(&c.HeavyMaxInFlight, "HEAVY_MAX_IN_FLIGHT", "heavy requests (reports, lists) served at once; more are shed with 429 (0: no bound)")
 	e.Duration(&c.HeavyQueueWait, "HEAVY_QUEUE_WAIT", "how long a heavy request waits for a free slot before it is shed (0: shed at once)")
-	e.Int(&c.HeavyMaxReadBytes, "HEAVY_MAX_READ_BYTES", "bytes of items one heavy request may read; past it 429 (0: no bound)")
-	e.Int(&c.HeavyMaxHeldBytes, "HEAVY_MAX_HELD_BYTES", "bytes of working state one report may hold; past it 429 (0: no bound)")
+	e.Int(&c.HeavyMaxReadBytes, "HEAVY_MAX_READ_BYTES", "bytes of items one heavy request may read; past it 422 (0: no bound)")
+	e.Int(&c.HeavyMaxHeldBytes, "HEAVY_MAX_HELD_BYTES", "bytes of working state one report may hold; past it 422 (0: no bound)")
 	e.Duration(&c.FaultLatency, "FAULT_LATENCY", "testing knob: latency added to every API request")
 	e.Float64(&c.FaultErrorRate, "FAULT_ERROR_RATE", "testing knob: fraction (0..1) of API requests answered 500")
 	e.String(&c.OTLPEndpoint, "OTEL_EXPORTER_OTLP_ENDPOINT", "OTLP base URL: traces to <url>/v1/traces, metrics to <url>/v1/metrics (grpc: both to <url>); empty: no export")
@@ -233,6 +241,7 @@ func (c Config) Validate() error {
 		{"REDIS_READ_TIMEOUT", c.RedisReadTimeout},
 		{"REDIS_WRITE_TIMEOUT", c.RedisWriteTimeout},
 		{"REDIS_POOL_TIMEOUT", c.RedisPoolTimeout},
+		{"REDIS_HEALTH_INTERVAL", c.RedisHealthInterval},
 		{"SHUTDOWN_DELAY", c.ShutdownDelay},
 		{"SHUTDOWN_TIMEOUT", c.ShutdownTimeout},
 		{"HEAVY_QUEUE_WAIT", c.HeavyQueueWait},
@@ -241,6 +250,9 @@ func (c Config) Validate() error {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("%s=%s: must be >= 0", d.name, d.v))
 		}
+	}
+	if c.RedisHealthInterval == 0 {
+		errs = append(errs, errors.New("REDIS_HEALTH_INTERVAL=0s: must be > 0"))
 	}
 	if c.ShutdownTimeout == 0 {
 		errs = append(errs, errors.New("SHUTDOWN_TIMEOUT=0s: must be > 0, or in-flight requests are dropped at shutdown"))

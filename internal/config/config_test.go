@@ -47,6 +47,7 @@ func TestParseRejectsBadSettings(t *testing.T) {
 		{"a negative read budget is rejected", nil, []string{"-heavy-max-read-bytes=-5"}, "HEAVY_MAX_READ_BYTES"},
 		{"a non-numeric held budget is rejected", map[string]string{"HEAVY_MAX_HELD_BYTES": "32MiB"}, nil, "HEAVY_MAX_HELD_BYTES"},
 		{"a negative queue wait is rejected", map[string]string{"HEAVY_QUEUE_WAIT": "-1s"}, nil, "HEAVY_QUEUE_WAIT"},
+		{"a zero Redis health interval is rejected", map[string]string{"REDIS_HEALTH_INTERVAL": "0s"}, nil, "REDIS_HEALTH_INTERVAL"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := config.Parse("t", tt.args, env(tt.env), io.Discard)
@@ -73,6 +74,7 @@ var everySetting = map[string]string{
 	"REDIS_READ_TIMEOUT":                  "4s",
 	"REDIS_WRITE_TIMEOUT":                 "5s",
 	"REDIS_POOL_TIMEOUT":                  "6s",
+	"REDIS_HEALTH_INTERVAL":               "7s",
 	"SHUTDOWN_DELAY":                      "1s",
 	"SHUTDOWN_TIMEOUT":                    "9s",
 	"HEAVY_MAX_IN_FLIGHT":                 "4",

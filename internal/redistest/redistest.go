@@ -1,7 +1,8 @@
 // Package redistest gives tests a real Redis server: the one named by
 // REDIS_ADDR, or a redis-server process of their own on a free loopback
 // port, without persistence, that a test can stop and restart on the same
-// port to simulate an outage.
+// port to simulate an outage, or freeze (SIGSTOP) and thaw to simulate a
+// stall.
 //
 // When neither is available, tests are skipped with a message, except in
 // CI (CI=true), where a missing Redis fails the test: Redis-backed tests

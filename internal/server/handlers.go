@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -180,7 +181,7 @@ func (s *Server) listItems(w http.ResponseWriter, r *http.Request) {
 			return nil
 		}
 		if read += int64(len(v)); s.listBudget > 0 && read > s.listBudget {
-			return fmt.Errorf("%w: more than %d bytes of items to read", termstats.ErrOverBudget, s.listBudget)
+			return &termstats.BudgetError{Bound: termstats.BoundReadBytes, Limit: s.listBudget, Needed: read, Fit: len(rs.entries)}
 		}
 		rs.body = append(rs.body[:0], v...)
 		rs.entries = append(rs.entries, listEntry{ID: rs.ids[i]})
@@ -196,11 +197,12 @@ func (s *Server) listItems(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var syn *json.SyntaxError
 		var typ *json.UnmarshalTypeError
+		var over *termstats.BudgetError
 		switch {
 		case errors.As(err, &syn) || errors.As(err, &typ):
 			s.internalError(w, r, "decoding stored item", err)
-		case errors.Is(err, termstats.ErrOverBudget):
-			s.shed(w, r, ShedBytes, "the list would read more than the byte budget of a heavy request: ask for fewer items (limit)")
+		case errors.As(err, &over):
+			s.refuse(w, r, over, "the list", "limit")
 		default:
 			s.unavailable(w, r, err)
 		}
@@ -235,8 +237,8 @@ func (s *Server) getReport(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "building report", err)
 		return
 	}
-	if errors.Is(err, termstats.ErrOverBudget) {
-		s.shed(w, r, ShedBytes, "the report would read or hold more than the byte budget of a heavy request: ask for fewer items (n)")
+	if over := (*termstats.BudgetError)(nil); errors.As(err, &over) {
+		s.refuse(w, r, over, "the report", "n")
 		return
 	}
 	if err != nil {
@@ -271,29 +273,93 @@ func (s *Server) itemLookupFailed(w http.ResponseWriter, r *http.Request, err er
 // to the service's 5xx error ratio.
 const StatusClientClosedRequest = 499
 
-// unavailable answers 503 for a storage failure, and logs it: the handler
-// is where the error ends. When the request's own context is done, the
-// storage call failed because the client left: that is a 499, not a
-// storage failure.
+// unavailable answers 503 for a storage failure, and logs it at a bounded
+// rate (one line per LogEvery, counting the ones held back): the handler
+// is where the error ends, and during an outage every request fails. When
+// the request's own context is done, the storage call failed because the
+// client left: that is a 499, not a storage failure.
 func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil {
 		writeError(w, StatusClientClosedRequest, "client closed request")
 		return
 	}
-	s.log.WarnContext(r.Context(), "storage unavailable", "route", r.Pattern, "err", err)
+	if n, ok := s.storageLog.allow(time.Now()); ok {
+		s.log.WarnContext(r.Context(), "storage unavailable", "route", r.Pattern, "err", err, "suppressed_since_last", n)
+	}
 	writeError(w, http.StatusServiceUnavailable, "storage unavailable")
 }
 
-// Shed reasons: the reason label of http_requests_shed_total.
-const (
-	// ShedInFlight: HeavyMaxInFlight heavy requests were already in flight.
-	ShedInFlight = "in_flight"
-	// ShedBytes: the request would read or hold more than HeavyBudget.
-	ShedBytes = "bytes"
-)
+// ShedInFlight is the reason label of http_requests_shed_total: a heavy
+// request found HeavyMaxInFlight others in flight and no slot freed within
+// HeavyQueueWait. It is the only reason a request is shed (429): a request
+// past a per-request bound is refused (422), not shed.
+const ShedInFlight = "in_flight"
 
 // RetryAfterSeconds is the Retry-After of a shed request.
 const RetryAfterSeconds = 1
+
+// Bound settings: the "bound" of a refusal, named as the setting that
+// sets it (internal/config).
+const (
+	BoundHeavyMaxReadBytes = "HEAVY_MAX_READ_BYTES"
+	BoundHeavyMaxHeldBytes = "HEAVY_MAX_HELD_BYTES"
+)
+
+// boundSetting names a termstats bound by its setting.
+func boundSetting(b termstats.Bound) string {
+	if b == termstats.BoundHeldBytes {
+		return BoundHeavyMaxHeldBytes
+	}
+	return BoundHeavyMaxReadBytes
+}
+
+// Refusal is the body of a 422 answer: the request passed a per-request
+// bound, so the same request fails the same way on every pod and at every
+// retry while the data stays the same. Its shape is stable
+// (docs/service.md, "Refusals: 422, 429 and 503").
+type Refusal struct {
+	// Error is a sentence for people.
+	Error string `json:"error"`
+	// Bound is the setting whose value the request passed, e.g.
+	// HEAVY_MAX_HELD_BYTES.
+	Bound string `json:"bound"`
+	// Limit is that setting's value, in bytes.
+	Limit int64 `json:"limit"`
+	// Needed is the bytes counted when the request stopped: more than
+	// Limit, and a lower bound on what the whole request needs.
+	Needed int64 `json:"needed"`
+	// Fits holds the query parameter of the largest request of the same
+	// kind estimated to fit, from how far this one got (e.g. {"n": 123});
+	// absent when not even one item fits.
+	Fits map[string]int `json:"fits,omitempty"`
+}
+
+// refuse answers 422 with a Refusal for a request past a bound of its
+// budget, and counts it. what is the request ("the report") and param the
+// query parameter that sizes it ("n").
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, over *termstats.BudgetError, what, param string) {
+	s.metrics.ObserveRefused(routeLabel(r.Pattern), string(over.Bound))
+	setting := boundSetting(over.Bound)
+	verb := "read"
+	if over.Bound == termstats.BoundHeldBytes {
+		verb = "hold"
+	}
+	ref := Refusal{Bound: setting, Limit: over.Limit, Needed: over.Needed}
+	if over.Fit > 0 {
+		ref.Fits = map[string]int{param: over.Fit}
+		ref.Error = fmt.Sprintf("%s would %s more than %s (%d bytes): retrying cannot help; ask for %s<=%d", what, verb, setting, over.Limit, param, over.Fit)
+	} else {
+		ref.Error = fmt.Sprintf("%s would %s more than %s (%d bytes) for a single item: retrying cannot help; the bound must be raised", what, verb, setting, over.Limit)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // "n<=12", not "n\u003c=12"
+	if err := enc.Encode(ref); err != nil {
+		s.internalError(w, r, "encoding refusal", err)
+		return
+	}
+	writeJSON(w, http.StatusUnprocessableEntity, buf.Bytes())
+}
 
 // bounded runs a heavy request when fewer than HeavyMaxInFlight are in
 // flight, after waiting up to HeavyQueueWait for a slot; otherwise it sheds
@@ -338,9 +404,9 @@ func (s *Server) acquireHeavy(ctx context.Context) bool {
 	}
 }
 
-// shed answers 429 with Retry-After for a request past the cost budget,
-// and counts it. A shed request is not a server error: it is not in the
-// 5xx ratio nor in the latency histogram (see docs/service.md).
+// shed answers 429 with Retry-After for a heavy request that found no free
+// slot, and counts it. A shed request is not a server error: it is not in
+// the 5xx ratio nor in the latency histogram (see docs/service.md).
 func (s *Server) shed(w http.ResponseWriter, r *http.Request, reason, msg string) {
 	s.metrics.ObserveShed(routeLabel(r.Pattern), reason)
 	w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/poolparity/poolparity/internal/termstats"
 )
 
 // Recorder records finished HTTP requests. Implementations must be safe for
@@ -19,9 +21,12 @@ type Recorder interface {
 	// implementation that turns them into labels bounds them: PromRecorder
 	// does so with the route table (see routeCodes).
 	ObserveRequest(method, route string, code int, elapsed time.Duration)
-	// ObserveShed records a heavy request on route shed by the cost
-	// budget, for reason ShedInFlight or ShedBytes.
+	// ObserveShed records a heavy request on route shed (429) for reason
+	// ShedInFlight.
 	ObserveShed(route, reason string)
+	// ObserveRefused records a heavy request on route refused (422) for
+	// passing bound, a termstats.Bound.
+	ObserveRefused(route, bound string)
 }
 
 // NopRecorder records nothing.
@@ -32,6 +37,9 @@ func (NopRecorder) ObserveRequest(string, string, int, time.Duration) {}
 
 // ObserveShed does nothing.
 func (NopRecorder) ObserveShed(string, string) {}
+
+// ObserveRefused does nothing.
+func (NopRecorder) ObserveRefused(string, string) {}
 
 // DurationBuckets are the classic buckets of http_request_duration_seconds,
 // from 1 ms to 10 s.
@@ -52,6 +60,7 @@ type PromRecorder struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	shed     *prometheus.CounterVec
+	refused  *prometheus.CounterVec
 	// children caches the labelled children by the raw values, so that a
 	// request costs one map lookup instead of hashing and validating the
 	// label values in two vecs. Keys whose method or route are not in the
@@ -83,10 +92,14 @@ func NewPromRecorder(reg prometheus.Registerer) (*PromRecorder, error) {
 		}, []string{"method", "route"}),
 		shed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "http_requests_shed_total",
-			Help: "Heavy requests (reports, lists) answered 429 by the cost budget, by route and reason (in_flight, bytes).",
+			Help: "Heavy requests (reports, lists) answered 429 with Retry-After because HEAVY_MAX_IN_FLIGHT others were in flight, by route and reason (in_flight).",
 		}, []string{"route", "reason"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "http_requests_refused_total",
+			Help: "Heavy requests (reports, lists) answered 422 because they passed a per-request byte bound, by route and bound (read_bytes: HEAVY_MAX_READ_BYTES, held_bytes: HEAVY_MAX_HELD_BYTES).",
+		}, []string{"route", "bound"}),
 	}
-	for _, c := range []prometheus.Collector{r.requests, r.duration, r.shed} {
+	for _, c := range []prometheus.Collector{r.requests, r.duration, r.shed, r.refused} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering HTTP metrics: %w", err)
 		}
@@ -115,9 +128,20 @@ func (r *PromRecorder) ObserveShed(route, reason string) {
 		route = RouteOther
 	}
 	if reason != ShedInFlight {
-		reason = ShedBytes
+		reason = "other"
 	}
 	r.shed.WithLabelValues(route, reason).Inc()
+}
+
+// ObserveRefused implements Recorder.
+func (r *PromRecorder) ObserveRefused(route, bound string) {
+	if route != RouteItems && route != RouteReport {
+		route = RouteOther
+	}
+	if bound != string(termstats.BoundReadBytes) && bound != string(termstats.BoundHeldBytes) {
+		bound = "other"
+	}
+	r.refused.WithLabelValues(route, bound).Inc()
 }
 
 func (r *PromRecorder) newChild(method, route string, code int) *child {
@@ -166,7 +190,7 @@ var (
 	readCodes   = []int{http.StatusOK, http.StatusBadRequest, http.StatusNotFound, StatusClientClosedRequest, http.StatusInternalServerError, http.StatusServiceUnavailable}
 	writeCodes  = []int{http.StatusOK, http.StatusBadRequest, http.StatusRequestEntityTooLarge, StatusClientClosedRequest, http.StatusInternalServerError, http.StatusServiceUnavailable}
 	deleteCodes = []int{http.StatusNoContent, http.StatusBadRequest, http.StatusNotFound, StatusClientClosedRequest, http.StatusInternalServerError, http.StatusServiceUnavailable}
-	heavyCodes  = []int{http.StatusOK, http.StatusBadRequest, http.StatusTooManyRequests, StatusClientClosedRequest, http.StatusInternalServerError, http.StatusServiceUnavailable}
+	heavyCodes  = []int{http.StatusOK, http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusTooManyRequests, StatusClientClosedRequest, http.StatusInternalServerError, http.StatusServiceUnavailable}
 	wrongMethod = []int{http.StatusMethodNotAllowed}
 )
 

@@ -1,7 +1,8 @@
 // Package server is the service's HTTP layer: routes, handlers, request
 // metrics, fault injection and readiness. It decodes and validates input,
 // maps errors to status codes and leaves storage to the store package and
-// the report to the report package.
+// the report to the termstats package. Readiness is this pod's alone: it
+// never asks the store (docs/service.md, "Probes").
 package server
 
 import (
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,7 +25,6 @@ import (
 // Store is the storage the handlers use. *store.Store implements it.
 type Store interface {
 	termstats.Store
-	Ping(ctx context.Context) error
 	Put(ctx context.Context, id string, value, summary []byte) error
 	GetSummaries(ctx context.Context, ids []string, keys []string, fn func(i int, value string, found bool) error) ([]string, error)
 	Get(ctx context.Context, id string) (string, error)
@@ -49,16 +50,18 @@ type Options struct {
 	Metrics Recorder
 	// MetricsHandler serves GET /metrics. Nil: 404.
 	MetricsHandler http.Handler
-	// Logger logs request failures. Nil: discard.
+	// Logger logs request failures; storage failures at most once per
+	// LogEvery. Nil: discard.
 	Logger *slog.Logger
+	// LogEvery is the shortest time between two "storage unavailable"
+	// lines; the next line says how many it stands for. Zero: 10s.
+	LogEvery time.Duration
 	// FaultLatency is added to each API request (testing knob).
 	FaultLatency time.Duration
 	// FaultErrorRate is the fraction of API requests answered 500 (testing knob).
 	FaultErrorRate float64
 	// Rand returns numbers in [0, 1) for fault injection. Nil: math/rand/v2.
 	Rand func() float64
-	// ReadyTimeout bounds the Redis ping of /readyz. Zero: 1s.
-	ReadyTimeout time.Duration
 	// HeavyMaxInFlight bounds the heavy requests (reports and lists)
 	// served at once; one more is shed with 429. Zero: no bound.
 	HeavyMaxInFlight int
@@ -66,8 +69,8 @@ type Options struct {
 	// before it is shed. Waiting holds no memory. Zero: shed at once.
 	HeavyQueueWait time.Duration
 	// HeavyBudget bounds the bytes one heavy request reads and holds;
-	// past it the request is shed with 429. MaxHeldBytes applies to the
-	// report. Zero fields: no bound.
+	// past it the request is refused with 422 (a Refusal body): no retry
+	// can help. MaxHeldBytes applies to the report. Zero fields: no bound.
 	HeavyBudget termstats.Budget
 }
 
@@ -84,7 +87,7 @@ type Server struct {
 	faultLatency   time.Duration
 	faultErrorRate float64
 	rand           func() float64
-	readyTimeout   time.Duration
+	storageLog     rateLog
 	shuttingDown   atomic.Bool
 	handler        http.Handler
 	// heavy holds a token per heavy request in flight; nil: no bound.
@@ -109,7 +112,7 @@ func New(o Options) (*Server, error) {
 		faultLatency:   o.FaultLatency,
 		faultErrorRate: o.FaultErrorRate,
 		rand:           o.Rand,
-		readyTimeout:   o.ReadyTimeout,
+		storageLog:     rateLog{every: o.LogEvery},
 		listBudget:     o.HeavyBudget.MaxReadBytes,
 		heavyWait:      o.HeavyQueueWait,
 		hold:           o.Mode == pools.ModeMisuseHold,
@@ -126,8 +129,8 @@ func New(o Options) (*Server, error) {
 	if s.rand == nil {
 		s.rand = rand.Float64
 	}
-	if s.readyTimeout <= 0 {
-		s.readyTimeout = time.Second
+	if s.storageLog.every <= 0 {
+		s.storageLog.every = 10 * time.Second
 	}
 	var err error
 	ps := pools.Settings{Mode: o.Mode, Registry: o.Pools, CheckEvery: o.CheckEvery}
@@ -198,19 +201,43 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSONString(w, http.StatusOK, `{"status":"ok"}`)
 }
 
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+// readyz says whether this pod can serve: it is started (the handler
+// answers only once the service is wired and listening) and not draining
+// (StartShutdown). It never asks Redis: Redis is shared by every pod of
+// both tracks, so a Redis stall that failed readiness would take every
+// pod out of the Service at once and turn JSON 503s into refused
+// connections. Nor does it turn false when the heavy-request slots are
+// full: item requests are still served then, and a load that fills one
+// pod's slots fills its peers' too. docs/service.md, "Probes", has the
+// trade-off.
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 	if s.shuttingDown.Load() {
 		writeError(w, http.StatusServiceUnavailable, "shutting down")
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.readyTimeout)
-	defer cancel()
-	if err := s.store.Ping(ctx); err != nil {
-		s.log.WarnContext(r.Context(), "not ready", "err", err)
-		writeError(w, http.StatusServiceUnavailable, "storage unavailable")
-		return
-	}
 	writeJSONString(w, http.StatusOK, `{"status":"ready"}`)
+}
+
+// rateLog lets through at most one log line per every and counts the
+// lines it held back since the last one let through.
+type rateLog struct {
+	every      time.Duration
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+// allow reports whether a line may be logged now, and how many were held
+// back before it.
+func (l *rateLog) allow(now time.Time) (suppressed int, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.last.IsZero() && now.Sub(l.last) < l.every {
+		l.suppressed++
+		return 0, false
+	}
+	suppressed, l.suppressed, l.last = l.suppressed, 0, now
+	return suppressed, true
 }
 
 // requestScratch is what an item request needs: the body, the decoded

@@ -6,8 +6,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -25,6 +27,7 @@ import (
 	"github.com/poolparity/poolparity/internal/redistest"
 	"github.com/poolparity/poolparity/internal/server"
 	"github.com/poolparity/poolparity/internal/store"
+	"github.com/poolparity/poolparity/internal/testtool"
 )
 
 // testStore returns a store on a real Redis with a key prefix of its own,
@@ -412,10 +415,19 @@ func TestFaultInjection(t *testing.T) {
 	}
 }
 
-func TestRedisOutageGives503AndRecovers(t *testing.T) {
+// TestARedisOutageGivesJSON503sWhileThePodStaysReady kills the Redis
+// server: every request that needs it answers a JSON 503 within a bound,
+// /readyz stays 200 (a shared Redis down must not take every pod out of
+// the Service), the 503s are logged at a bounded rate, and the service
+// serves again once Redis is back, without a restart.
+func TestARedisOutageGivesJSON503sWhileThePodStaysReady(t *testing.T) {
 	rs := redistest.Start(t)
 	st, _ := testStore(t, rs.Addr())
-	e := newServer(t, st, pools.ModePooled, func(o *server.Options) { o.ReadyTimeout = time.Second })
+	var logs testtool.LogBuffer
+	e := newServer(t, st, pools.ModePooled, func(o *server.Options) {
+		o.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+		o.LogEvery = time.Hour
+	})
 	if code, body := e.do(t, "PUT", "/api/v1/items/k", strings.NewReader(`{"name":"k"}`)); code != 200 {
 		t.Fatalf("PUT = %d %s", code, body)
 	}
@@ -425,63 +437,87 @@ func TestRedisOutageGives503AndRecovers(t *testing.T) {
 
 	rs.Stop()
 	const bound = 3 * time.Second // dial 0.5s + read 0.5s, one retry, with slack
-	for _, target := range []string{"/api/v1/items/k", "/api/v1/items", "/api/v1/report", "/readyz"} {
+	for _, target := range []string{"/api/v1/items/k", "/api/v1/items", "/api/v1/report"} {
 		start := time.Now()
 		code, body := e.do(t, "GET", target, nil)
 		if code != 503 || !strings.Contains(string(body), `"error"`) {
-			t.Errorf("GET %s during the outage = %d %s, want 503", target, code, body)
+			t.Errorf("GET %s during the outage = %d %s, want a JSON 503", target, code, body)
 		}
 		if d := time.Since(start); d > bound {
 			t.Errorf("GET %s took %v during the outage, want < %v", target, d, bound)
 		}
+		if code, body := e.do(t, "GET", "/readyz", nil); code != 200 {
+			t.Errorf("/readyz during the outage = %d %s, want 200: readiness is this pod's, not Redis's", code, body)
+		}
+	}
+	if n := logs.Count("storage unavailable"); n != 1 {
+		t.Errorf("%d storage-unavailable lines for 3 failed requests within LogEvery, want 1:\n%s", n, logs.String())
 	}
 
 	rs.Restart()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		code, _ := e.do(t, "GET", "/readyz", nil)
+		code, _ := e.do(t, "PUT", "/api/v1/items/k", strings.NewReader(`{"name":"k"}`))
 		if code == 200 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("/readyz still %d 10s after Redis came back", code)
+			t.Fatalf("PUT still %d 10s after Redis came back", code)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	// The restarted server has no persistence: the item is gone, but the
-	// service answers again without a restart.
-	if code, _ := e.do(t, "GET", "/api/v1/items/k", nil); code != 404 {
-		t.Errorf("GET after recovery = %d, want 404 (data lost with the server)", code)
-	}
-	if code, _ := e.do(t, "PUT", "/api/v1/items/k", strings.NewReader(`{"name":"k"}`)); code != 200 {
-		t.Errorf("PUT after recovery = %d", code)
+	if code, _ := e.do(t, "GET", "/api/v1/items/k", nil); code != 200 {
+		t.Errorf("GET after recovery = %d, want 200", code)
 	}
 }
 
-func TestReadyzTurnsFalseAtShutdown(t *testing.T) {
-	st, _ := testStore(t, redistest.Addr(t))
-	s, err := server.New(server.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
+// downStore is a server.Store whose every call fails, as with Redis gone.
+type downStore struct{ repeatingScanStore }
+
+var errDown = errors.New("dial tcp 10.0.0.1:6379: connect: connection refused")
+
+func (downStore) Get(context.Context, string) (string, error)              { return "", errDown }
+func (downStore) Put(context.Context, string, []byte, []byte) error        { return errDown }
+func (downStore) ScanIDs(context.Context, []string, int) ([]string, error) { return nil, errDown }
+
+// TestReadyzIsThisPodsOwn checks what /readyz answers: 200 while the pod
+// serves, whatever its store says, and 503 from StartShutdown on, while
+// /healthz stays 200 and every answer carries Connection: close.
+func TestReadyzIsThisPodsOwn(t *testing.T) {
+	tests := []struct {
+		name     string
+		store    server.Store
+		shutdown bool
+		want     int
+	}{
+		{"a pod with a working store is ready", repeatingScanStore{}, false, 200},
+		{"a pod whose store fails is still ready", downStore{}, false, 200},
+		{"a draining pod is not ready", repeatingScanStore{}, true, 503},
+		{"a draining pod whose store fails is not ready", downStore{}, true, 503},
 	}
-	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
-	if rec.Code != 200 {
-		t.Fatalf("/readyz = %d", rec.Code)
-	}
-	s.StartShutdown()
-	rec = httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil).WithContext(context.Background()))
-	if rec.Code != 503 {
-		t.Fatalf("/readyz after StartShutdown = %d, want 503", rec.Code)
-	}
-	rec = httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
-	if rec.Code != 200 {
-		t.Fatalf("/healthz after StartShutdown = %d, want 200", rec.Code)
-	}
-	if got := rec.Header().Get("Connection"); got != "close" {
-		t.Errorf("Connection header after StartShutdown = %q, want close", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := server.New(server.Options{Store: tt.store})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.shutdown {
+				s.StartShutdown()
+			}
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+			if rec.Code != tt.want || rec.Header().Get("Content-Type") != "application/json" {
+				t.Errorf("/readyz = %d %s (%s), want %d JSON", rec.Code, rec.Body, rec.Header().Get("Content-Type"), tt.want)
+			}
+			rec = httptest.NewRecorder()
+			s.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+			if rec.Code != 200 {
+				t.Errorf("/healthz = %d, want 200", rec.Code)
+			}
+			if got, want := rec.Header().Get("Connection"), map[bool]string{true: "close"}[tt.shutdown]; got != want {
+				t.Errorf("Connection header = %q, want %q", got, want)
+			}
+		})
 	}
 }
 

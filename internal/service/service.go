@@ -27,6 +27,7 @@ import (
 	"github.com/poolparity/poolparity/instrument"
 	"github.com/poolparity/poolparity/internal/config"
 	"github.com/poolparity/poolparity/internal/embedredis"
+	"github.com/poolparity/poolparity/internal/redishealth"
 	"github.com/poolparity/poolparity/internal/server"
 	"github.com/poolparity/poolparity/internal/store"
 	"github.com/poolparity/poolparity/internal/telemetry"
@@ -39,20 +40,28 @@ const Name = "poolparity"
 // Service is a wired service, ready to Serve. Create one with New and
 // release it with Close.
 type Service struct {
-	cfg      config.Config
-	log      *slog.Logger
-	rdb      *redis.Client
-	embedded *embedredis.Server
-	tracing  *telemetry.Tracing
-	push     *telemetry.MetricsPush
-	otelErrs *telemetry.ExportErrors
-	server   *server.Server
-	handler  http.Handler
+	cfg config.Config
+	log *slog.Logger
+	rdb *redis.Client
+	// healthRDB is the Redis health watcher's own client: one
+	// connection, no retries, no tracing, so that its pings neither
+	// queue behind requests nor show in the request pool's statistics.
+	healthRDB  *redis.Client
+	stopHealth context.CancelFunc
+	healthDone chan struct{}
+	embedded   *embedredis.Server
+	tracing    *telemetry.Tracing
+	push       *telemetry.MetricsPush
+	otelErrs   *telemetry.ExportErrors
+	server     *server.Server
+	handler    http.Handler
 }
 
 // New connects to Redis (starting an embedded server when cfg.RedisAddr is
-// empty), builds the metrics registry and the HTTP handler. It does not
-// wait for Redis to answer: /readyz reports that.
+// empty), builds the metrics registry and the HTTP handler, and starts the
+// Redis health watcher (redis_up, redis_ping_failures_total and log lines
+// at a bounded rate). It does not wait for Redis to answer, and readiness
+// never depends on it (docs/service.md, "Probes").
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
@@ -86,6 +95,18 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 		MaxRetries: 1,
 	})
 
+	s.healthRDB = redis.NewClient(&redis.Options{
+		Addr:         addr,
+		Password:     cfg.RedisPassword,
+		DB:           cfg.RedisDB,
+		PoolSize:     1,
+		DialTimeout:  cfg.RedisDialTimeout,
+		ReadTimeout:  cfg.RedisReadTimeout,
+		WriteTimeout: cfg.RedisWriteTimeout,
+		PoolTimeout:  cfg.RedisPoolTimeout,
+		MaxRetries:   -1, // one ping is one try: the next interval is the retry
+	})
+
 	gatherer, reg := telemetry.NewRegistry(cfg.GrayStatus, cfg.PoolMode)
 	pools := instrument.NewRegistry()
 	if err := errors.Join(
@@ -105,6 +126,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 	if err != nil {
 		return nil, err
 	}
+	watcher, err := redishealth.New(store.New(s.healthRDB), reg,
+		redishealth.WithInterval(cfg.RedisHealthInterval),
+		redishealth.WithTimeout(cfg.RedisDialTimeout+cfg.RedisReadTimeout),
+		redishealth.WithLogger(log))
+	if err != nil {
+		return nil, err
+	}
 	s.server, err = server.New(server.Options{
 		Store:            store.New(s.rdb),
 		Mode:             cfg.Mode(),
@@ -115,7 +143,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 		Logger:           log,
 		FaultLatency:     cfg.FaultLatency,
 		FaultErrorRate:   cfg.FaultErrorRate,
-		ReadyTimeout:     cfg.RedisDialTimeout + cfg.RedisReadTimeout,
 		HeavyMaxInFlight: cfg.HeavyMaxInFlight,
 		HeavyQueueWait:   cfg.HeavyQueueWait,
 		HeavyBudget: termstats.Budget{
@@ -129,6 +156,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 	if cfg.FaultLatency > 0 || cfg.FaultErrorRate > 0 {
 		log.Warn("fault injection is on (testing knob)", "fault_latency", cfg.FaultLatency.String(), "fault_error_rate", cfg.FaultErrorRate)
 	}
+	hctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopHealth, s.healthDone = stop, make(chan struct{})
+	go func() {
+		defer close(s.healthDone)
+		watcher.Run(hctx)
+	}()
 	s.handler = otelhttp.NewHandler(s.server, Name,
 		otelhttp.WithTracerProvider(s.tracing.Provider),
 		otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()),
@@ -210,11 +243,16 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// Close flushes and stops the tracer provider and the metrics push (whose
-// last push still reads the Redis pool), then releases Redis and the
-// embedded server. The flushes share one 5s bound.
+// Close stops the Redis health watcher, flushes and stops the tracer
+// provider and the metrics push (whose last push still reads the Redis
+// pool), then releases Redis and the embedded server. The flushes share
+// one 5s bound.
 func (s *Service) Close() error {
 	var errs []error
+	if s.stopHealth != nil {
+		s.stopHealth()
+		<-s.healthDone
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if s.tracing != nil {
@@ -227,8 +265,11 @@ func (s *Service) Close() error {
 			errs = append(errs, fmt.Errorf("flushing OTLP metrics: %w", err))
 		}
 	}
-	if s.rdb != nil {
-		if err := s.rdb.Close(); err != nil {
+	for _, c := range []*redis.Client{s.rdb, s.healthRDB} {
+		if c == nil {
+			continue
+		}
+		if err := c.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing redis client: %w", err))
 		}
 	}

@@ -36,8 +36,48 @@ const (
 var ErrCorrupt = errors.New("stored item is corrupt")
 
 // ErrOverBudget is wrapped when a heavy request (a report, a list) would
-// read or hold more bytes than its Budget allows.
+// read or hold more bytes than its Budget allows. The error is a
+// *BudgetError, which says how far the request got.
 var ErrOverBudget = errors.New("over the byte budget of a heavy request")
+
+// Bound names one bound of a Budget.
+type Bound string
+
+// The bounds of a Budget.
+const (
+	// BoundReadBytes is Budget.MaxReadBytes.
+	BoundReadBytes Bound = "read_bytes"
+	// BoundHeldBytes is Budget.MaxHeldBytes.
+	BoundHeldBytes Bound = "held_bytes"
+)
+
+// BudgetError is a request past a bound of its Budget. The same request
+// fails the same way on any pod and at any time while the data stays the
+// same: it is permanent, not a matter of load. errors.Is(err,
+// ErrOverBudget) holds for it.
+type BudgetError struct {
+	// Bound is the bound passed.
+	Bound Bound
+	// Limit is the bound's value, in bytes.
+	Limit int64
+	// Needed is the bytes counted when the request stopped: more than
+	// Limit, and a lower bound on what the whole request needs.
+	Needed int64
+	// Fit is the number of items the request took whole within the bound
+	// before passing it: an estimate of the largest request that fits.
+	Fit int
+}
+
+func (e *BudgetError) Error() string {
+	what := "bytes of items to read"
+	if e.Bound == BoundHeldBytes {
+		what = "bytes of terms and entries to hold"
+	}
+	return fmt.Sprintf("%v: more than %d %s (%d counted after %d items)", ErrOverBudget, e.Limit, what, e.Needed, e.Fit)
+}
+
+// Is reports whether target is ErrOverBudget.
+func (e *BudgetError) Is(target error) bool { return target == ErrOverBudget }
 
 // Budget bounds what one report may cost. Zero fields mean no bound.
 type Budget struct {
@@ -262,13 +302,13 @@ func (b *Builder) build(ctx context.Context, s *scratch, n int, done func(*itemS
 			return nil // deleted since the scan
 		}
 		if read += int64(len(value)); b.budget.MaxReadBytes > 0 && read > b.budget.MaxReadBytes {
-			return fmt.Errorf("%w: more than %d bytes of items to read", ErrOverBudget, b.budget.MaxReadBytes)
+			return &BudgetError{Bound: BoundReadBytes, Limit: b.budget.MaxReadBytes, Needed: read, Fit: len(s.entries)}
 		}
 		if err := b.addItem(s, s.ids[i], value, done); err != nil {
 			return err
 		}
 		if held := s.held(); b.budget.MaxHeldBytes > 0 && held > b.budget.MaxHeldBytes {
-			return fmt.Errorf("%w: more than %d bytes of terms and entries to hold", ErrOverBudget, b.budget.MaxHeldBytes)
+			return &BudgetError{Bound: BoundHeldBytes, Limit: b.budget.MaxHeldBytes, Needed: held, Fit: len(s.entries) - 1}
 		}
 		return nil
 	})

@@ -107,18 +107,15 @@ func TestManifestsAdmittedByAPIServer(t *testing.T) {
 			if _, err := env.Apply(ctx, ns, pods, true); err != nil {
 				t.Errorf("a Pod was refused: %v", err)
 			}
-			// Deployments' pod templates: PodSecurity only warns on workloads, so judge them as Pods.
+			// Workloads' pod templates: PodSecurity only warns on workloads, so judge them as Pods.
 			stored := readBack(ctx, t, env, applied)
 			for _, o := range stored {
-				if o.GetKind() != "Deployment" {
+				name, tmpl, ok := podTemplate(t, o)
+				if !ok {
 					continue
 				}
-				var d appsv1.Deployment
-				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
-					t.Fatal(err)
-				}
-				if err := env.DryRunCreate(ctx, testenv.PodFromTemplate(d.Name+"-template", ns, d.Spec.Template)); err != nil {
-					t.Errorf("the pod template of Deployment %s is not admitted under restricted PodSecurity: %v", d.Name, err)
+				if err := env.DryRunCreate(ctx, testenv.PodFromTemplate(name+"-template", ns, tmpl)); err != nil {
+					t.Errorf("the pod template of %s %s is not admitted under restricted PodSecurity: %v", o.GetKind(), name, err)
 				}
 			}
 
@@ -132,6 +129,33 @@ func TestManifestsAdmittedByAPIServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// podTemplate returns the pod template of a Deployment or a StatefulSet, as the pod its controller
+// would create: a StatefulSet's claim templates become the volumes of ordinal 0's claims.
+func podTemplate(t *testing.T, o *unstructured.Unstructured) (string, corev1.PodTemplateSpec, bool) {
+	t.Helper()
+	switch o.GetKind() {
+	case "Deployment":
+		var d appsv1.Deployment
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
+			t.Fatal(err)
+		}
+		return d.Name, d.Spec.Template, true
+	case "StatefulSet":
+		var s appsv1.StatefulSet
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &s); err != nil {
+			t.Fatal(err)
+		}
+		tmpl := *s.Spec.Template.DeepCopy()
+		for _, c := range s.Spec.VolumeClaimTemplates {
+			tmpl.Spec.Volumes = append(tmpl.Spec.Volumes, corev1.Volume{Name: c.Name, VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c.Name + "-" + s.Name + "-0"},
+			}})
+		}
+		return s.Name, tmpl, true
+	}
+	return "", corev1.PodTemplateSpec{}, false
 }
 
 // readBack gets every object as the apiserver stored it (defaults and pruning applied).

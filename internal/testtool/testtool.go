@@ -1,6 +1,7 @@
 // Package testtool holds what tests that need an external tool (helm, kustomize, a control
-// plane, a collector) share: how a missing tool is reported. It lives in the module's internal/
-// so that the tests under app/, deploy/ and hack/ use the one copy.
+// plane, a collector) share: how a missing tool is reported; and LogBuffer, which collects the
+// log lines of a service under test. It lives in the module's internal/ so that the tests under
+// app/, deploy/ and hack/ use the one copy.
 package testtool
 
 import (

@@ -9,6 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/poolparity/poolparity/internal/server"
+	"github.com/poolparity/poolparity/internal/termstats"
 )
 
 // Methods is every standard method and a few that no server knows.
@@ -22,7 +23,8 @@ var Routes = []string{
 
 // ObserveEverything records one request for every method in Methods,
 // route in Routes and status code from 100 to 999 (all that net/http lets
-// a handler write), and a shed request for every route and reason: more than any run of the server can produce, so the
+// a handler write), and a shed and a refused request for every route and
+// reason or bound: more than any run of the server can produce, so the
 // series rec then exports are its worst case.
 func ObserveEverything(rec server.Recorder) {
 	for _, m := range Methods {
@@ -33,8 +35,11 @@ func ObserveEverything(rec server.Recorder) {
 		}
 	}
 	for _, r := range Routes {
-		for _, reason := range []string{server.ShedInFlight, server.ShedBytes, "other"} {
+		for _, reason := range []string{server.ShedInFlight, "bytes", "other"} {
 			rec.ObserveShed(r, reason)
+		}
+		for _, bound := range []string{string(termstats.BoundReadBytes), string(termstats.BoundHeldBytes), "other"} {
+			rec.ObserveRefused(r, bound)
 		}
 	}
 }

@@ -132,3 +132,21 @@ track's own keys merged over them. Use with fromYaml. Argument: dict "root" $ "t
 {{- end }}
 {{- toJson $out }}
 {{- end }}
+
+{{/*
+terminationGracePeriodSeconds of the service pods: shutdown.terminationGracePeriodSeconds, or (0) preStop
+sleep + SHUTDOWN_DELAY + SHUTDOWN_TIMEOUT + graceSlackSeconds. Fails the render when it is not above
+preStop sleep + delay + timeout: the kubelet would SIGKILL a pod that is still draining.
+*/}}
+{{- define "poolparity.terminationGracePeriodSeconds" -}}
+{{- $s := .Values.shutdown }}
+{{- $drain := add $s.preStopSleepSeconds $s.delaySeconds $s.timeoutSeconds }}
+{{- $grace := add $drain $s.graceSlackSeconds }}
+{{- if $s.terminationGracePeriodSeconds }}
+{{- $grace = $s.terminationGracePeriodSeconds }}
+{{- end }}
+{{- if le (int $grace) (int $drain) }}
+{{- fail (printf "terminationGracePeriodSeconds=%d must be above shutdown.preStopSleepSeconds + delaySeconds + timeoutSeconds = %d + %d + %d = %d: the kubelet would kill pods that are still draining (raise shutdown.terminationGracePeriodSeconds or graceSlackSeconds, or lower the delay or timeout)" (int $grace) (int $s.preStopSleepSeconds) (int $s.delaySeconds) (int $s.timeoutSeconds) (int $drain)) }}
+{{- end }}
+{{- $grace }}
+{{- end }}
