@@ -73,7 +73,8 @@ func controllerFaults(ctx context.Context, env *Env, k *Kube, name string) ([]Fa
 	env.logf("chaos: a new controller pod is ready after %s", del.Elapsed)
 
 	out := FaultRow{Fault: "prometheus scaled to 0", WritesAcked: -1, MaxFailed: -1, MaxConnErrs: -1, noLoad: true}
-	s1, err := waitStep(ctx, k, ns, name, 1, 10*time.Second)
+	// Late in the step, so that its analysis falls due soon after Prometheus is gone.
+	s1, err := waitStep(ctx, k, ns, name, 1, canaryStepInterval-20*time.Second)
 	if err != nil {
 		return []FaultRow{del}, err
 	}
