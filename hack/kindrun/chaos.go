@@ -160,6 +160,8 @@ func (chaosStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 		row, err := c.fault(ctx, f.name, f.prepare, f.run)
 		o.Result.Chaos = append(o.Result.Chaos, row)
 		if err != nil {
+			env.print(chaosTable(o.Result.Chaos))
+			c.printEvidence(ctx)
 			return o, fmt.Errorf("fault %q: %w", f.name, err)
 		}
 		if !row.OK() {
