@@ -144,14 +144,14 @@ KIND_MODE ?= online
 KINDRUN = $(GO) run ./hack/kindrun
 
 .PHONY: test-kind
-test-kind: ## Offline kind cluster: build the images, install the chart, load, HPAs, split, verdicts, PoolCanary; then delete it.
+test-kind: ## Offline kind cluster: build the images, install the chart, load, HPAs, split, verdicts, chaos, PoolCanary; then delete it.
 	KIND_MODE=offline $(KINDRUN) -steps all
 
 .PHONY: kind-demo
 kind-demo: ## Online kind demo on a laptop (kindest/node, kube-prometheus-stack, Grafana); keeps the cluster.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps env,kind-images,kind-up,kind-load,kind-deps,helm-install,scenarios
 
-.PHONY: kind-up kind-images kind-load kind-deps helm-install load parity kind-down
+.PHONY: kind-up kind-images kind-load kind-deps helm-install load parity chaos kind-down
 kind-up: ## Create the kind cluster (online: kind-config.yaml; offline: its control-plane node).
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps kind-up
 kind-images: ## Build the images the cluster runs (online: the service image only).
@@ -166,6 +166,8 @@ load: ## Run the in-cluster load generator Job against the split Service.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps load
 parity: ## Port-forward Prometheus and print the parity table.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps parity
+chaos: ## Faults under keep-alive load (restarts, pod and Redis deletions, a Redis freeze), each asserted (docs/reliability.md).
+	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps chaos
 kind-down: ## Delete the kind cluster.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -steps kind-down
 

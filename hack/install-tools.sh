@@ -14,12 +14,13 @@
 #   apt         Debian packages redis-server wrk python3-scipy (the statistics tests' oracle)
 #   chromium    Debian package chromium (only when asked)
 #   kind        the offline kind cluster (hack/kindrun): kind, kubelet kubeadm kube-proxy, coredns,
-#               prometheus-operator (+ config reloader), metrics-server, plus the kwok group's
+#               prometheus-operator (+ config reloader), metrics-server, local-path-provisioner,
+#               plus the kwok group's
 #               control plane, and Debian's docker.io debootstrap
 #   all         default + kwok + kind (not chromium)
 # Single tools: staticcheck benchstat helm kustomize prometheus (alias promtool) kube-apiserver
 #   kubectl etcd controller-gen kwok kube-controller-manager kube-scheduler kubelet kubeadm kube-proxy
-#   coredns prometheus-operator metrics-server kind redis-server wrk python3-scipy chromium docker.io debootstrap
+#   coredns prometheus-operator metrics-server local-path-provisioner kind redis-server wrk python3-scipy chromium docker.io debootstrap
 #
 # `hack/install-tools.sh versions` prints every pinned version as NAME_VERSION=version and installs
 # nothing. The versions of the tools built from a tool module are read from hack/tools/*/go.mod
@@ -68,6 +69,7 @@ KUSTOMIZE_VERSION=v5.8.2
 CONTROLLER_GEN_VERSION=v0.23.0
 KWOK_VERSION=v0.8.0
 KIND_VERSION=v0.32.0
+LOCAL_PATH_PROVISIONER_VERSION=v0.0.30 # the offline kind cluster's StorageClass
 K8S_VERSION=$(modver kubernetes k8s.io/kubernetes)
 ETCD_VERSION=$(modver etcd go.etcd.io/etcd/server/v3)
 PROMETHEUS_MODULE_VERSION=$(modver prometheus github.com/prometheus/prometheus)
@@ -142,6 +144,10 @@ build_kubelet() { build_k8s_cmd "$1" kubelet; }
 build_kubeadm() { build_k8s_cmd "$1" kubeadm; }
 build_kube_proxy() { build_k8s_cmd "$1" kube-proxy; }
 build_kind() { go_install "$1" "sigs.k8s.io/kind@$KIND_VERSION"; }
+# No replace directives: go install builds it from its module (its vendor/ is not used).
+build_local_path_provisioner() {
+	go_install "$1" "github.com/rancher/local-path-provisioner@$LOCAL_PATH_PROVISIONER_VERSION" "-X main.VERSION=$LOCAL_PATH_PROVISIONER_VERSION"
+}
 
 build_coredns() {
 	go_build_module "$1/coredns" coredns "" "-X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION" .
@@ -208,6 +214,7 @@ spec() {
 	coredns) VER=$COREDNS_VERSION BINS=(coredns) DEST=cluster CHECK=(-version) EXPECT=${COREDNS_VERSION#v} ;;
 	prometheus-operator) VER=$PROMETHEUS_OPERATOR_VERSION BINS=(operator prometheus-config-reloader) DEST=cluster CHECK=(--version) EXPECT=${VER#v} ;;
 	metrics-server) VER=$METRICS_SERVER_VERSION BINS=(metrics-server) DEST=cluster CHECK=(--version) EXPECT=$VER ;;
+	local-path-provisioner) VER=$LOCAL_PATH_PROVISIONER_VERSION BINS=(local-path-provisioner) DEST=cluster CHECK=(--version) EXPECT=$VER ;;
 	etcd) VER=$ETCD_VERSION BINS=(etcd) DEST=k8s CHECK=(--version) EXPECT=${ETCD_VERSION#v} ;;
 	kwok) VER=$KWOK_VERSION BINS=(kwokctl kwok) CHECK=(--version) EXPECT=${KWOK_VERSION#v} ;;
 	otelcol) VER=$OTELCOL_VERSION BINS=(otelcol) CHECK=(--version) EXPECT=${OTELCOL_VERSION#v} ;;
@@ -297,7 +304,7 @@ expand() { # NAME: print the tools of a group (or the tool itself)
 	case $1 in
 	default) echo staticcheck benchstat helm kustomize prometheus kube-apiserver kubectl etcd controller-gen otelcol redis-server wrk python3-scipy ;;
 	all) echo "$(expand default) $(expand kwok) $(expand kind)" ;;
-	kind) echo "$(expand kwok) kubelet kubeadm kube-proxy coredns prometheus-operator metrics-server kind docker.io debootstrap" ;;
+	kind) echo "$(expand kwok) kubelet kubeadm kube-proxy coredns prometheus-operator metrics-server local-path-provisioner kind docker.io debootstrap" ;;
 	envtest | k8s) echo kube-apiserver kubectl etcd ;;
 	kwok) echo kube-apiserver kubectl etcd kube-controller-manager kube-scheduler kwok ;;
 	kwokctl) echo kwok ;;
@@ -312,7 +319,7 @@ main() {
 	(($# > 0)) || set -- default
 	if [[ $1 == versions ]]; then
 		(($# == 1)) || fail "versions takes no other argument"
-		for t in STATICCHECK BENCHSTAT HELM KUSTOMIZE CONTROLLER_GEN KWOK KIND K8S ETCD PROMETHEUS_MODULE PROMETHEUS COREDNS PROMETHEUS_OPERATOR METRICS_SERVER OTELCOL; do
+		for t in STATICCHECK BENCHSTAT HELM KUSTOMIZE CONTROLLER_GEN KWOK KIND K8S ETCD PROMETHEUS_MODULE PROMETHEUS COREDNS PROMETHEUS_OPERATOR METRICS_SERVER LOCAL_PATH_PROVISIONER OTELCOL; do
 			t=${t}_VERSION
 			printf '%s=%s\n' "$t" "${!t}"
 		done

@@ -10,6 +10,7 @@ import (
 	"text/template"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,11 +26,54 @@ type CanaryRun struct {
 	Phase string   `json:"phase"`
 	Steps []string `json:"steps"` // the phases, weights and verdicts seen, in order
 	OK    bool     `json:"ok"`
+	// History is every status seen, in order (polled every canaryPoll).
+	History []canaryPoint `json:"history"`
 }
 
-// canarySpec is one PoolCanary the canary step runs: its track pool modes and the phase it must
-// end in.
-type canarySpec struct{ name, stable, gray, want string }
+// canaryPoint is one PoolCanary status as the harness saw it.
+type canaryPoint struct {
+	At        time.Time `json:"at"`
+	Phase     string    `json:"phase"`
+	Step      int32     `json:"step"`
+	Weight    int32     `json:"weight"`
+	StepStart time.Time `json:"step_started_at"`
+	Analysis  time.Time `json:"analysis_at"` // the last analysis
+	Verdict   string    `json:"verdict"`     // its verdict
+	Parity    string    `json:"parity"`      // the Parity condition's status/reason
+}
+
+// pointOf is the part of pc's status the harness follows.
+func pointOf(pc *v1alpha1.PoolCanary, at time.Time) canaryPoint {
+	p := canaryPoint{At: at, Phase: string(pc.Status.Phase), Step: pc.Status.CurrentStep, Weight: pc.Status.CurrentWeight}
+	if pc.Status.StepStartedAt != nil {
+		p.StepStart = pc.Status.StepStartedAt.Time
+	}
+	if la := pc.Status.LastAnalysis; la != nil {
+		p.Analysis, p.Verdict = la.Time.Time, string(la.Verdict)
+	}
+	if c := meta.FindStatusCondition(pc.Status.Conditions, v1alpha1.ConditionParity); c != nil {
+		p.Parity = string(c.Status) + "/" + c.Reason
+	}
+	return p
+}
+
+// same reports whether two points show the same status (their times aside).
+func (p canaryPoint) same(q canaryPoint) bool {
+	p.At, q.At = time.Time{}, time.Time{}
+	return p == q
+}
+
+// canaryPoll is how often the harness reads a PoolCanary's status.
+const canaryPoll = 2 * time.Second
+
+// canarySpec is one PoolCanary the canary step runs: its track pool modes, its steps (gray
+// weights in percent) and the phase it must end in. faults runs the controller's faults on its
+// rollout (controllerFaults).
+type canarySpec struct {
+	name, stable, gray, want string
+	steps                    []int
+	faults                   bool
+}
 
 // canaryStep installs the controller with the chart and runs its PoolCanaries at once, each
 // under its own load, against the cluster's Prometheus.
@@ -38,10 +82,13 @@ type canaryStep struct{ canaries []canarySpec }
 // defaultCanaries: a pooled gray against an unpooled stable (pooling cuts the bytes allocated
 // per request, so the canary is promoted) and the reverse (the gray allocates more, so it is
 // rolled back). The candidate is a real pool mode, not an injected fault.
+//
+// The promoted one has two steps and carries the controller's faults (issue 26): its controller
+// pod is deleted during the first step, and Prometheus is scaled to 0 during the second.
 func defaultCanaries() []canarySpec {
 	return []canarySpec{
-		{"canary-pooled", "unpooled", "pooled", "Promoted"},
-		{"canary-unpooled", "pooled", "unpooled", "RolledBack"},
+		{name: "canary-pooled", stable: "unpooled", gray: "pooled", want: "Promoted", steps: []int{25, 50}, faults: true},
+		{name: "canary-unpooled", stable: "pooled", gray: "unpooled", want: "RolledBack", steps: []int{50}},
 	}
 }
 
@@ -66,12 +113,14 @@ func (s canaryStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	}
 	runs := make([]CanaryRun, len(s.canaries))
 	errs := make([]error, len(s.canaries))
+	var faults []FaultRow
+	var faultErr error
 	var wg sync.WaitGroup
 	for i, c := range s.canaries {
 		var y bytes.Buffer
-		err := tmpl.Execute(&y, map[string]string{
+		err := tmpl.Execute(&y, map[string]any{
 			"Name": c.name, "Stable": c.stable, "Gray": c.gray, "Image": env.serviceImage(), "Namespace": env.cfg.Namespace,
-			"Redis": env.fullname() + "-redis:6379", "PromService": env.promService(),
+			"Redis": env.fullname() + "-redis:6379", "PromService": env.promService(), "Steps": c.steps,
 		})
 		if err != nil {
 			return Outcome{}, fmt.Errorf("rendering PoolCanary %s: %w", c.name, err)
@@ -81,10 +130,29 @@ func (s canaryStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 		}
 		runs[i] = CanaryRun{Name: c.name, Modes: c.stable + " -> " + c.gray, Want: c.want}
 		wg.Go(func() { runs[i], errs[i] = watchCanary(ctx, env, k, runs[i]) })
+		if c.faults {
+			wg.Go(func() { faults, faultErr = controllerFaults(ctx, env, k, c.name) })
+		}
 	}
 	wg.Wait()
-	o := Outcome{Result: Result{Canary: runs}}
+	for i, c := range s.canaries {
+		if c.faults && faultErr == nil && errs[i] == nil {
+			faults = checkResumed(faults, runs[i])
+		}
+	}
+	o := Outcome{Result: Result{Canary: runs, Chaos: faults}}
 	var failed []string
+	if faultErr != nil {
+		failed = append(failed, "controller faults: "+faultErr.Error())
+	}
+	for _, r := range faults {
+		if !r.OK() {
+			failed = append(failed, r.Fault+": "+strings.Join(r.Problems, "; "))
+		}
+	}
+	if len(faults) > 0 {
+		env.print(chaosTable(faults))
+	}
 	for i, r := range runs {
 		if errs[i] != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", r.Name, errs[i]))
@@ -95,8 +163,21 @@ func (s canaryStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	if len(failed) > 0 {
 		return o, errors.New(strings.Join(failed, "; "))
 	}
-	o.Note = "promoted the pooled gray, rolled back the unpooled one"
+	o.Note = "promoted the pooled gray through a controller restart and a Prometheus outage, rolled back the unpooled one"
 	return o, nil
+}
+
+// getCanary reads the PoolCanary ns/name.
+func getCanary(ctx context.Context, k *Kube, ns, name string) (*v1alpha1.PoolCanary, error) {
+	u, err := k.dyn.Resource(poolCanaryResource()).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var pc v1alpha1.PoolCanary
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pc); err != nil {
+		return nil, fmt.Errorf("reading PoolCanary %s: %w", name, err)
+	}
+	return &pc, nil
 }
 
 // poolCanaryResource is the PoolCanary resource.
@@ -149,14 +230,13 @@ func watchCanary(ctx context.Context, env *Env, k *Kube, r CanaryRun) (CanaryRun
 		}
 	}()
 	last := ""
-	err = until(ctx, 5*time.Second, 5*time.Minute, r.Name+" to finish its rollout", func(ctx context.Context) (bool, error) {
-		u, err := k.dyn.Resource(poolCanaryResource()).Namespace(ns).Get(ctx, r.Name, metav1.GetOptions{})
+	err = until(ctx, canaryPoll, 8*time.Minute, r.Name+" to finish its rollout", func(ctx context.Context) (bool, error) {
+		pc, err := getCanary(ctx, k, ns, r.Name)
 		if err != nil {
 			return false, err
 		}
-		var pc v1alpha1.PoolCanary
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pc); err != nil {
-			return false, fmt.Errorf("reading PoolCanary %s: %w", r.Name, err)
+		if p := pointOf(pc, time.Now()); len(r.History) == 0 || !p.same(r.History[len(r.History)-1]) {
+			r.History = append(r.History, p)
 		}
 		if seen := seenStep(pc.Status); seen != last {
 			r.Steps = append(r.Steps, seen)

@@ -28,6 +28,7 @@ const (
 	operatorVersion      = "v0.85.0"
 	metricsServerVersion = "v0.9.0"
 	corednsVersion       = "v1.14.6" // kubeadm v1.37.0's default
+	localPathVersion     = "v0.0.30" // github.com/rancher/local-path-provisioner
 )
 
 // Images and settings of the offline cluster.
@@ -44,6 +45,9 @@ const (
 	operatorImage  = registry + "/prometheus-operator:" + operatorVersion
 	reloaderImage  = registry + "/prometheus-config-reloader:" + operatorVersion
 	metricsSrvImg  = registry + "/metrics-server:" + metricsServerVersion
+	localPathImage = registry + "/local-path-provisioner:" + localPathVersion
+	helperImage    = registry + "/local-path-helper:" + debianSuite
+	probeImage     = registry + "/chaosprobe:dev"
 	recipeLabel    = "dev.poolparity.recipe"
 	nonRootUser    = "65534:65534"
 	imageBuildTime = 20 * time.Minute
@@ -61,6 +65,7 @@ type image struct {
 	Run        string
 	User       string
 	Entrypoint string            // JSON array
+	Env        string            // an ENV instruction's arguments, e.g. PATH=/usr/bin
 	Bins       map[string]string // name in BinDir -> path under ./bin
 	BinDir     string            // where the binaries go; default /usr/local/bin/
 }
@@ -87,6 +92,14 @@ func appImages() []image {
 		{Tag: metricsSrvImg, Comment: "metrics-server " + metricsServerVersion + ".",
 			Base: baseImage, Bins: map[string]string{"metrics-server": "cluster/metrics-server"}, User: nonRootUser,
 			Entrypoint: `["/usr/local/bin/metrics-server"]`},
+		// Its manifest runs it by name (command: local-path-provisioner), so the image sets PATH.
+		{Tag: localPathImage, Comment: "local-path-provisioner " + localPathVersion + " (github.com/rancher/local-path-provisioner): the default StorageClass.",
+			Base: baseImage, Bins: map[string]string{"local-path-provisioner": "cluster/local-path-provisioner"}, User: nonRootUser,
+			Env: "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", Entrypoint: `["/usr/local/bin/local-path-provisioner"]`},
+		// Upstream's helper pods run busybox as root to create and remove volume directories on
+		// the node; Debian's minbase has the sh, mkdir and rm they call.
+		{Tag: helperImage, Comment: "sh, mkdir and rm (Debian minbase, as root) for local-path-provisioner's helper pods.",
+			Base: baseImage, Env: "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 	}
 }
 
@@ -103,7 +116,7 @@ func (imagesStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if env.cfg.Mode == "online" {
-		return Outcome{Note: "service image only (online)"}, nil
+		return Outcome{Note: "service and chaos probe images only (online)"}, env.buildProbeImage(ctx)
 	}
 	if err := env.ensureBase(ctx); err != nil {
 		return Outcome{}, err
@@ -116,6 +129,9 @@ func (imagesStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 		if err := env.buildImage(ctx, im); err != nil {
 			return Outcome{}, err
 		}
+	}
+	if err := env.buildProbeImage(ctx); err != nil {
+		return Outcome{}, err
 	}
 	return Outcome{Note: "node image " + node}, nil
 }
@@ -132,6 +148,24 @@ func (env *Env) buildServiceImage(ctx context.Context) error {
 		return fmt.Errorf("building %s: %w", env.serviceImage(), err)
 	}
 	return nil
+}
+
+// buildProbeImage builds the chaos step's in-cluster client (hack/kindrun/chaosprobe) from this
+// repository, static, into a scratch image.
+func (env *Env) buildProbeImage(ctx context.Context) error {
+	dir, err := os.MkdirTemp(env.cfg.OutDir, "chaosprobe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "chaosprobe")
+	err = env.run(ctx, "image", cmd{name: "go", args: []string{"build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", bin, "./hack/kindrun/chaosprobe"}, env: []string{"CGO_ENABLED=0"}})
+	if err != nil {
+		return fmt.Errorf("building the chaos probe: %w", err)
+	}
+	df := "# The chaos step's client in the cluster: load and a verifying client (hack/kindrun/chaosprobe).\n" +
+		"FROM scratch\nCOPY bin/chaosprobe /chaosprobe\nUSER 65532:65532\nENTRYPOINT [\"/chaosprobe\"]\n"
+	return env.buildContext(ctx, probeImage, []byte(df), map[string]string{"bin/chaosprobe": bin}, nil)
 }
 
 func (env *Env) serviceImage() string {

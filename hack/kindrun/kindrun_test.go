@@ -186,6 +186,7 @@ func TestPinnedVersionsMatchInstallTools(t *testing.T) {
 		{"PROMETHEUS_OPERATOR_VERSION", operatorVersion},
 		{"METRICS_SERVER_VERSION", metricsServerVersion},
 		{"COREDNS_VERSION", corednsVersion},
+		{"LOCAL_PATH_PROVISIONER_VERSION", localPathVersion},
 	}
 	for _, tt := range tests {
 		t.Run(tt.variable, func(t *testing.T) {

@@ -412,6 +412,12 @@ func (k *Kube) PortForward(ctx context.Context, ns, name string, port int32, log
 	if err != nil {
 		return "", nil, err
 	}
+	return k.PortForwardPod(ctx, ns, pod, podPort, logw)
+}
+
+// PortForwardPod forwards a free loopback port to port podPort of the pod ns/pod, as
+// PortForward does.
+func (k *Kube) PortForwardPod(ctx context.Context, ns, pod string, podPort int32, logw io.Writer) (string, func(), error) {
 	transport, upgrader, err := spdy.RoundTripperFor(k.cfg)
 	if err != nil {
 		return "", nil, fmt.Errorf("port-forward transport: %w", err)

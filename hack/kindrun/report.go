@@ -62,6 +62,7 @@ func summary(mode string, res Result, elapsed time.Duration) string {
 	for _, s := range res.Scenarios {
 		fmt.Fprintf(&w, "\n== scenario %s: verdict %s (want %s), alerts firing %v%s\n", s.Name, s.Verdict, s.Want, s.Firing, okText(s.OK))
 	}
+	w.WriteString(chaosTable(res.Chaos))
 	for _, c := range res.Canary {
 		fmt.Fprintf(&w, "\n== PoolCanary %s: phase %s (want %s) after %s%s\n", c.Name, c.Phase, c.Want, strings.Join(c.Steps, " -> "), okText(c.OK))
 	}

@@ -189,6 +189,7 @@ type Result struct {
 	Split     []SplitPoint   `json:"split"`
 	Scenarios []Scenario     `json:"scenarios"`
 	Canary    []CanaryRun    `json:"canary"`
+	Chaos     []FaultRow     `json:"chaos"`
 }
 
 // add appends one step's phase and measurements.
@@ -208,6 +209,7 @@ func (r *Result) merge(m Result) {
 	r.Split = append(r.Split, m.Split...)
 	r.Scenarios = append(r.Scenarios, m.Scenarios...)
 	r.Canary = append(r.Canary, m.Canary...)
+	r.Chaos = append(r.Chaos, m.Chaos...)
 }
 
 // Phase is one step's wall time.

@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/template"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 const (
@@ -41,6 +45,9 @@ func (depsStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 func (env *Env) depsOffline(ctx context.Context) (string, error) {
 	k, err := env.kube()
 	if err != nil {
+		return "", err
+	}
+	if err := env.installLocalPath(ctx, k); err != nil {
 		return "", err
 	}
 	opDir, err := env.moduleDir(ctx, "github.com/prometheus-operator/prometheus-operator@"+operatorVersion)
@@ -101,8 +108,55 @@ func (env *Env) depsOffline(ctx context.Context) (string, error) {
 	if err := k.WaitPodsReady(ctx, monitoringNS, "app.kubernetes.io/name=prometheus", 5*time.Minute); err != nil {
 		return "", err
 	}
-	return "prometheus-operator " + operatorVersion + " (bundle.yaml), Prometheus " + prometheusVersion + ", metrics-server " + metricsServerVersion + " (chart)", nil
+	return "local-path-provisioner " + localPathVersion + " (default StorageClass), prometheus-operator " + operatorVersion + " (bundle.yaml), Prometheus " + prometheusVersion + ", metrics-server " + metricsServerVersion + " (chart)", nil
 }
+
+// localPathClass is the StorageClass local-path-storage.yaml defines.
+const localPathClass = "local-path"
+
+// installLocalPath installs local-path-provisioner from its module's own
+// deploy/local-path-storage.yaml, with its image and its helper pods' image (busybox upstream)
+// built here, and makes its StorageClass the cluster's default, as kind's own node image does.
+func (env *Env) installLocalPath(ctx context.Context, k *Kube) error {
+	dir, err := env.moduleDir(ctx, "github.com/rancher/local-path-provisioner@"+localPathVersion)
+	if err != nil {
+		return err
+	}
+	m, err := os.ReadFile(filepath.Join(dir, "deploy", "local-path-storage.yaml"))
+	if err != nil {
+		return fmt.Errorf("reading local-path-provisioner's manifest: %w", err)
+	}
+	m, err = overrideImages(m, map[string]string{
+		"rancher/local-path-provisioner:" + localPathVersion: localPathImage,
+		"image: busybox": "image: " + helperImage,
+	})
+	if err != nil {
+		return fmt.Errorf("local-path-storage.yaml: %w", err)
+	}
+	if err := k.Apply(ctx, m, ""); err != nil {
+		return fmt.Errorf("applying local-path-storage.yaml: %w", err)
+	}
+	// kind, finding no storage manifest in the node image, made a "standard" class of the
+	// in-tree host-path provisioner (which nothing runs) the default: one default only.
+	classes, err := k.cs.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing the StorageClasses: %w", err)
+	}
+	for _, sc := range classes.Items {
+		isDefault := sc.Name == localPathClass
+		if sc.Annotations[defaultClassAnnotation] == strconv.FormatBool(isDefault) || (!isDefault && sc.Annotations[defaultClassAnnotation] == "") {
+			continue
+		}
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, defaultClassAnnotation, strconv.FormatBool(isDefault))
+		if _, err := k.cs.StorageV1().StorageClasses().Patch(ctx, sc.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
+			return fmt.Errorf("setting %s of StorageClass %s to %v: %w", defaultClassAnnotation, sc.Name, isDefault, err)
+		}
+	}
+	return k.WaitDeployment(ctx, "local-path-storage", "local-path-provisioner", 2*time.Minute)
+}
+
+// defaultClassAnnotation marks the default StorageClass.
+const defaultClassAnnotation = "storageclass.kubernetes.io/is-default-class"
 
 // overrideImages replaces each upstream image reference with the one built here, and fails if
 // one is not in the manifest (a bundle that changed its images must not install half-local).
