@@ -249,11 +249,14 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 
 	if interim && res.Verdict != v1alpha1.VerdictFail {
 		// Only a conclusive regression acts before the step's end.
-		status := map[v1alpha1.Verdict]metav1.ConditionStatus{v1alpha1.VerdictPass: metav1.ConditionTrue}[res.Verdict]
-		if status == "" {
-			status = metav1.ConditionUnknown
+		switch res.Verdict {
+		case v1alpha1.VerdictPass:
+			r.setParity(pc, metav1.ConditionTrue, "InterimPass", res.Message)
+		case v1alpha1.VerdictError:
+			r.setParity(pc, metav1.ConditionUnknown, EventPrometheusUnavailable, res.Message)
+		default:
+			r.setParity(pc, metav1.ConditionUnknown, "NoData", res.Message)
 		}
-		r.setParity(pc, status, "Interim"+string(res.Verdict), res.Message)
 		return min(analysisInterval(spec), stepEnd.Sub(now))
 	}
 
