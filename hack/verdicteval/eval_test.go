@@ -154,7 +154,7 @@ func TestControllerAndCLIAgree(t *testing.T) {
 					return err
 				}
 				a := v1alpha1.Analysis{MatchLabels: map[string]string{"job": "poolparity"}, MinRequests: cat.Guard.MinRequests}
-				ctl := controller.AnalyzeWith(ctx, q, &a, ts)
+				ctl := controller.AnalyzeWith(ctx, q, &a, controller.Input{Now: ts})
 				compared++
 				cliRows := parity.Confirm(cli.Rows)
 				if len(ctl.SLIs) != len(cliRows) {

@@ -49,7 +49,7 @@ type PrometheusAnalyzer struct {
 	RoundTripper http.RoundTripper
 }
 
-// Analyze runs one analysis against a.PrometheusURL (see AnalyzeInput).
+// Analyze runs one analysis against a.PrometheusURL (see AnalyzeWith).
 func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, in Input) v1alpha1.AnalysisStatus {
 	now := in.Now
 	rt := p.RoundTripper
@@ -60,7 +60,7 @@ func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, 
 	if err != nil {
 		return errorStatus(now, fmt.Sprintf("prometheus client for %q: %v", a.PrometheusURL, err))
 	}
-	return AnalyzeInput(ctx, promv1.NewAPI(client), a, in)
+	return AnalyzeWith(ctx, promv1.NewAPI(client), a, in)
 }
 
 // AnalyzeWith runs one analysis through q: the analysis' SLIs (every SLI of the catalog when
@@ -69,16 +69,11 @@ func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, 
 // failed, else NoData if a track is too quiet, else Fail if any SLI breached, else NoData if
 // an SLI lacked data, else Pass; in Gate mode a statistical Fail fails a passing analysis and
 // a statistical NoData or Error holds it; in Confirm mode an SLI breaches only when the test
-// confirms it.
-func AnalyzeWith(ctx context.Context, q parity.Querier, a *v1alpha1.Analysis, now time.Time) v1alpha1.AnalysisStatus {
-	return AnalyzeInput(ctx, q, a, Input{Now: now})
-}
-
-// AnalyzeInput is AnalyzeWith with the rollout's evidence: in Sequential mode the samples
-// reach back to in.Since, and in every mode the spans of in.Exclude (warm-up) are left out of
-// the statistical samples; with analysis.baseline Fresh the gray track is judged against the
+// confirms it. The rollout's evidence comes from in: in Sequential mode the samples reach
+// back to in.Since, and in every mode the spans of in.Exclude (warm-up) are left out of the
+// statistical samples; with analysis.baseline Fresh the gray track is judged against the
 // fresh baseline (gray_status="baseline") instead of the stable track.
-func AnalyzeInput(ctx context.Context, q parity.Querier, a *v1alpha1.Analysis, in Input) v1alpha1.AnalysisStatus {
+func AnalyzeWith(ctx context.Context, q parity.Querier, a *v1alpha1.Analysis, in Input) v1alpha1.AnalysisStatus {
 	now := in.Now
 	if a.Timeout.Duration > 0 {
 		var cancel context.CancelFunc
