@@ -75,6 +75,17 @@ func rolloutHash(spec *v1alpha1.PoolCanarySpec) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// trackSelector is the canary's selector narrowed to one track's pods (a copy; sel is not
+// changed).
+func trackSelector(sel *metav1.LabelSelector, track string) *metav1.LabelSelector {
+	s := sel.DeepCopy()
+	if s.MatchLabels == nil {
+		s.MatchLabels = map[string]string{}
+	}
+	s.MatchLabels[v1alpha1.LabelTrack] = track
+	return s
+}
+
 // trackDeployment builds the server-side apply configuration of one track's Deployment:
 // the chart's labels, the track labels, the Downward API env, the replica count and a
 // controller owner reference to the canary.
@@ -107,11 +118,7 @@ func trackDeployment(pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, track s
 
 	// Deployment selector: the canary's selector plus the track. pool-mode stays out of it
 	// (selectors are immutable and a promotion changes the stable track's pool mode).
-	dsel := sel.DeepCopy()
-	if dsel.MatchLabels == nil {
-		dsel.MatchLabels = map[string]string{}
-	}
-	dsel.MatchLabels[v1alpha1.LabelTrack] = track
+	dsel := trackSelector(sel, track)
 	if s, err := metav1.LabelSelectorAsSelector(dsel); err != nil {
 		return nil, fmt.Errorf("building the %s selector: %w", track, err)
 	} else if !s.Matches(labels.Set(podLabels)) {

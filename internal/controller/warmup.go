@@ -146,12 +146,7 @@ func (r *PoolCanaryReconciler) warmedUp(ctx context.Context, pc *v1alpha1.PoolCa
 	sel := effectiveSelector(pc)
 	var pods []corev1.Pod
 	for _, track := range tracks {
-		s := sel.DeepCopy()
-		if s.MatchLabels == nil {
-			s.MatchLabels = map[string]string{}
-		}
-		s.MatchLabels[v1alpha1.LabelTrack] = track
-		ls, err := metav1.LabelSelectorAsSelector(s)
+		ls, err := metav1.LabelSelectorAsSelector(trackSelector(sel, track))
 		if err != nil {
 			return permanentRetry, false // reported in TracksReady by applyTracks
 		}
