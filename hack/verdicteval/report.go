@@ -173,7 +173,7 @@ Looks, as they are used (continuous monitoring):
     lacks samples is NO DATA.
   - **sequential**: statistical.mode Sequential: the anytime-valid test of internal/parity on
     the paired per-minute samples since the rollout's start, per-rollout alpha %g spent over
-    8 SLIs (e-value bar %.0f), tau %g, at least %d samples.
+    8 SLIs (e-value bar %.0f), tau %g, judged from %d samples on (the fewest that can reach the bar).
   - "warm-up excluded": the samples of the first %s after the gray started are left out
     (Options.Exclude, as the controller's per-pod warm-up); "no warm-up": they count. Both are
     measured on the cold A/A scenario.
@@ -197,7 +197,7 @@ in the gray from its start: every latency times 1 + x, the slowest 2%% of reques
 		cfg.Eval, cfg.Lead+cfg.Rollout,
 		cfg.Look, int(cfg.Rollout/cfg.Look),
 		cfg.Stat.Confidence, cfg.Stat.MinEffect, cfg.Stat.MinSamples, cfg.StatFamily, cfg.StatStep, cfg.StatWindow,
-		seqAlpha(cfg), bar, seqScale(cfg), parity.SequentialMinSamples, cfg.Warmup,
+		seqAlpha(cfg), bar, seqScale(cfg), parity.SequentialTest{Alpha: seqAlpha(cfg), Scale: seqScale(cfg)}.Decisive(8), cfg.Warmup,
 		int(cfg.RPS), cfg.RPS, cfg.MedianLatency*1000, fmtFloat(cfg.MedianLatency), cfg.P99Latency*1000, fmtFloat(cfg.P99Latency),
 		cfg.Drift, cfg.Drift, cfg.AR1, cfg.AR1, cfg.Pods, cfg.Pods, cfg.PodOffset, cfg.PodOffset,
 		cfg.StallProb, cfg.StallProb, cfg.StallShare*100, cfg.StallShare, cfg.StallFactor, cfg.StallFactor, cfg.BaseErrors*100, cfg.BaseErrors,
@@ -256,7 +256,7 @@ in the gray from its start: every latency times 1 + x, the slowest 2%% of reques
 		writeAlertDay(&b, cfg, c.name, c.runs)
 	}
 	b.WriteString("## Targets (issue 27)\n\n")
-	m := minRejectSamples(seqScale(cfg), bar)
+	m := parity.SequentialTest{Alpha: seqAlpha(cfg), Scale: seqScale(cfg)}.Decisive(8)
 	fmt.Fprintf(&b, "The sequential judge's e-value after n samples is at most (1 + n tau^2)^((n-1)/2), so it cannot reach its bar of %.0f before %d samples, "+
 		"one a minute: with the %s warm-up excluded its first sample is at minute %.0f and its earliest possible FAIL at minute %.0f of the rollout "+
 		"(minute %d without the warm-up), whatever the regression's size.\n\n",
@@ -282,15 +282,6 @@ in the gray from its start: every latency times 1 + x, the slowest 2%% of reques
 	b.WriteString(representative)
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// minRejectSamples is the fewest samples whose largest possible e-value reaches bar.
-func minRejectSamples(tau, bar float64) int {
-	n := max(parity.SequentialMinSamples, 2)
-	for float64(n-1)/2*math.Log1p(float64(n)*tau*tau) < math.Log(bar) {
-		n++
-	}
-	return n
 }
 
 func fmtFloat(v float64) string { return fmt.Sprintf("%g", v) }

@@ -15,7 +15,8 @@ import (
 const (
 	// SequentialMinSamples is the fewest paired samples the sequential test
 	// judges; fewer is NO DATA, which holds a step (never a verdict on the
-	// thresholds alone).
+	// thresholds alone). The test also waits for the fewest samples on
+	// which it could reject (SequentialTest.Decisive), usually more.
 	SequentialMinSamples = 3
 	// DefaultSequentialScale is tau, the prior scale of the standardised
 	// effect (mu/sigma): a regression worth stopping a rollout for moves an
@@ -74,6 +75,20 @@ func (s SequentialTest) Bar(k int) float64 {
 	return float64(max(k, 1)) / s.Alpha
 }
 
+// Decisive returns the fewest paired samples on which the test can decide
+// between k SLIs: the larger of MinSamples and the smallest n whose largest
+// possible e-value, (1 + n tau^2)^((n-1)/2), reaches the bar k/Alpha. On
+// fewer samples no data could fail the SLI, so a PASS would say nothing.
+func (s SequentialTest) Decisive(k int) int {
+	s = s.withCatalog(catalog.Default().Stat)
+	logBar := math.Log(s.Bar(k))
+	n := s.MinSamples
+	for float64(n-1)/2*math.Log1p(float64(n)*s.Scale*s.Scale) < logBar {
+		n++
+	}
+	return n
+}
+
 // MixtureLogE returns log E_n of the scale-invariant normal mixture (see
 // the file's comment) for the samples x against the null mean 0: 0 (E =
 // 1) for fewer than two samples or all zeros.
@@ -116,6 +131,7 @@ func csHalfWidth(n int, tau, c float64) float64 {
 func (s SequentialTest) Judge(c Criterion, pairs []Pair, k int) TestResult {
 	s = s.withCatalog(catalog.Default().Stat)
 	bar := s.Bar(k)
+	need := s.Decisive(k)
 	sign := 1.0
 	if !c.Comparison.HigherIsWorse() {
 		sign = -1
@@ -145,15 +161,15 @@ func (s SequentialTest) Judge(c Criterion, pairs []Pair, k int) TestResult {
 		}
 		res.E = e
 		res.EMax = math.Max(res.EMax, e)
-		if n >= s.MinSamples && e >= bar && res.Verdict != Fail {
+		if n >= need && e >= bar && res.Verdict != Fail {
 			res.Verdict = Fail
 			res.Rejected = p.T.UTC()
 		}
 	}
 	res.NStable, res.NGray = n, n
-	if n < s.MinSamples {
+	if n < need {
 		res.Verdict = NoData
-		res.Note = fmt.Sprintf("too few paired samples for the sequential test: %d, need %d", n, s.MinSamples)
+		res.Note = fmt.Sprintf("too few paired samples for the sequential test: %d, need %d (the fewest on which it can reach its bar e >= %g)", n, need, bar)
 		if skipped > 0 {
 			res.Note += fmt.Sprintf(" (%d left out: a ratio of a zero or negative value)", skipped)
 		}

@@ -146,6 +146,8 @@ func TestSequentialJudge(t *testing.T) {
 		rejected bool
 	}{
 		{"two samples are too few", p99, seqPairs(0.06, 0.2, 0.2), parity.NoData, false},
+		{"four samples cannot reach the bar of 8 SLIs: NO DATA, not a PASS", p99, seqPairs(0.06, wobble(0.3, 0.05, 4)...), parity.NoData, false},
+		{"five samples of the same regression fail", p99, seqPairs(0.06, wobble(0.3, 0.05, 5)...), parity.Fail, true},
 		{"p99 +40% for ten minutes fails", p99, seqPairs(0.06, wobble(0.084, 0.05, 10)...), parity.Fail, true},
 		{"p99 4% worse stays within the 5% floor however long", p99, seqPairs(0.2, wobble(0.208, 0.001, 120)...), parity.Pass, false},
 		{"p99 40% better never fails", p99, seqPairs(0.06, wobble(0.036, 0.05, 60)...), parity.Pass, false},
@@ -175,6 +177,46 @@ func TestSequentialJudge(t *testing.T) {
 			t.Errorf("effect %.4g, bound %v: want a lower bound between the floor (1.05) and the effect", got.Effect, got.Bound)
 		}
 	})
+}
+
+// TestSequentialDecisive checks the fewest samples the test decides on against the bound
+// E_n <= (1 + n tau^2)^((n-1)/2) worked by hand, and that the judge waits for them.
+func TestSequentialDecisive(t *testing.T) {
+	tests := []struct {
+		name string
+		test parity.SequentialTest
+		k    int
+		want int
+	}{
+		{"one SLI, bar 100: 37^1.5 = 225", parity.SequentialTest{}, 1, 4},
+		{"two SLIs, bar 200", parity.SequentialTest{}, 2, 4},
+		{"eight SLIs, bar 800: 37^1.5 = 225 is short, 46^2 = 2116 is not", parity.SequentialTest{}, 8, 5},
+		{"tau 1, bar 800: 8^3 = 512 is short, 9^3.5 = 2187 is not", parity.SequentialTest{Scale: 1}, 8, 8},
+		{"a larger MinSamples wins", parity.SequentialTest{MinSamples: 9}, 8, 9},
+	}
+	p99 := parity.Criterion{SLI: "latency p99", Unit: parity.Seconds, Comparison: parity.RatioAtMost, Threshold: 1.1, Floor: 0.005, RelFloor: 0.05}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.test.Decisive(tt.k)
+			if got != tt.want {
+				t.Fatalf("Decisive(%d) = %d, want %d", tt.k, got, tt.want)
+			}
+			// gray 10x slower, a little noise: as strong as evidence gets.
+			gray := func(n int) []float64 {
+				out := make([]float64, n)
+				for i := range out {
+					out[i] = 0.6 * (1 + 0.001*float64(i%3))
+				}
+				return out
+			}
+			if r := tt.test.Judge(p99, seqPairs(0.06, gray(got-1)...), tt.k); r.Verdict != parity.NoData {
+				t.Errorf("%d samples: %s (%s), want NO DATA", got-1, r.Verdict, r.Note)
+			}
+			if r := tt.test.Judge(p99, seqPairs(0.06, gray(got)...), tt.k); r.Verdict != parity.Fail {
+				t.Errorf("%d samples: %s (e=%.3g, bar %.3g), want FAIL", got, r.Verdict, r.E, r.Bar)
+			}
+		})
+	}
 }
 
 // TestEvaluateSequential runs the evaluator in Sequential mode on the fake Prometheus, whose
