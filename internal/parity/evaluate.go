@@ -434,7 +434,7 @@ func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Cri
 		*errs = append(*errs, fmt.Sprintf("%s: %v", s.Name, err))
 		return &TestResult{Verdict: Error, Note: err.Error()}
 	}
-	rng := e.sampleRange()
+	rng := e.sampleRange(expr)
 	stable, gray := exclude(ts.Stable, e.opts.Exclude, rng), exclude(ts.Gray, e.opts.Exclude, rng)
 	var tr TestResult
 	if e.opts.Stat == StatSequential {
@@ -453,10 +453,17 @@ func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Cri
 	return &tr
 }
 
-// sampleRange is the range each test sample is computed over: the sample
-// family's duration (a family is named by its range, e.g. "1m"), or
-// StatStep when the family is not a duration.
-func (e evaluation) sampleRange() time.Duration {
+// sampleRange is the range each test sample of expr is computed over: the
+// range its rule's name ends in (an SLI's sampleRule, e.g. ..._rate20s),
+// else the sample family's duration (a family is named by its range, e.g.
+// "1m"), else StatStep. The warm-up's exclusion reaches that far past a
+// cold span: a 20s rule's samples are warm 20 s after it, not a minute.
+func (e evaluation) sampleRange(expr string) time.Duration {
+	if i := strings.IndexByte(expr, '{'); i > 0 {
+		if d, ok := RuleRange(expr[:i]); ok {
+			return d
+		}
+	}
 	if d, err := model.ParseDuration(e.opts.SampleFamily); err == nil && d > 0 {
 		return time.Duration(d)
 	}

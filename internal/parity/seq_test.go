@@ -283,6 +283,50 @@ func TestEvaluateSequential(t *testing.T) {
 	}
 }
 
+// TestSequentialWarmupReachesTheSampleRulesRange: a warm-up span is left out of the samples
+// whose range overlaps it, and that range is the sampled rule's own (20 s for a ..._rate20s
+// sampleRule), not the catalog's 1m family: samples every 20 s for 3 minutes, the first minute
+// cold, keep the 6 taken 20 s or more after it.
+func TestSequentialWarmupReachesTheSampleRulesRange(t *testing.T) {
+	const rule20s = "job_gray_status:http_request_duration_seconds:p99_rate20s"
+	tests := []struct {
+		name       string
+		sampleRule string
+		want       int
+	}{
+		{"a 20s sampleRule is warm 20 s after the span", rule20s, 6},
+		{"the catalog's 1m rule is warm a minute after it", "", 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := goodPool()
+			p.values[rule20s] = p.values["job_gray_status:http_request_duration_seconds:p99_rate1m"]
+			o := parity.Options{
+				At: at, Window: "1m", Selector: `job="poolparity"`, Stat: parity.StatSequential,
+				StatSince: at.Add(-3 * time.Minute), StatStep: 20 * time.Second, SampleFamily: "1m",
+				Exclude: []parity.Interval{{From: at.Add(-3 * time.Minute), To: at.Add(-2 * time.Minute)}},
+			}
+			if tt.sampleRule != "" {
+				o.Overrides = map[catalog.ID]parity.Override{catalog.LatencyP99: {SampleRule: tt.sampleRule}}
+			}
+			r, err := parity.Evaluate(context.Background(), p, catalog.Default(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, row := range r.Rows {
+				if row.ID != catalog.LatencyP99 {
+					continue
+				}
+				if row.Test == nil || row.Test.NGray != tt.want {
+					t.Fatalf("test %+v, want %d paired samples", row.Test, tt.want)
+				}
+				return
+			}
+			t.Fatal("no latency p99 row")
+		})
+	}
+}
+
 func ExampleSequentialTest_Judge() {
 	p99 := parity.Criterion{SLI: "latency p99", Comparison: parity.RatioAtMost, Threshold: 1.1, Floor: 0.005, RelFloor: 0.05}
 	var pairs []parity.Pair
