@@ -66,6 +66,9 @@ func (p canaryPoint) same(q canaryPoint) bool {
 // canaryPoll is how often the harness reads a PoolCanary's status.
 const canaryPoll = 2 * time.Second
 
+// canaryWatch bounds one canary's rollout in the kind run, and its load.
+const canaryWatch = 8 * time.Minute
+
 // canarySpec is one PoolCanary the canary step runs: its track pool modes, its steps (gray
 // weights in percent) and the phase it must end in. faults runs the controller's faults on its
 // rollout (controllerFaults).
@@ -220,7 +223,9 @@ func watchCanary(ctx context.Context, env *Env, k *Kube, r CanaryRun) (CanaryRun
 	if err != nil {
 		return r, err
 	}
-	job, err := startLoadAt(ctx, env, k, r.Name, fmt.Sprintf("http://%s:80", r.Name), 5*time.Minute, env.cfg.LoadRPS/2)
+	// The load lasts as long as the watch may (the Job is deleted when the rollout ends): a canary
+	// held by the Prometheus outage must not run out of traffic, which would hold it on NoData.
+	job, err := startLoadAt(ctx, env, k, r.Name, fmt.Sprintf("http://%s:80", r.Name), canaryWatch, env.cfg.LoadRPS/2)
 	if err != nil {
 		return r, err
 	}
@@ -230,7 +235,7 @@ func watchCanary(ctx context.Context, env *Env, k *Kube, r CanaryRun) (CanaryRun
 		}
 	}()
 	last := ""
-	err = until(ctx, canaryPoll, 8*time.Minute, r.Name+" to finish its rollout", func(ctx context.Context) (bool, error) {
+	err = until(ctx, canaryPoll, canaryWatch, r.Name+" to finish its rollout", func(ctx context.Context) (bool, error) {
 		pc, err := getCanary(ctx, k, ns, r.Name)
 		if err != nil {
 			return false, err
