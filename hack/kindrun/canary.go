@@ -116,8 +116,9 @@ func (s canaryStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	}
 	runs := make([]CanaryRun, len(s.canaries))
 	errs := make([]error, len(s.canaries))
-	var faults []FaultRow
-	var faultErr error
+	// The controller faults of each canary that carries them, in its own slot.
+	faultRows := make([][]FaultRow, len(s.canaries))
+	faultErrs := make([]error, len(s.canaries))
 	var wg sync.WaitGroup
 	for i, c := range s.canaries {
 		var y bytes.Buffer
@@ -134,14 +135,21 @@ func (s canaryStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 		runs[i] = CanaryRun{Name: c.name, Modes: c.stable + " -> " + c.gray, Want: c.want}
 		wg.Go(func() { runs[i], errs[i] = watchCanary(ctx, env, k, runs[i]) })
 		if c.faults {
-			wg.Go(func() { faults, faultErr = controllerFaults(ctx, env, k, c.name) })
+			wg.Go(func() { faultRows[i], faultErrs[i] = controllerFaults(ctx, env, k, c.name) })
 		}
 	}
 	wg.Wait()
+	var faults []FaultRow
+	var faultErr error
 	for i, c := range s.canaries {
-		if c.faults && faultErr == nil && errs[i] == nil {
-			faults = checkResumed(faults, runs[i])
+		if !c.faults {
+			continue
 		}
+		if faultErrs[i] == nil && errs[i] == nil {
+			faultRows[i] = checkResumed(faultRows[i], runs[i])
+		}
+		faults = append(faults, faultRows[i]...)
+		faultErr = errors.Join(faultErr, faultErrs[i])
 	}
 	o := Outcome{Result: Result{Canary: runs, Chaos: faults}}
 	var failed []string
