@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -65,8 +66,14 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 	env := testenv.Start(t, testenv.WithScheme(scheme), testenv.WithCRDPaths(crdDir(t)))
 	t.Logf("envtest control plane started in %s", env.StartDuration.Round(time.Millisecond))
 
+	// The binary's cache (only pods with the track label), so the warm-up cases read through it.
+	byObject, err := controller.CacheByObject()
+	if err != nil {
+		t.Fatal(err)
+	}
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:                 scheme,
+		Cache:                  cache.Options{ByObject: byObject},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},

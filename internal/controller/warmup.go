@@ -11,10 +11,23 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 )
+
+// CacheByObject narrows the manager's cache for the objects the reconciler lists: the warm-up
+// reads only the pods of a canary's tracks, so only pods with the track label are cached and
+// watched, not every pod of the cluster. Pass it as cache.Options.ByObject.
+func CacheByObject() (map[client.Object]cache.ByObject, error) {
+	withTrack, err := labels.Parse(v1alpha1.LabelTrack) // the label exists, whatever its value
+	if err != nil {
+		return nil, fmt.Errorf("the track label selector: %w", err)
+	}
+	return map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: withTrack}}, nil
+}
 
 // maxExcluded bounds status.warmup.excluded: past it the two closest spans are merged, which
 // leaves out a little more time rather than judging a cold pod's samples.

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 )
@@ -106,4 +107,37 @@ func TestMergeSpans(t *testing.T) {
 			t.Errorf("the spans cover %s, less than the 200m of cold time given", covered)
 		}
 	})
+}
+
+func TestCacheByObjectKeepsOnlyTrackPods(t *testing.T) {
+	byObject, err := CacheByObject()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sel labels.Selector
+	for obj, by := range byObject {
+		if _, ok := obj.(*corev1.Pod); !ok {
+			t.Errorf("a cache restriction on %T: only pods are narrowed", obj)
+		}
+		sel = by.Label
+	}
+	tests := []struct {
+		name   string
+		labels labels.Set
+		want   bool
+	}{
+		{"a gray pod", labels.Set{v1alpha1.LabelTrack: v1alpha1.TrackGray}, true},
+		{"a baseline pod", labels.Set{v1alpha1.LabelTrack: v1alpha1.TrackBaseline, "app": "x"}, true},
+		{"any other pod", labels.Set{"app": "x"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if sel == nil {
+				t.Fatal("no pod selector")
+			}
+			if got := sel.Matches(tt.labels); got != tt.want {
+				t.Errorf("selector %q matches %v: %v, want %v", sel, tt.labels, got, tt.want)
+			}
+		})
+	}
 }

@@ -66,8 +66,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, _, stde
 		// Step down at once on shutdown: the next replica need not wait a lease duration.
 		LeaderElectionReleaseOnCancel: true,
 	}
+	byObject, err := controller.CacheByObject()
+	if err != nil {
+		return err
+	}
+	opts.Cache = cache.Options{ByObject: byObject}
 	if cfg.WatchNamespace != "" {
-		opts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{cfg.WatchNamespace: {}}}
+		opts.Cache.DefaultNamespaces = map[string]cache.Config{cfg.WatchNamespace: {}}
 	}
 	mgr, err := ctrl.NewManager(restCfg, opts)
 	if err != nil {
