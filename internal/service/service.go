@@ -125,10 +125,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 	if err != nil {
 		return nil, err
 	}
-	watcher, err := redishealth.New(store.New(s.healthRDB), reg,
-		redishealth.WithInterval(cfg.RedisHealthInterval),
-		redishealth.WithTimeout(cfg.RedisDialTimeout+cfg.RedisReadTimeout),
-		redishealth.WithLogger(log))
+	healthOpts := []redishealth.Option{redishealth.WithInterval(cfg.RedisHealthInterval), redishealth.WithLogger(log)}
+	// A ping gets the client's dial and read timeouts; 0 for both means go-redis's defaults,
+	// and then the watcher's own default bound.
+	if t := cfg.RedisDialTimeout + cfg.RedisReadTimeout; t > 0 {
+		healthOpts = append(healthOpts, redishealth.WithTimeout(t))
+	}
+	watcher, err := redishealth.New(store.New(s.healthRDB), reg, healthOpts...)
 	if err != nil {
 		return nil, err
 	}

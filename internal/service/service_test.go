@@ -346,3 +346,21 @@ func TestEmbeddedRedisServesWithoutRedisAddr(t *testing.T) {
 		t.Fatalf("/readyz = %d", code)
 	}
 }
+
+// TestZeroRedisTimeoutsStart: REDIS_DIAL_TIMEOUT=0 and REDIS_READ_TIMEOUT=0 are valid (go-redis's
+// defaults), so the service starts with them and its Redis health watcher takes its own bound.
+func TestZeroRedisTimeoutsStart(t *testing.T) {
+	cfg := config.Default()
+	cfg.RedisDialTimeout, cfg.RedisReadTimeout = 0, 0
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("zero timeouts do not validate: %v", err)
+	}
+	s, err := service.New(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("starting with zero Redis timeouts: %v", err)
+	}
+	defer s.Close()
+	if code := do(t, s.Handler(), "PUT", "/api/v1/items/z", `{"name":"zero"}`); code != 200 {
+		t.Fatalf("PUT = %d", code)
+	}
+}
