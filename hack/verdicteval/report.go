@@ -365,11 +365,13 @@ func writeAlertDay(b *strings.Builder, cfg config, corpus string, runs []runResu
 	if n == 0 {
 		return
 	}
-	length := cfg.Lead + cfg.Rollout
+	// An SLI alert compares gray with stable, so only the rollout, while both tracks run, can
+	// fire one: the lead (stable alone) is looked at but is no stretch of a day at risk.
+	length := cfg.Rollout
 	per := float64(24*time.Hour) / float64(length)
 	lo, hi := wilson(k, n)
 	day := func(p float64) float64 { return 100 * (1 - math.Pow(1-p, per)) }
-	fmt.Fprintf(b, "Alerts over a day (%s corpus): %s A/A runs of %s each (%.1f hours of alerting looked at every %s) had an SLI alert firing; "+
+	fmt.Fprintf(b, "Alerts over a day (%s corpus): %s A/A runs with both tracks up for %s each (%.1f hours of alerting looked at every %s) had an SLI alert firing; "+
 		"a day is %.0f such stretches, so a day of equal tracks fires with probability %.1f%% [%.1f%%, %.1f%%] if the stretches are independent. "+
 		"Day-long runs were not replayed: a day is %.0f times a run, so %d of them would take %.0f times as long as these A/A runs.\n\n",
 		corpus, rate(k, n), length, float64(n)*length.Hours(), cfg.Eval, per, day(float64(k)/float64(n)), day(lo), day(hi), per, n, per)
