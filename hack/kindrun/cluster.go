@@ -256,11 +256,55 @@ func deleteCluster(env *Env) error {
 		return err
 	}
 	env.logf("deleting kind cluster %s", env.cfg.Cluster)
-	if err := p.Delete(env.cfg.Cluster, env.kubeconfig); err != nil {
+	err = p.Delete(env.cfg.Cluster, env.kubeconfig)
+	if err != nil {
+		// On a cgroup v1 host, a runc killed while it starts a pod's container inside the node
+		// leaves that container's freezer cgroup FROZEN: its process cannot die, so neither can
+		// the node, and `docker rm -f` gives up. Thaw such cgroups and try once more.
+		thawed, terr := thawFrozen(freezerRoot)
+		env.logf("deleting the cluster failed: %v; thawed %d frozen cgroups (%v), trying again", err, len(thawed), terr)
+		if len(thawed) > 0 {
+			err = p.Delete(env.cfg.Cluster, env.kubeconfig)
+		}
+	}
+	if err != nil {
 		env.logf("deleting the cluster failed: %v", err)
 		return fmt.Errorf("deleting kind cluster %s: %w", env.cfg.Cluster, err)
 	}
 	return nil
+}
+
+// freezerRoot is where the cgroup v1 freezer hierarchy of Docker's containers lies.
+const freezerRoot = "/sys/fs/cgroup/freezer/docker"
+
+// thawFrozen writes THAWED to every freezer.state below root that reads FROZEN (or FREEZING) and
+// returns the cgroups it thawed. A missing root (cgroup v2, or no container) thaws nothing.
+func thawFrozen(root string) ([]string, error) {
+	var thawed []string
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || d.Name() != "freezer.state" {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+		if st := strings.TrimSpace(string(b)); st != "FROZEN" && st != "FREEZING" {
+			return nil
+		}
+		if err := os.WriteFile(path, []byte("THAWED"), 0o644); err != nil {
+			return fmt.Errorf("thawing %s: %w", path, err)
+		}
+		thawed = append(thawed, filepath.Dir(path))
+		return nil
+	})
+	return thawed, err
 }
 
 // diagnose prints what explains a failed step: the pods, Deployments and HPAs, the pods that
