@@ -69,19 +69,28 @@ func (s SequentialTest) withCatalog(st catalog.Stat) SequentialTest {
 	return s
 }
 
-// Bar is the e-value at which one of k SLIs rejects: k/Alpha.
-func (s SequentialTest) Bar(k int) float64 {
-	s = s.withCatalog(catalog.Default().Stat)
-	return float64(max(k, 1)) / s.Alpha
+// WithDefaults returns s with the settings it leaves unset (or out of range)
+// taken from the default catalog and the package defaults, as the judge
+// uses them.
+func (s SequentialTest) WithDefaults() SequentialTest {
+	return s.withCatalog(catalog.Default().Stat)
 }
+
+// Bar is the e-value at which one of k SLIs rejects: k/Alpha.
+func (s SequentialTest) Bar(k int) float64 { return s.WithDefaults().bar(k) }
 
 // Decisive returns the fewest paired samples on which the test can decide
 // between k SLIs: the larger of MinSamples and the smallest n whose largest
 // possible e-value, (1 + n tau^2)^((n-1)/2), reaches the bar k/Alpha. On
 // fewer samples no data could fail the SLI, so a PASS would say nothing.
-func (s SequentialTest) Decisive(k int) int {
-	s = s.withCatalog(catalog.Default().Stat)
-	logBar := math.Log(s.Bar(k))
+func (s SequentialTest) Decisive(k int) int { return s.WithDefaults().decisive(k) }
+
+// bar is Bar of an s with its defaults filled in.
+func (s SequentialTest) bar(k int) float64 { return float64(max(k, 1)) / s.Alpha }
+
+// decisive is Decisive of an s with its defaults filled in.
+func (s SequentialTest) decisive(k int) int {
+	logBar := math.Log(s.bar(k))
 	n := s.MinSamples
 	for float64(n-1)/2*math.Log1p(float64(n)*s.Scale*s.Scale) < logBar {
 		n++
@@ -129,9 +138,8 @@ func csHalfWidth(n int, tau, c float64) float64 {
 // Judge runs the sequential test on the pairs of the criterion's SLI
 // (in time order), one of k SLIs tested together.
 func (s SequentialTest) Judge(c Criterion, pairs []Pair, k int) TestResult {
-	s = s.withCatalog(catalog.Default().Stat)
-	bar := s.Bar(k)
-	need := s.Decisive(k)
+	s = s.WithDefaults()
+	bar, need := s.bar(k), s.decisive(k)
 	sign := 1.0
 	if !c.Comparison.HigherIsWorse() {
 		sign = -1
