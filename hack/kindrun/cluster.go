@@ -262,8 +262,11 @@ func deleteCluster(env *Env) error {
 		// leaves that container's freezer cgroup FROZEN: its process cannot die, so neither can
 		// the node, and `docker rm -f` gives up. Thaw such cgroups and try once more.
 		thawed, terr := thawFrozen(freezerRoot)
-		env.logf("deleting the cluster failed: %v; thawed %d frozen cgroups (%v), trying again", err, len(thawed), terr)
+		if terr != nil {
+			env.logf("looking for frozen cgroups under %s: %v", freezerRoot, terr)
+		}
 		if len(thawed) > 0 {
+			env.logf("deleting the cluster failed: %v; thawed %d frozen cgroups, trying again", err, len(thawed))
 			err = p.Delete(env.cfg.Cluster, env.kubeconfig)
 		}
 	}
