@@ -434,7 +434,8 @@ func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Cri
 		*errs = append(*errs, fmt.Sprintf("%s: %v", s.Name, err))
 		return &TestResult{Verdict: Error, Note: err.Error()}
 	}
-	rng := e.sampleRange(expr)
+	rule, _, _ := strings.Cut(expr, "{") // the sampled rule's name when expr reads one
+	rng := e.sampleRange(rule)
 	stable, gray := exclude(ts.Stable, e.opts.Exclude, rng), exclude(ts.Gray, e.opts.Exclude, rng)
 	var tr TestResult
 	if e.opts.Stat == StatSequential {
@@ -446,23 +447,21 @@ func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Cri
 		tr.Note = strings.Join(ts.Why, "; ")
 	}
 	if ov := e.opts.Overrides[s.ID]; ov.Rule != "" || ov.SampleRule != "" {
-		if hint := OverlapHint(expr[:strings.IndexByte(expr, '{')], e.opts.StatStep); hint != "" {
+		if hint := OverlapHint(rule, e.opts.StatStep); hint != "" {
 			tr.Note = strings.TrimPrefix(tr.Note+"; "+hint, "; ")
 		}
 	}
 	return &tr
 }
 
-// sampleRange is the range each test sample of expr is computed over: the
-// range its rule's name ends in (an SLI's sampleRule, e.g. ..._rate20s),
+// sampleRange is the range each test sample of rule is computed over: the
+// range the rule's name ends in (an SLI's sampleRule, e.g. ..._rate20s),
 // else the sample family's duration (a family is named by its range, e.g.
 // "1m"), else StatStep. The warm-up's exclusion reaches that far past a
 // cold span: a 20s rule's samples are warm 20 s after it, not a minute.
-func (e evaluation) sampleRange(expr string) time.Duration {
-	if i := strings.IndexByte(expr, '{'); i > 0 {
-		if d, ok := RuleRange(expr[:i]); ok {
-			return d
-		}
+func (e evaluation) sampleRange(rule string) time.Duration {
+	if d, ok := RuleRange(rule); ok {
+		return d
 	}
 	if d, err := model.ParseDuration(e.opts.SampleFamily); err == nil && d > 0 {
 		return time.Duration(d)
