@@ -19,15 +19,22 @@ type summary struct {
 	runs, detected, twice, within15 int
 	times                           []time.Duration // time to detect of the detected runs
 	looks, nodata                   int
+	// passed counts the runs with a PASS look (a step could have ended on it), passTimes
+	// their first PASS look's time.
+	passed    int
+	passTimes []time.Duration
 }
 
 func (s summary) median() (time.Duration, bool) { return s.quantile(0.5) }
 
-func (s summary) quantile(q float64) (time.Duration, bool) {
-	if len(s.times) == 0 {
+func (s summary) quantile(q float64) (time.Duration, bool) { return quantile(s.times, q) }
+
+// quantile returns the q-quantile of times; false when there are none.
+func quantile(times []time.Duration, q float64) (time.Duration, bool) {
+	if len(times) == 0 {
 		return 0, false
 	}
-	t := slices.Clone(s.times)
+	t := slices.Clone(times)
 	slices.Sort(t)
 	return t[min(len(t)-1, int(math.Ceil(q*float64(len(t))))-1+boolInt(q == 0))], true
 }
@@ -67,7 +74,7 @@ func summarise(runs []runResult, j string) summary {
 	var s summary
 	for _, rr := range runs {
 		s.runs++
-		first, failed := time.Duration(-1), 0
+		first, failed, passed := time.Duration(-1), 0, time.Duration(-1)
 		if j == alertJudge {
 			for _, at := range rr.FirstFiring {
 				if first < 0 || at < first {
@@ -85,8 +92,16 @@ func summarise(runs []runResult, j string) summary {
 					}
 				case parity.NoData, parity.Error:
 					s.nodata++
+				case parity.Pass:
+					if passed < 0 {
+						passed = lk.At
+					}
 				}
 			}
+		}
+		if passed >= 0 {
+			s.passed++
+			s.passTimes = append(s.passTimes, passed)
 		}
 		if failed >= 2 {
 			s.twice++
@@ -178,6 +193,11 @@ Looks, as they are used (continuous monitoring):
     (Options.Exclude, as the controller's per-pod warm-up); "no warm-up": they count. Both are
     measured on the cold A/A scenario.
 - Time to detect is from the rollout's start to the first failing look (first firing).
+  "Runs passed at some look" counts the runs with a PASS look, one a step could end on, and
+  "median time to first PASS" is when the first came: in A/A how long a gray at parity waits to
+  advance, in a regression how often it could have advanced anyway. The sequential judge
+  PASSes an SLI only once its confidence sequence rules out an effect beyond the SLI's margin
+  (its threshold, or its floor if larger); until then, without a rejection, it is NO DATA.
   Every rate has its 95%% Wilson interval.
 
 The synthetic corpus (every parameter is a flag of the command, shown as -flag=value):
@@ -227,8 +247,8 @@ in the gray from its start: every latency times 1 + x, the slowest 2%% of reques
 		if c.name == "recorded" {
 			writeRecordings(&b, cfg, res.Recordings)
 		}
-		b.WriteString("| scenario | judge | runs failed (rate, 95% interval) | runs with 2+ failing looks | detected within 15 min | median time to detect | 90th percentile | no-data looks |\n")
-		b.WriteString("|---|---|---|---|---|---|---|---|\n")
+		b.WriteString("| scenario | judge | runs failed (rate, 95% interval) | runs with 2+ failing looks | detected within 15 min | median time to detect | 90th percentile | no-data looks | runs passed at some look | median time to first PASS |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, sc := range c.scs {
 			var runs []runResult
 			for _, rr := range c.runs {
@@ -238,14 +258,16 @@ in the gray from its start: every latency times 1 + x, the slowest 2%% of reques
 			}
 			for _, j := range judgeNames(sc) {
 				s := summarise(runs, j)
-				twice, nodata := "-", "-"
+				twice, nodata, passed, passAt := "-", "-", "-", "-"
 				if j != alertJudge {
 					twice, nodata = fmt.Sprint(s.twice), fmt.Sprintf("%d of %d", s.nodata, s.looks)
+					passed = rate(s.passed, s.runs)
+					passAt = fmtQ(quantile(s.passTimes, 0.5))
 				}
 				m, ok := s.median()
 				p90, ok90 := s.quantile(0.9)
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", sc.Name, j, rate(s.detected, s.runs), twice,
-					rate(s.within15, s.runs), fmtQ(m, ok), fmtQ(p90, ok90), nodata)
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", sc.Name, j, rate(s.detected, s.runs), twice,
+					rate(s.within15, s.runs), fmtQ(m, ok), fmtQ(p90, ok90), nodata, passed, passAt)
 				targets = append(targets, targetsOf(c.name, sc, j, s)...)
 			}
 			if sc.aa() {

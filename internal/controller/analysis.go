@@ -296,6 +296,9 @@ func fillResult(r *v1alpha1.SLIResult, row parity.Row) {
 		switch {
 		case t.Bar > 0: // the sequential test's figures
 			r.Test.EValue, r.Test.Bar, r.Test.Estimate = formatFloat(t.EMax), formatFloat(t.Bar), formatFloat(t.Effect)
+			if t.Worst != nil {
+				r.Test.Worst, r.Test.Margin = formatFloat(*t.Worst), formatFloat(t.Margin)
+			}
 			if !t.Rejected.IsZero() {
 				r.Test.RejectedAt = ptrTime(t.Rejected)
 			}

@@ -37,9 +37,10 @@ const (
 	StatConfirm StatMode = "Confirm"
 	// StatSequential makes the anytime-valid sequential test (seq.go) the
 	// judge (the verdict gate "sequential"): FAIL iff an SLI's e-value,
-	// accumulated from StatSince, reaches k/alpha; a threshold FAIL or a
-	// firing alert without that evidence is a PASS with a note; too few
-	// samples is NO DATA.
+	// accumulated from StatSince, reaches k/alpha; PASS iff every SLI's
+	// confidence sequence rules out an effect beyond its margin; NO DATA
+	// until one or the other (too few samples, or neither shown). A
+	// threshold FAIL or a firing alert without that evidence is a note.
 	StatSequential StatMode = "Sequential"
 )
 
@@ -191,7 +192,7 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 	case StatSequential:
 		r.Gate = GateSequential
 		k := len(e.cat.SLIs)
-		r.Notes = append(r.Notes, fmt.Sprintf("sequential test: per-rollout alpha %g over %d SLIs (Bonferroni, %.3g each): an SLI fails when its e-value reaches %.4g, on the samples since %s",
+		r.Notes = append(r.Notes, fmt.Sprintf("sequential test: per-rollout alpha %g over %d SLIs (Bonferroni, %.3g each): an SLI fails when its e-value reaches %.4g and passes when its confidence sequence at that level is within its margin, on the samples since %s",
 			e.opts.Sequential.Alpha, k, e.opts.Sequential.Alpha/float64(k), e.opts.Sequential.Bar(k), e.opts.StatSince.UTC().Format(time.RFC3339)))
 	}
 	if err := e.checkRulesLoaded(ctx, q); err != nil {

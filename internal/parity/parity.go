@@ -75,8 +75,20 @@
 //
 // The confidence sequence of the same mixture, {mu: E_n(x - mu) <
 // k/alpha}, is |t(mu)| < t*_n with t*_n^2 = nu (K-1)/(1-K/r), K =
-// (k/alpha sqrt(r))^(2/n), r = 1 + n tau^2 (unbounded while K >= r): the
-// bound on the worse side is Bound.
+// (k/alpha sqrt(r))^(2/n), r = 1 + n tau^2 (unbounded while K >= r). Its
+// end toward the better side is Bound (a rejection's evidence: the effect is
+// at least this bad), its end toward the worse side Worst.
+//
+// A PASS is evidence too: an SLI passes only once Worst is within its
+// margin M, the largest of the SLI's threshold on the scale of y (log
+// Threshold for a ratio SLI, 0 for a gray-only one) and its floor F, the
+// worst effect its threshold row passes. By Ville's inequality applied to
+// the same mixture at mu = M, a gray worse than M is passed at any look
+// with probability at most alpha/k. Until one of the two happens the SLI
+// is NO DATA: no regression shown and none ruled out, which holds a step
+// rather than end it. Four samples of a gray allocating twice stable's
+// bytes per request (the kind run's) do not reject at bar 200 and rule out
+// nothing; a fifth rejects.
 //
 // # Concurrency
 //

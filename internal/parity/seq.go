@@ -185,16 +185,51 @@ func (s SequentialTest) Judge(c Criterion, pairs []Pair, k int) TestResult {
 	}
 	mean := sumY / float64(n)
 	res.Effect = c.effectOf(mean)
-	sd := math.Sqrt(math.Max(0, (sumY2-float64(n)*mean*mean)/float64(n-1)))
-	if h := csHalfWidth(n, s.Scale, bar); !math.IsInf(h, 0) {
-		b := c.effectOf(mean - sign*h*sd/math.Sqrt(float64(n)))
-		res.Bound = &b
-	}
 	res.Floor = lastF
-	if res.Verdict != Fail {
+	margin := c.passMargin(lastF, sign)
+	res.Margin = c.effectOf(sign * margin)
+	sd := math.Sqrt(math.Max(0, (sumY2-float64(n)*mean*mean)/float64(n-1)))
+	h := csHalfWidth(n, s.Scale, bar)
+	if !math.IsInf(h, 0) {
+		half := h * sd / math.Sqrt(float64(n))
+		b, w := c.effectOf(mean-sign*half), c.effectOf(mean+sign*half)
+		res.Bound, res.Worst = &b, &w
+	}
+	switch {
+	case res.Verdict == Fail:
+	case res.Worst != nil && sign*mean+h*sd/math.Sqrt(float64(n)) <= margin:
 		res.Verdict = Pass
+	default:
+		res.Verdict = NoData
+		worst := "unbounded"
+		if res.Worst != nil {
+			worst = fmt.Sprintf("%.4g", *res.Worst)
+		}
+		res.Note = fmt.Sprintf("inconclusive after %d paired samples: no regression shown (e=%.3g, bar %.3g) and none ruled out (estimate %.4g, worst not ruled out %s, margin %.4g)", n, res.E, bar, res.Effect, worst, res.Margin)
 	}
 	return res
+}
+
+// passMargin returns the largest effect on the test's scale, in the worse
+// direction sign, that still passes the SLI's threshold row: the threshold
+// (log Threshold for a ratio SLI, 0 for a gray-only one, where y is already
+// gray - threshold) or the floor f, whichever is larger, since a breach
+// within the floor passes. A PASS needs the confidence sequence's worse
+// end within it.
+func (c Criterion) passMargin(f, sign float64) float64 {
+	var t float64
+	switch {
+	case c.Comparison == GrayAtLeast:
+		t = 0
+	case c.Comparison.IsRatio():
+		if c.Threshold <= 0 {
+			return math.Inf(1) // every ratio is at least 0
+		}
+		t = sign * math.Log(c.Threshold)
+	default:
+		t = sign * c.Threshold
+	}
+	return math.Max(t, f)
 }
 
 // sampleOf returns the test's sample y of one pair and the baseline's
@@ -290,9 +325,10 @@ func exclude(points []Point, ivs []Interval, rng time.Duration) []Point {
 }
 
 // SequentialRows returns the rows as the sequential judge decides them:
-// each row's verdict is its test's (FAIL only on a rejection), with a
-// threshold FAIL the test does not back turned into a PASS with a note,
-// and a row without a test result NO DATA.
+// each row's verdict is its test's (FAIL only on a rejection, PASS only
+// once its confidence sequence is within the margin, else NO DATA), with a
+// threshold FAIL the test passes kept as a PASS with a note, and a row
+// without a test result NO DATA.
 func SequentialRows(rows []Row) []Row {
 	out := make([]Row, len(rows))
 	for i, r := range rows {

@@ -100,16 +100,9 @@ func TestSequentialIsValidUnderContinuousMonitoring(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(27, uint64(1000*tt.shift+7)))
-			fails := 0
-			p := make([]parity.Pair, looks)
-			for range runs {
-				for i := range p {
-					p[i] = parity.Pair{T: time.Unix(int64(60*i), 0), Stable: 10, Gray: 10 + tt.shift + rng.NormFloat64()}
-				}
-				if st.Judge(crit, p, 1).Verdict == parity.Fail {
-					fails++
-				}
-			}
+			fails := countRuns(rng, runs, looks, tt.shift, func(p []parity.Pair) bool {
+				return st.Judge(crit, p, 1).Verdict == parity.Fail
+			})
 			rate := float64(fails) / runs
 			t.Logf("%d of %d runs failed at some look (%.2f%%)", fails, runs, 100*rate)
 			if rate > clopperUpper(alpha, runs) {
@@ -117,6 +110,57 @@ func TestSequentialIsValidUnderContinuousMonitoring(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSequentialPassIsEvidence: a PASS says the gray's effect is within the SLI's margin (the
+// larger of threshold and floor) at the same level as a FAIL, read at every look: a gray worse
+// by exactly the margin passes at some look of a 60-look rollout in at most alpha of the runs,
+// and a gray at parity passes, once its confidence sequence has narrowed.
+func TestSequentialPassIsEvidence(t *testing.T) {
+	const runs, looks, alpha = 2000, 60, 0.05
+	crit := parity.Criterion{SLI: "x", Comparison: parity.DeltaAtMost, Threshold: 1, Floor: 0.5}
+	st := parity.SequentialTest{Alpha: alpha}
+	for _, tt := range []struct {
+		name     string
+		shift    float64 // gray minus stable, in sigmas; the margin is 1
+		min, max float64 // bounds on the share of runs passed at some look
+	}{
+		{"gray worse by exactly the margin is rarely passed", 1, 0, clopperUpper(alpha, runs)},
+		{"gray at parity is passed", 0, 0.99, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(28, uint64(1000*tt.shift+3)))
+			passed := countRuns(rng, runs, looks, tt.shift, func(p []parity.Pair) bool {
+				for n := 2; n <= len(p); n++ {
+					if st.Judge(crit, p[:n], 1).Verdict == parity.Pass {
+						return true
+					}
+				}
+				return false
+			})
+			rate := float64(passed) / runs
+			t.Logf("%d of %d runs passed at some look (%.2f%%)", passed, runs, 100*rate)
+			if rate < tt.min || rate > tt.max {
+				t.Errorf("PASS rate %.4f over %d looks, want within [%.3f, %.3f]", rate, looks, tt.min, tt.max)
+			}
+		})
+	}
+}
+
+// countRuns draws runs rollouts of looks one-minute pairs, stable 10 and gray 10 + shift plus
+// standard normal noise, and counts those for which hit is true.
+func countRuns(rng *rand.Rand, runs, looks int, shift float64, hit func([]parity.Pair) bool) int {
+	n := 0
+	p := make([]parity.Pair, looks)
+	for range runs {
+		for i := range p {
+			p[i] = parity.Pair{T: time.Unix(int64(60*i), 0), Stable: 10, Gray: 10 + shift + rng.NormFloat64()}
+		}
+		if hit(p) {
+			n++
+		}
+	}
+	return n
 }
 
 func seqPairs(stable float64, gray ...float64) []parity.Pair {
@@ -155,6 +199,8 @@ func TestSequentialJudge(t *testing.T) {
 		{"errors +0.05 points are within the floor", errs, seqPairs(0.001, wobble(0.0015, 0.01, 60)...), parity.Pass, false},
 		{"a gray hit ratio far under its threshold fails", hits, seqPairs(0, wobble(0.2, 0.1, 10)...), parity.Fail, true},
 		{"a gray hit ratio over its threshold passes", hits, seqPairs(0, wobble(0.9, 0.1, 30)...), parity.Pass, false},
+		{"noisy equal tracks: no regression shown, none ruled out yet", p99, seqPairs(0.06, wobble(0.06, 0.3, 6)...), parity.NoData, false},
+		{"noisy equal tracks pass once the bound is within the 1.1 threshold", p99, seqPairs(0.06, wobble(0.06, 0.2, 60)...), parity.Pass, false},
 		{"a rejection stays when the tracks meet again", p99, append(seqPairs(0.06, wobble(0.12, 0.02, 10)...), seqPairs(0.06, wobble(0.06, 0.3, 50)...)...), parity.Fail, true},
 	}
 	for _, tt := range tests {
@@ -171,6 +217,30 @@ func TestSequentialJudge(t *testing.T) {
 			}
 		})
 	}
+	// The kind run's unpooled canary (hack/kindrun, run of 2026-11-25): heap bytes per request
+	// 2.1x, 1.7x, 2.2x, 1.9x stable's in 20 s samples, two SLIs judged (bar 200). Four samples
+	// cannot reject (e=77) and were a PASS that promoted it; they rule nothing out either.
+	t.Run("four samples of a 2x regression are not a PASS", func(t *testing.T) {
+		heap := parity.Criterion{SLI: "heap", Unit: parity.Bytes, Comparison: parity.RatioAtMost, Threshold: 0.9, Floor: 1024}
+		ratios := []float64{2.1, 1.7, 2.2, 1.9, 2.0}
+		pairs := make([]parity.Pair, len(ratios))
+		for i, r := range ratios {
+			pairs[i] = parity.Pair{T: time.Unix(int64(20*i), 0), Stable: 20000, Gray: 20000 * r}
+		}
+		got := parity.SequentialTest{}.Judge(heap, pairs[:4], 2)
+		if got.Verdict != parity.NoData || got.Worst == nil || *got.Worst <= got.Margin || !strings.Contains(got.Note, "none ruled out") {
+			t.Errorf("4 samples: %s (e=%.3g, worst %v, margin %.4g, note %q), want NO DATA: nothing ruled out", got.Verdict, got.E, got.Worst, got.Margin, got.Note)
+		}
+		if got := (parity.SequentialTest{}).Judge(heap, pairs, 2); got.Verdict != parity.Fail {
+			t.Errorf("5 samples: %s (e=%.3g, bar %.3g), want FAIL", got.Verdict, got.E, got.Bar)
+		}
+	})
+	t.Run("a PASS's worst effect is within its margin", func(t *testing.T) {
+		got := parity.SequentialTest{}.Judge(p99, seqPairs(0.06, wobble(0.06, 0.2, 60)...), 8)
+		if got.Worst == nil || *got.Worst > got.Margin || got.Margin != 1.1 || *got.Worst < got.Effect {
+			t.Errorf("effect %.4g, worst %v, margin %.4g: want effect <= worst <= margin 1.1", got.Effect, got.Worst, got.Margin)
+		}
+	})
 	t.Run("the confidence sequence's bound sits on the worse side of the effect", func(t *testing.T) {
 		got := parity.SequentialTest{}.Judge(p99, seqPairs(0.06, wobble(0.084, 0.05, 30)...), 8)
 		if got.Bound == nil || *got.Bound >= got.Effect || *got.Bound <= 1.05 {

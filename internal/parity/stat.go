@@ -55,10 +55,17 @@ type TestResult struct {
 	Bar  float64 `json:"bar,omitempty"`
 	// Effect is the estimated effect, gray/stable for a ratio SLI (the
 	// geometric mean of the per-step ratios), else gray - stable (gray -
-	// threshold for a gray-only SLI); Bound the confidence sequence's bound
-	// on it on the worse side (nil while unbounded), at the level of Bar.
+	// threshold for a gray-only SLI). Bound and Worst are the ends of the
+	// confidence sequence on it at the level of Bar (nil while unbounded):
+	// Bound the least-bad effect it allows (a rejection's evidence is that
+	// Bound is past Floor), Worst the worst it has not ruled out. Margin is
+	// the worst effect the SLI's threshold row passes (its threshold or its
+	// floor, whichever is larger): the test PASSes only once Worst is
+	// within Margin, and until then, without a rejection, it is NO DATA.
 	Effect float64  `json:"effect,omitempty"`
 	Bound  *float64 `json:"bound,omitempty"`
+	Worst  *float64 `json:"worst,omitempty"`
+	Margin float64  `json:"margin,omitempty"`
 	// Floor is the floor the sequential test used, on its scale (log
 	// ratio or points).
 	Floor float64 `json:"floor,omitempty"`
@@ -75,7 +82,11 @@ func (t TestResult) sequential() bool { return t.Bar > 0 }
 // sequential test.
 func (t TestResult) Summary() string {
 	if t.sequential() {
-		return fmt.Sprintf("e=%.3g, max %.3g, bar %.3g, n=%d", t.E, t.EMax, t.Bar, t.NGray)
+		s := fmt.Sprintf("e=%.3g, max %.3g, bar %.3g, n=%d", t.E, t.EMax, t.Bar, t.NGray)
+		if t.Worst != nil {
+			s += fmt.Sprintf(", worst %.4g, margin %.4g", *t.Worst, t.Margin)
+		}
+		return s
 	}
 	return fmt.Sprintf("p=%.2g, A=%.2f", t.P, t.A)
 }

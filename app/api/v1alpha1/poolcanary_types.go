@@ -497,6 +497,15 @@ type SLITestResult struct {
 	// gray - stable.
 	// +optional
 	Estimate string `json:"estimate,omitempty"`
+	// Worst is the worst effect the Sequential mode's confidence sequence has not ruled out
+	// (same scale as Estimate); the SLI passes only once it is within Margin, the worst effect
+	// the SLI's threshold (or its floor, if larger) allows. Until then, without a rejection,
+	// the SLI is NoData: no regression shown, none ruled out.
+	// +optional
+	Worst string `json:"worst,omitempty"`
+	// Margin is the worst effect that passes the SLI (see Worst).
+	// +optional
+	Margin string `json:"margin,omitempty"`
 	// RejectedAt is when the Sequential mode's evidence became conclusive.
 	// +optional
 	RejectedAt *metav1.Time `json:"rejectedAt,omitempty"`
