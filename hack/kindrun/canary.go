@@ -66,8 +66,10 @@ func (p canaryPoint) same(q canaryPoint) bool {
 // canaryPoll is how often the harness reads a PoolCanary's status.
 const canaryPoll = 2 * time.Second
 
-// canaryWatch bounds one canary's rollout in the kind run, and its load.
-const canaryWatch = 8 * time.Minute
+// canaryWatch bounds one canary's rollout in the kind run, and its load. The promoted one's
+// sequential evidence starts again after the Prometheus outage (its data are gone), and a PASS
+// needs about 6 samples of 20 s after the rules have data again.
+const canaryWatch = 10 * time.Minute
 
 // canarySpec is one PoolCanary the canary step runs: its track pool modes, its steps (gray
 // weights in percent) and the phase it must end in. faults runs the controller's faults on its
