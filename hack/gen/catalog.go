@@ -458,10 +458,16 @@ func catalogTable(c catalog.Catalog) string {
 		if s.WeightRule != "" {
 			rule += ", weighted by `" + s.WeightRule + "W`"
 		}
+		judged := string(s.Judged)
+		if s.Presence != "" {
+			judged += " (`" + s.Presence + "`)"
+		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | %s | %s | %s | %s | %s | %s | %s |\n",
-			s.ID, s.Name, s.Unit, s.Comparison, formatNumber(s.Threshold), floor, alert, rule, parity, s.Judged, dash(s.Doc))
+			s.ID, s.Name, s.Unit, s.Comparison, formatNumber(s.Threshold), floor, alert, rule, parity, judged, dash(s.Doc))
 	}
 	g, st := c.Guard, c.Stat
+	fmt.Fprintf(&b, "\nJudged: `%s`, a row without a value is NO DATA for the verdict; `%s`, only when the gray track exposes sync.Pool series; `%s` (metric), where either compared track exposes that metric's series: a service without them (no go-redis) gets a note that the SLI was not judged, and can PASS.\n",
+		catalog.Always, catalog.WhenGrayPooled, catalog.WhenPresent)
 	fmt.Fprintf(&b, "\nThresholds and alerts read the %s family. Traffic guard: no SLI counts unless both tracks serve more than %s req/s (`rules.minRequestRate`; `%s%s`), or, for PoolCanary, more than %d requests each in %s. Statistical test (one-sided Mann-Whitney U per SLI): confidence %s, smallest effect (Vargha-Delaney A) %s, at least %d samples per track, taken every %s over %s from the %s family. Sequential test (statistical.mode Sequential): per-rollout alpha %s, spent over the k SLIs tested by Bonferroni (alpha/k each), on the paired per-step differences from the rollout's start.\n",
 		c.Window, formatNumber(g.MinRequestRate), g.MinTrackRule, c.Window, g.MinRequests, formatDuration(g.RequestWindow),
 		formatNumber(st.Confidence), formatNumber(st.MinEffect), st.MinSamples, formatDuration(st.Step), formatDuration(st.Window), st.SampleFamily, formatNumber(st.SequentialAlpha))

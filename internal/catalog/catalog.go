@@ -93,6 +93,12 @@ const (
 	// WhenGrayPooled: judged only when the gray track exposes sync.Pool
 	// series (runs pooled); otherwise left out with a note.
 	WhenGrayPooled Judged = "when-gray-pooled"
+	// WhenPresent: judged where the service exposes the SLI's Presence
+	// series. When neither compared track has any, the SLI is absent by
+	// design (a service without go-redis has no Redis pool) and is left out
+	// with a note, never NO DATA for the verdict; when one track has them
+	// and its row has no value, the row is NO DATA as for Always.
+	WhenPresent Judged = "when-present"
 )
 
 // Alert is the alerting rule that raises an SLI's regression.
@@ -149,6 +155,9 @@ type SLI struct {
 	Alert *Alert
 	// Judged says when the SLI counts.
 	Judged Judged
+	// Presence is the raw metric whose series, on either compared track,
+	// make a WhenPresent SLI count, e.g. redis_pool_hit_total.
+	Presence string
 	// Doc is one sentence on what the SLI catches, for the docs' table.
 	Doc string
 }
@@ -311,9 +320,10 @@ func Default() Catalog {
 			},
 			{
 				ID: RedisPoolHitRatio, Name: "Redis pool hit ratio", Unit: Ratio, Comparison: DeltaAtLeast, Threshold: -0.10, Floor: 0.02,
-				Rule:   "job_gray_status:redis_pool_hits:ratio_rate",
-				Judged: Always,
-				Doc:    "go-redis connection pool hits, in ratio points (negative: how much worse gray may be); floor 2 points, a fifth of the threshold",
+				Rule:     "job_gray_status:redis_pool_hits:ratio_rate",
+				Judged:   WhenPresent,
+				Presence: "redis_pool_hit_total",
+				Doc:      "go-redis connection pool hits, in ratio points (negative: how much worse gray may be); floor 2 points, a fifth of the threshold",
 			},
 		},
 		Stat: Stat{Confidence: 0.99, MinEffect: 0.71, MinSamples: 8, Window: 10 * time.Minute, Step: time.Minute, SampleFamily: "1m", SequentialAlpha: 0.01},
@@ -449,8 +459,13 @@ func (c Catalog) Validate() error {
 		if s.Floor < 0 || s.RelFloor < 0 || s.RelFloor >= 1 || math.IsNaN(s.Floor) || math.IsInf(s.Floor, 0) {
 			errs = append(errs, fmt.Errorf("%s: the floor is negative or not finite, or the relative floor is outside [0, 1)", where))
 		}
-		if s.Judged != Always && s.Judged != WhenGrayPooled {
+		switch {
+		case s.Judged != Always && s.Judged != WhenGrayPooled && s.Judged != WhenPresent:
 			errs = append(errs, fmt.Errorf("%s: unknown Judged %q", where, s.Judged))
+		case s.Judged == WhenPresent && !rulePattern.MatchString(s.Presence):
+			errs = append(errs, fmt.Errorf("%s: Judged %s needs a Presence metric name, got %q", where, s.Judged, s.Presence))
+		case s.Judged != WhenPresent && s.Presence != "":
+			errs = append(errs, fmt.Errorf("%s: Presence %q is only read for Judged %s", where, s.Presence, WhenPresent))
 		}
 		for _, r := range []string{s.Rule, s.WeightRule, s.ParityRule, s.FloorRule} {
 			if r != "" && !rulePattern.MatchString(r) {

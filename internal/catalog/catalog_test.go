@@ -37,6 +37,9 @@ func TestValidateNamesEveryBadSLI(t *testing.T) {
 		{"an alert without its values key", func(c *catalog.Catalog) { c.SLIs[0].Alert = &catalog.Alert{Name: "X"} }, "needs its name and values key"},
 		{"a confidence of 1", func(c *catalog.Catalog) { c.Stat.Confidence = 1 }, "statistical defaults out of range"},
 		{"no request rule", func(c *catalog.Catalog) { c.Guard.RequestRule = "" }, "guard defaults out of range"},
+		{"an unknown Judged", func(c *catalog.Catalog) { c.SLIs[0].Judged = "sometimes" }, `unknown Judged "sometimes"`},
+		{"when-present without a presence metric", func(c *catalog.Catalog) { c.SLIs[0].Judged = catalog.WhenPresent }, `needs a Presence metric name, got ""`},
+		{"a presence metric on an SLI always judged", func(c *catalog.Catalog) { c.SLIs[0].Presence = "x_total" }, `Presence "x_total" is only read for Judged when-present`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

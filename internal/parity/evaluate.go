@@ -226,6 +226,16 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 		if err != nil {
 			return fail(fmt.Errorf("parity: %s: %w", s.Name, err))
 		}
+		if s.Judged == catalog.WhenPresent && tv.Stable == nil && tv.Gray == nil {
+			present, err := e.tracksHave(ctx, q, s.Presence)
+			if err != nil {
+				return fail(err)
+			}
+			if !present {
+				r.Notes = append(r.Notes, fmt.Sprintf("%s: not judged, neither track has %s series (absent by design: judged only where the service exposes them)", s.Name, s.Presence))
+				continue
+			}
+		}
 		row := crit.Evaluate(tv.Stable, tv.Gray)
 		if row.Verdict == NoData && len(tv.Why) > 0 {
 			row.Note = strings.Join(tv.Why, "; ")
@@ -504,11 +514,26 @@ func (e evaluation) checkRulesLoaded(ctx context.Context, q Querier) error {
 // series, i.e. runs pooled. A track's pool_mode label is summed away by the
 // rules, so the raw series are asked.
 func (e evaluation) trackPooled(ctx context.Context, q Querier, m string) (bool, error) {
-	v, err := promread.Max(ctx, q, "count(syncpool_gets_total"+sel(e.opts.Selector, m)+")", e.opts.At)
+	return e.hasSeries(ctx, q, "syncpool_gets_total", m)
+}
+
+// hasSeries reports whether any series of metric matches the selector and m.
+func (e evaluation) hasSeries(ctx context.Context, q Querier, metric, m string) (bool, error) {
+	v, err := promread.Max(ctx, q, "count("+metric+sel(e.opts.Selector, m)+")", e.opts.At)
 	if err != nil {
 		return false, fmt.Errorf("parity: %w", err)
 	}
 	return v != nil && *v > 0, nil
+}
+
+// tracksHave reports whether the gray track or the one it is compared
+// with exposes any series of metric.
+func (e evaluation) tracksHave(ctx context.Context, q Querier, metric string) (bool, error) {
+	base := e.opts.BaselineTrack
+	if base == "" {
+		base = promread.StableStatus
+	}
+	return e.hasSeries(ctx, q, metric, `gray_status=~"`+promread.GrayStatus+"|"+base+`"`)
 }
 
 // CriterionOf returns how the judge compares an SLI.

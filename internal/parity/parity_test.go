@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -297,6 +298,49 @@ func TestCheckSkipsTheHitRatioWhenGrayIsUnpooled(t *testing.T) {
 	if len(r.Notes) == 0 || !strings.Contains(r.Notes[0], "unpooled") {
 		t.Errorf("notes %q do not say why the row is missing", r.Notes)
 	}
+}
+
+// TestCheckAServiceWithoutRedis: the Redis SLI is judged where the service exposes go-redis
+// pool series. A service without them is left out with a note and can PASS; a rule without a
+// value while a track does expose them is NO DATA, as before.
+func TestCheckAServiceWithoutRedis(t *testing.T) {
+	const presence = `count(redis_pool_hit_total{job="poolparity",gray_status=~"true|false"})`
+	tests := []struct {
+		name     string
+		presence bool
+		want     parity.Verdict
+		rows     int
+	}{
+		{"no go-redis series on either track: not judged, PASS", false, parity.Pass, 7},
+		{"go-redis series but no rule value: NO DATA", true, parity.NoData, 8},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := goodPool()
+			delete(p.values, "job_gray_status:redis_pool_hits:ratio_rate1m")
+			if tt.presence {
+				p.values[presence] = map[string]float64{"": 4}
+			}
+			r := check(t, p)
+			if r.Verdict != tt.want || len(r.Rows) != tt.rows {
+				t.Fatalf("verdict %s with %d rows (%q), want %s with %d", r.Verdict, len(r.Rows), r.Reasons, tt.want, tt.rows)
+			}
+			if !slices.Contains(p.asked, presence) {
+				t.Errorf("the presence of go-redis series was not asked (%q)", p.asked)
+			}
+			noted := strings.Contains(strings.Join(r.Notes, "; "), "Redis pool hit ratio: not judged, neither track has redis_pool_hit_total series")
+			if noted == tt.presence {
+				t.Errorf("notes %q: want the not-judged note only without go-redis series", r.Notes)
+			}
+		})
+	}
+	t.Run("a service with Redis values is not asked", func(t *testing.T) {
+		p := goodPool()
+		check(t, p)
+		if slices.Contains(p.asked, presence) {
+			t.Error("the presence query ran although the Redis rule had values")
+		}
+	})
 }
 
 func TestCheckWithoutDataIsNoData(t *testing.T) {
