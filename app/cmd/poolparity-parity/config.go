@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
 
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/envflag"
 	"github.com/poolparity/poolparity/internal/parity"
 )
@@ -42,6 +44,25 @@ type Config struct {
 	// is run from the same Since); empty means the statistical window
 	// before now, which is valid for one reading only.
 	Since string
+	// SLIs lists the catalog SLI IDs to judge, comma-separated (e.g.
+	// latency-p99,error-ratio,heap-alloc-per-request); empty judges every
+	// SLI of the catalog. An SLI the service cannot have is better left out
+	// here than left to NO DATA.
+	SLIs string
+}
+
+// Catalog returns the catalog the report judges: the default one, or its
+// SLIs that SLIs lists, in the order listed.
+func (c Config) Catalog() (catalog.Catalog, error) {
+	cat := catalog.Default()
+	if strings.TrimSpace(c.SLIs) == "" {
+		return cat, nil
+	}
+	var ids []catalog.ID
+	for f := range strings.SplitSeq(c.SLIs, ",") {
+		ids = append(ids, catalog.ID(strings.TrimSpace(f)))
+	}
+	return cat.Select(ids...)
 }
 
 // defaultConfig returns the defaults.
@@ -69,6 +90,9 @@ func (c Config) Validate() error {
 	if _, err := parity.ParseGate(c.Gate); err != nil {
 		bad("GATE: %v", err)
 	}
+	if _, err := c.Catalog(); err != nil {
+		bad("SLIS: %v", err)
+	}
 	if c.Since != "" {
 		if _, err := time.Parse(time.RFC3339, c.Since); err != nil {
 			bad("SINCE must be an RFC 3339 time such as 2026-11-25T10:00:00Z, got %q", c.Since)
@@ -82,8 +106,9 @@ func (c Config) Validate() error {
 // parseConfig fills a Config from args and the environment read by getenv,
 // then validates it. PROMETHEUS_URL is read as it is; the other variables
 // carry the prefix PARITY_ (PARITY_WINDOW, PARITY_SELECTOR, PARITY_OUT,
-// PARITY_GATE, PARITY_SINCE). Each is also a flag (-prometheus-url, -window,
-// -selector, -out, -gate, -since), which wins.
+// PARITY_GATE, PARITY_SINCE, PARITY_SLIS). Each is also a flag
+// (-prometheus-url, -window, -selector, -out, -gate, -since, -slis), which
+// wins.
 func parseConfig(name string, args []string, getenv func(string) string, usage io.Writer) (Config, error) {
 	c := defaultConfig()
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -95,6 +120,7 @@ func parseConfig(name string, args []string, getenv func(string) string, usage i
 	e.String(&c.OutDir, "PARITY_OUT", "directory for report.{txt,json,html}")
 	e.String(&c.Gate, "PARITY_GATE", "verdict behind the exit status: confirmed (a threshold FAIL needs the statistical test's FAIL; alerts always count), thresholds, or sequential (the anytime-valid test from -since decides)")
 	e.String(&c.Since, "PARITY_SINCE", "sequential gate: when the rollout's evidence starts, RFC 3339; empty: the statistical window before now")
+	e.String(&c.SLIs, "PARITY_SLIS", "catalog SLI IDs to judge, comma-separated (docs/contracts.md section 5); empty: all")
 	if err := e.Parse(args); err != nil {
 		return c, err
 	}

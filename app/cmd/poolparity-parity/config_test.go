@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -26,6 +27,9 @@ func TestValidate(t *testing.T) {
 		{"the sequential gate from a rollout's start is valid", func(c *Config) { c.Gate, c.Since = "sequential", "2026-11-25T10:00:00Z" }, ""},
 		{"a since that is no RFC 3339 time is refused", func(c *Config) { c.Gate, c.Since = "sequential", "10 minutes ago" }, "SINCE must be an RFC 3339 time"},
 		{"a since without the sequential gate is refused", func(c *Config) { c.Since = "2026-11-25T10:00:00Z" }, "SINCE applies to the sequential gate only"},
+		{"a list of catalog SLIs is valid", func(c *Config) { c.SLIs = "latency-p99, error-ratio,heap-alloc-per-request" }, ""},
+		{"an unknown SLI is refused, naming the known ones", func(c *Config) { c.SLIs = "latency-p99,p99" }, "SLIS: "},
+		{"an empty entry in the list is refused", func(c *Config) { c.SLIs = "latency-p99,," }, "SLIS: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,5 +103,19 @@ func TestParseConfig(t *testing.T) {
 	}
 	if _, err := parseConfig("parity", []string{"stray"}, env(map[string]string{"PROMETHEUS_URL": "http://p:9090"}), io.Discard); err == nil {
 		t.Error("a stray argument was accepted")
+	}
+}
+
+func TestCatalogKeepsTheListedSLIsInOrder(t *testing.T) {
+	c := Config{SLIs: "error-ratio, latency-p99"}
+	cat, err := c.Catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(cat.IDs()); got != "[error-ratio latency-p99]" {
+		t.Errorf("judged %s, want [error-ratio latency-p99]", got)
+	}
+	if all, _ := (Config{}).Catalog(); len(all.SLIs) != 8 {
+		t.Errorf("an empty list judges %d SLIs, want the catalog's 8", len(all.SLIs))
 	}
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
-	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/render"
@@ -76,7 +75,10 @@ func readReport(ctx context.Context, cfg Config, stdout io.Writer) (parity.Repor
 	// The statistical second opinion as docs/verdict-eval.md measured it: the catalog's
 	// defaults (the 1m rules sampled every minute, no overlap, over the last 10 minutes).
 	q := v1.NewAPI(c)
-	cat := catalog.Default()
+	cat, err := cfg.Catalog()
+	if err != nil {
+		return parity.Report{}, err // Validate has refused it already
+	}
 	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	now := time.Now()

@@ -161,13 +161,17 @@ func TestRun(t *testing.T) {
 		setup    func(*fakeProm)
 		wantExit int
 		wantOut  []string
+		args     []string // added to the command line
+		wantNot  []string // not in stdout
 	}{
 		{"a pooled gray track on par with stable passes", func(*fakeProm) {}, parity.ExitPass,
-			[]string{"heap alloc per request", "sync.Pool hit ratio", "PASS"}},
+			[]string{"heap alloc per request", "sync.Pool hit ratio", "PASS"}, nil, nil},
 		{"a firing latency alert fails", func(f *fakeProm) { f.firing = true }, parity.ExitFail,
-			[]string{"PoolParityLatencyRegression", "FAIL"}},
+			[]string{"PoolParityLatencyRegression", "FAIL"}, nil, nil},
 		{"no series is no data", func(f *fakeProm) { f.values = map[string][2]float64{} }, parity.ExitNoData,
-			[]string{"latency p99", "NO DATA"}},
+			[]string{"latency p99", "NO DATA"}, nil, nil},
+		{"-slis judges the listed SLIs only", func(*fakeProm) {}, parity.ExitPass,
+			[]string{"error ratio", "PASS"}, []string{"-slis", "latency-p95,error-ratio"}, []string{"heap alloc per request", "sync.Pool hit ratio"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,7 +179,7 @@ func TestRun(t *testing.T) {
 			tt.setup(f)
 			out := t.TempDir()
 			var stdout, stderr bytes.Buffer
-			code := cli.Exit(&stderr, "poolparity-parity", run(context.Background(), []string{"-selector", sel, "-out", out},
+			code := cli.Exit(&stderr, "poolparity-parity", run(context.Background(), append([]string{"-selector", sel, "-out", out}, tt.args...),
 				env(map[string]string{"PROMETHEUS_URL": f.srv.URL}), &stdout, &stderr))
 			if code != tt.wantExit {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantExit, stdout.String(), stderr.String())
@@ -183,6 +187,11 @@ func TestRun(t *testing.T) {
 			for _, s := range append([]string{"latency p95", "window 5m"}, tt.wantOut...) {
 				if !strings.Contains(stdout.String(), s) {
 					t.Errorf("stdout does not show %q:\n%s", s, stdout.String())
+				}
+			}
+			for _, s := range tt.wantNot {
+				if strings.Contains(stdout.String(), s) {
+					t.Errorf("stdout shows %q, which -slis left out:\n%s", s, stdout.String())
 				}
 			}
 			for _, name := range []string{"report.txt", "report.json", "report.html"} {
