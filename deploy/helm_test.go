@@ -153,6 +153,11 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"an unknown whenUnsatisfiable", "topologySpread.whenUnsatisfiable=Never", []string{"topologySpread/whenUnsatisfiable", "ScheduleAnyway"}},
 		{"a zero maxSkew", "topologySpread.maxSkew=0", []string{"topologySpread/maxSkew"}},
 		{"a negative grace period", "shutdown.terminationGracePeriodSeconds=-1", []string{"shutdown/terminationGracePeriodSeconds"}},
+		{"an unknown set of request metrics", "rules.http.metrics=prometheus", []string{"rules/http/metrics", "semconv"}},
+		{"custom request metrics without their names", "rules.http.metrics=custom", []string{"rules/http/"}},
+		{"a code label that is no label name", "rules.http.codeLabel=http.status", []string{"rules/http/codeLabel"}},
+		{"a request label that is no label name", "rules.http.requestLabels={http.route}", []string{"rules/http/requestLabels"}},
+		{"an empty custom requests counter", "rules.http.metrics=custom,rules.http.durationHistogram=d,rules.http.codeLabel=c,rules.http.requestLabels={c}", []string{"rules/http/requestsTotal"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

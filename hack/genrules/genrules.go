@@ -51,6 +51,8 @@ var targets = []target{
 	{out: "deploy/prometheus/poolparity.rules.yml"},
 	// The local demo (a few minutes, scraped every few seconds): alerts on the 1m family, short for:.
 	{out: "deploy/prometheus/poolparity-demo.rules.yml", opts: Options{Window: "1m", For: "30s"}},
+	// A service instrumented with OpenTelemetry's HTTP semantic conventions (otelhttp).
+	{out: "deploy/prometheus/poolparity-semconv.rules.yml", opts: Options{Sets: []string{"rules.http.metrics=semconv", `rules.httpSelector=http_route!~".*(healthz|readyz|metrics).*"`}}},
 }
 
 type stringList []string
