@@ -13,6 +13,17 @@
 // counters the pools keep anyway. Register it with a prometheus.Registerer,
 // wrapped with prometheus.WrapRegistererWith to add constant labels such as
 // gray_status and pool_mode to every series.
+//
+// The package also holds what a service of one's own needs to emit the
+// other series the poolparity rules read, each a few lines to adopt:
+// WithTrack adds an instrument.Track's gray_status and pool_mode to every
+// series; RegisterRuntime registers the Go runtime collector with the heap
+// and GC-CPU series client_golang leaves out by default, and the process
+// collector; HTTPMetrics records http_requests_total and
+// http_request_duration_seconds with bounded labels around an
+// http.ServeMux. A service instrumented with OpenTelemetry's otelhttp
+// instead needs none of HTTPMetrics: the rules read the semantic
+// conventions' names with rules.http.metrics "semconv".
 package promexport
 
 import (

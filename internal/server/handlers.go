@@ -338,7 +338,7 @@ type Refusal struct {
 // budget, and counts it. what is the request ("the report") and param the
 // query parameter that sizes it ("n").
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, over *termstats.BudgetError, what, param string) {
-	s.metrics.ObserveRefused(routeLabel(r.Pattern), string(over.Bound))
+	s.metrics.ObserveRefused(routeLabel(r), string(over.Bound))
 	setting := boundSetting(over.Bound)
 	verb := "read"
 	if over.Bound == termstats.BoundHeldBytes {
@@ -408,7 +408,7 @@ func (s *Server) acquireHeavy(ctx context.Context) bool {
 // slot, and counts it. A shed request is not a server error: it is not in
 // the 5xx ratio nor in the latency histogram (see docs/service.md).
 func (s *Server) shed(w http.ResponseWriter, r *http.Request, reason, msg string) {
-	s.metrics.ObserveShed(routeLabel(r.Pattern), reason)
+	s.metrics.ObserveShed(routeLabel(r), reason)
 	w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
 	writeError(w, http.StatusTooManyRequests, msg)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/poolparity/poolparity/instrument/promexport"
 	"github.com/poolparity/poolparity/internal/termstats"
 )
 
@@ -42,8 +43,8 @@ func (NopRecorder) ObserveShed(string, string) {}
 func (NopRecorder) ObserveRefused(string, string) {}
 
 // DurationBuckets are the classic buckets of http_request_duration_seconds,
-// from 1 ms to 10 s.
-var DurationBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10}
+// from 1 ms to 10 s: promexport's, which a team's own service uses too.
+var DurationBuckets = promexport.DurationBuckets
 
 // PromRecorder records requests as http_requests_total and
 // http_request_duration_seconds. Its labels are bounded in the worst case,
@@ -82,11 +83,11 @@ type child struct {
 func NewPromRecorder(reg prometheus.Registerer) (*PromRecorder, error) {
 	r := &PromRecorder{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "http_requests_total",
+			Name: promexport.RequestsName,
 			Help: "HTTP requests served, by method (other: a method the route does not accept), route template and status code (5xx, other: a code the route table does not list).",
 		}, []string{"method", "route", "code"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "http_request_duration_seconds",
+			Name:    promexport.DurationName,
 			Help:    "HTTP request latency of the API routes, by method and route template; requests shed by the cost budget are not observed.",
 			Buckets: DurationBuckets,
 		}, []string{"method", "route"}),

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/poolparity/poolparity/instrument/promexport"
 )
 
 // statusWriter remembers the status code written through it, and turns
@@ -84,25 +86,18 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		if code == 0 {
 			code = http.StatusOK
 		}
-		s.metrics.ObserveRequest(r.Method, routeLabel(r.Pattern), code, time.Since(start))
+		s.metrics.ObserveRequest(r.Method, routeLabel(r), code, time.Since(start))
 	})
 }
 
 // RouteOther is the route label of requests that matched no route.
-const RouteOther = "other"
+const RouteOther = promexport.Other
 
 // routeLabel turns a mux pattern ("GET /api/v1/items/{id}") into the route
-// label ("/api/v1/items/{id}"). The catch-all pattern "/" becomes
-// RouteOther, so the label set is exactly the registered templates.
-func routeLabel(pattern string) string {
-	if i := strings.IndexByte(pattern, ' '); i >= 0 {
-		pattern = pattern[i+1:]
-	}
-	if pattern == "" || pattern == "/" {
-		return RouteOther
-	}
-	return pattern
-}
+// label ("/api/v1/items/{id}"), as promexport.PatternRoute does. The
+// catch-all pattern "/" becomes RouteOther, so the label set is exactly
+// the registered templates.
+func routeLabel(r *http.Request) string { return promexport.PatternRoute(r) }
 
 // faults injects the configured latency and errors into API requests.
 func (s *Server) faults(next http.HandlerFunc) http.HandlerFunc {

@@ -8,11 +8,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"regexp"
-	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/extra/redisprometheus/v9"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -24,61 +21,36 @@ import (
 	"github.com/poolparity/poolparity/instrument/promexport"
 )
 
-// Constant label names carried by every series.
+// Constant label names carried by every series (instrument's track labels).
 const (
-	LabelGrayStatus = "gray_status"
-	LabelPoolMode   = "pool_mode"
+	LabelGrayStatus = instrument.LabelGrayStatus
+	LabelPoolMode   = instrument.LabelPoolMode
 )
 
 // The gray_status values: the gray (canary) track, the stable track, and the
 // fresh baseline a PoolCanary with analysis.baseline Fresh starts (the stable
 // build, started with the gray track and judged in place of the stable one).
 const (
-	GrayStatusGray     = "true"
-	GrayStatusStable   = "false"
-	GrayStatusBaseline = "baseline"
+	GrayStatusGray     = instrument.GrayStatusGray
+	GrayStatusStable   = instrument.GrayStatusStable
+	GrayStatusBaseline = instrument.GrayStatusBaseline
 )
 
-// ParseGrayStatus returns the gray_status value s names: "baseline", or a
-// boolean in any spelling strconv.ParseBool accepts ("1", "t", "TRUE"...),
-// normalised to "true" or "false".
-func ParseGrayStatus(s string) (string, error) {
-	if s == GrayStatusBaseline {
-		return s, nil
-	}
-	b, err := strconv.ParseBool(s)
-	if err != nil {
-		return "", fmt.Errorf("gray status %q: want true, false or baseline", s)
-	}
-	return strconv.FormatBool(b), nil
-}
+// ParseGrayStatus returns the gray_status value s names (instrument.ParseGrayStatus).
+func ParseGrayStatus(s string) (string, error) { return instrument.ParseGrayStatus(s) }
 
 // NewRegistry returns a fresh (non-global) registry, to gather from, and a
 // Registerer that adds gray_status (a value of ParseGrayStatus) and
 // pool_mode to every series registered through it.
 func NewRegistry(grayStatus string, poolMode string) (*prometheus.Registry, prometheus.Registerer) {
 	reg := prometheus.NewRegistry()
-	return reg, prometheus.WrapRegistererWith(prometheus.Labels{
-		LabelGrayStatus: grayStatus,
-		LabelPoolMode:   poolMode,
-	}, reg)
+	return reg, promexport.WithTrack(reg, instrument.Track{GrayStatus: grayStatus, PoolMode: poolMode})
 }
-
-// runtimeMetrics are the runtime/metrics names exported beyond the Go
-// collector's defaults: the GC and CPU-class series the parity rules and
-// dashboards use, and nothing more, to keep the series count small.
-var runtimeMetrics = regexp.MustCompile(`^(/gc/heap/(allocs|live|goal):(bytes|objects)|/gc/cycles/total:gc-cycles|/cpu/classes/.*)$`)
 
 // RegisterRuntime registers the Go runtime collector (with the runtime
-// metrics opt-ins) and the process collector.
-func RegisterRuntime(reg prometheus.Registerer) error {
-	return registerAll(reg,
-		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
-			collectors.GoRuntimeMetricsRule{Matcher: runtimeMetrics},
-		)),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
-}
+// metrics opt-ins the parity rules need) and the process collector:
+// promexport.RegisterRuntime, which a team's own service calls too.
+func RegisterRuntime(reg prometheus.Registerer) error { return promexport.RegisterRuntime(reg) }
 
 // RedisNamespace is the namespace of the go-redis pool collector: its
 // series are redis_pool_hit_total, redis_pool_miss_total,
