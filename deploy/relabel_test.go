@@ -51,10 +51,10 @@ func (r relabel) promConfig() map[string]any {
 }
 
 // serviceMonitorRelabelings returns the relabelings and metric relabelings of the first
-// endpoint of the chart's ServiceMonitor, rendered with the value set vs.
-func serviceMonitorRelabelings(t *testing.T, vs render.ValueSet) (target, metric []relabel) {
+// endpoint of the first ServiceMonitor in the manifests, skipping the controller's.
+func serviceMonitorRelabelings(t *testing.T, manifests []byte) (target, metric []relabel) {
 	t.Helper()
-	for doc := range strings.SplitSeq(string(deploytest.HelmTemplate(t, vs)), "\n---") {
+	for doc := range strings.SplitSeq(string(manifests), "\n---") {
 		if !strings.Contains(doc, "kind: ServiceMonitor") || strings.Contains(doc, "component: controller") {
 			continue
 		}
@@ -74,21 +74,69 @@ func serviceMonitorRelabelings(t *testing.T, vs render.ValueSet) (target, metric
 		}
 		return sm.Spec.Endpoints[0].Relabelings, sm.Spec.Endpoints[0].MetricRelabelings
 	}
-	t.Fatalf("value set %s renders no ServiceMonitor", vs.Name)
+	t.Fatal("no ServiceMonitor in the manifests")
 	return nil, nil
 }
 
-// TestTrackFollowsThePodLabel runs the real Prometheus with the chart's ServiceMonitor
-// relabelings (serviceMonitor.trackFromPodLabel, the kind values) on three targets whose
-// processes all say gray_status="true": a pod whose poolparity.dev/gray-status label says
-// "false" (relabelled in place at an Argo Rollouts promotion) is on the stable track with no
-// exported copy of the process's label left; a pod without the label keeps the process's.
-// The pod label reaches Prometheus as __meta_kubernetes_pod_label_poolparity_dev_gray_status,
-// given here as a static target label since no Kubernetes service discovery runs.
+// TestTrackFollowsThePodLabel runs the real Prometheus with the relabelings of a
+// ServiceMonitor on targets whose processes all say gray_status="true", and checks each
+// target's series: with the chart's ServiceMonitor (serviceMonitor.trackFromPodLabel, the kind
+// values) a pod whose poolparity.dev/gray-status label says "false" (relabelled in place at an
+// Argo Rollouts promotion) is on the stable track with no exported copy of the process's label
+// left, and a pod without the label keeps the process's; with the Flagger example
+// (deploy/flagger/canary.yaml) the track is the Service's label and job and service are the
+// target's, whichever Service a pod is scraped through. Kubernetes meta labels are given as
+// static target labels, since no Kubernetes service discovery runs here.
 func TestTrackFollowsThePodLabel(t *testing.T) {
 	prom := deploytest.Tool(t, "prometheus")
-	target, metric := serviceMonitorRelabelings(t, render.ValueSet{Name: "kind", Files: []string{"values-kind.yaml"}})
-	const meta = "__meta_kubernetes_pod_label_poolparity_dev_gray_status"
+	const podMeta = "__meta_kubernetes_pod_label_poolparity_dev_gray_status"
+	const svcMeta = "__meta_kubernetes_service_label_poolparity_dev_gray_status"
+	flagger, err := os.ReadFile(filepath.Join(deploytest.Root(t), "deploy", "flagger", "canary.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		manifests []byte
+		targets   []map[string]string // static labels per target; "pod" names it
+		want      map[string]map[string]string
+	}{
+		{"the chart's ServiceMonitor", deploytest.HelmTemplate(t, render.ValueSet{Name: "kind", Files: []string{"values-kind.yaml"}}),
+			[]map[string]string{{podMeta: "false", "pod": "promoted"}, {podMeta: "true", "pod": "canary"}, {"pod": "unlabelled"}},
+			map[string]map[string]string{"promoted": {"gray_status": "false"}, "canary": {"gray_status": "true"}, "unlabelled": {"gray_status": "true"}}},
+		{"the Flagger example's ServiceMonitor", flagger,
+			[]map[string]string{{svcMeta: "false", "pod": "primary"}, {svcMeta: "true", "pod": "canary"}},
+			map[string]map[string]string{
+				"primary": {"gray_status": "false", "job": "imagesvc", "service": "imagesvc"},
+				"canary":  {"gray_status": "true", "job": "imagesvc", "service": "imagesvc"},
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			target, metric := serviceMonitorRelabelings(t, tt.manifests)
+			got := scrapeWith(t, prom, target, metric, tt.targets)
+			if len(got) != len(tt.want) {
+				t.Fatalf("series of %d pods, want %d: %v", len(got), len(tt.want), got)
+			}
+			for pod, want := range tt.want {
+				for k, v := range want {
+					if got[pod][k] != v {
+						t.Errorf("pod %s: %s=%q, want %q (labels %v)", pod, k, got[pod][k], v, got[pod])
+					}
+				}
+				if v, ok := got[pod]["exported_gray_status"]; ok {
+					t.Errorf("pod %s keeps the process's label as exported_gray_status=%q", pod, v)
+				}
+			}
+		})
+	}
+}
+
+// scrapeWith runs Prometheus with the relabelings on one target per label set, each serving
+// poolparity_probe_total{gray_status="true"}, and returns the labels of each target's series
+// by its "pod" label once every target has been scraped.
+func scrapeWith(t *testing.T, prom string, target, metric []relabel, targets []map[string]string) map[string]map[string]string {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "# TYPE poolparity_probe_total counter")
 		fmt.Fprintln(w, `poolparity_probe_total{gray_status="true"} 1`)
@@ -102,18 +150,20 @@ func TestTrackFollowsThePodLabel(t *testing.T) {
 	for _, r := range metric {
 		metricCfg = append(metricCfg, r.promConfig())
 	}
-	// Three targets on one server: a query string tells them apart.
+	// The targets share one server: a query parameter tells them apart.
+	var static []any
+	for i, ls := range targets {
+		l := map[string]string{"__param_p": fmt.Sprint(i)}
+		for k, v := range ls {
+			l[k] = v
+		}
+		static = append(static, map[string]any{"targets": []string{host}, "labels": l})
+	}
 	cfg := map[string]any{
 		"global": map[string]any{"scrape_interval": "1s", "scrape_timeout": "1s"},
 		"scrape_configs": []any{map[string]any{
-			"job_name": "poolparity",
-			"static_configs": []any{
-				map[string]any{"targets": []string{host}, "labels": map[string]string{meta: "false", "pod": "promoted", "__param_p": "1"}},
-				map[string]any{"targets": []string{host}, "labels": map[string]string{meta: "true", "pod": "canary", "__param_p": "2"}},
-				map[string]any{"targets": []string{host}, "labels": map[string]string{"pod": "unlabelled", "__param_p": "3"}},
-			},
-			"relabel_configs":        targetCfg,
-			"metric_relabel_configs": metricCfg,
+			"job_name": "poolparity", "static_configs": static,
+			"relabel_configs": targetCfg, "metric_relabel_configs": metricCfg,
 		}},
 	}
 	dir := t.TempDir()
@@ -127,34 +177,25 @@ func TestTrackFollowsThePodLabel(t *testing.T) {
 	port := freePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, prom, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+	cmd := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"),
 		"--storage.tsdb.path="+filepath.Join(dir, "data"), fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--log.level=warn")
 	var logs strings.Builder
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", prom, err)
 	}
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
-
-	want := map[string]string{"promoted": "false", "canary": "true", "unlabelled": "true"}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	var last string
 	for ctx.Err() == nil {
 		got, err := probeSeries(ctx, port)
 		last = fmt.Sprint(got, err)
-		if err == nil && len(got) == len(want) {
-			for pod, labels := range got {
-				if labels["gray_status"] != want[pod] {
-					t.Errorf("pod %s: gray_status %q, want %q (labels %v)", pod, labels["gray_status"], want[pod], labels)
-				}
-				if v, ok := labels["exported_gray_status"]; ok {
-					t.Errorf("pod %s keeps the process's label as exported_gray_status=%q", pod, v)
-				}
-			}
-			return
+		if err == nil && len(got) == len(targets) {
+			return got
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	t.Fatalf("Prometheus did not scrape the three targets within 90 s (last: %s)\n%s", last, logs.String())
+	t.Fatalf("Prometheus did not scrape the %d targets within 90 s (last: %s)\n%s", len(targets), last, logs.String())
+	return nil
 }
 
 // probeSeries returns the labels of every poolparity_probe_total series by pod.

@@ -184,7 +184,8 @@ func TestAddingAnSLIIsOneCatalogEntry(t *testing.T) {
 		for _, want := range []string{
 			"- name: throwaway-ratio\n",
 			`successCondition: "len(result) > 0 && result[0] <= 1.25"`,
-			`query: "job:throwaway:gray_over_stable_rate5m"`,
+			`query: "job:throwaway:gray_over_stable_rate5m{namespace=\"{{args.namespace}}\",job=\"{{args.job}}\"}"`,
+			`query: "job:throwaway:gray_over_stable_rate5m{namespace=\"{{ namespace }}\"}"`,
 			"name: p-poolparity-throwaway-ratio\n",
 		} {
 			if !bytes.Contains(out, []byte(want)) {

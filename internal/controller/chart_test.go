@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -49,9 +50,8 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 		"--set", "controller.enabled=true",
 		"--set", "controller.argoRollouts.enabled=true",
 		"--set", "controller.argoRollouts.count=5",
-		"--set", `controller.argoRollouts.matchers=job="poolparity"`,
+		"--set", `controller.argoRollouts.matchers=service="poolparity"`,
 		"--set", "controller.flagger.enabled=true",
-		"--set-string", `controller.flagger.matchers=namespace="{{ namespace }}"`,
 	)
 	objs, err := deploytest.Decode(rendered)
 	if err != nil {
@@ -89,7 +89,7 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 		crdDir(t),
 		filepath.Join(argoDir, "manifests", "crds", "analysis-template-crd.yaml"),
 		filepath.Join(flaggerDir, "artifacts", "flagger", "crd.yaml"),
-	))
+	), testenv.WithPrometheusOperatorCRDs())
 	t.Logf("envtest with the PoolCanary, Argo Rollouts and Flagger CRDs started in %s", env.StartDuration.Round(time.Millisecond))
 	ctx := context.Background()
 	if err := env.CreateNamespace(ctx, render.Namespace, testenv.RestrictedLabels()); err != nil {
@@ -116,6 +116,32 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 		}
 	}
 
+	// The Flagger example (a Canary and the ServiceMonitor that gives its series their track) is
+	// admitted as it is documented.
+	t.Run("deploy/flagger/canary.yaml", func(t *testing.T) {
+		b, err := os.ReadFile(filepath.Join(deploytest.Root(t), "deploy", "flagger", "canary.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := deploytest.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := env.CreateNamespace(ctx, "img", nil); err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[string]bool{}
+		for _, o := range objs {
+			kinds[o.GetKind()] = true
+			if err := env.Client.Create(ctx, o, client.FieldValidation("Strict")); err != nil {
+				t.Errorf("creating %s %s: %v", o.GetKind(), o.GetName(), err)
+			}
+		}
+		if !kinds["Canary"] || !kinds["ServiceMonitor"] {
+			t.Errorf("the example holds %v, want a Canary and a ServiceMonitor", kinds)
+		}
+	})
+
 	if !t.Failed() {
 		t.Run("the chart's RBAC lets the controller run a rollout as its ServiceAccount", func(t *testing.T) {
 			runAsServiceAccount(t, env)
@@ -132,10 +158,16 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 				q, _, _ := unstructured.NestedString(m.(map[string]any), "provider", "prometheus", "query")
 				queries = append(queries, q)
 			}
-			// The latency ratio counts only above the effect-size floor, as in the alert.
-			want := `job:http_request_duration_seconds_p99:gray_over_stable_rate5m{job="poolparity"} * (job:http_request_duration_seconds_p99:gray_minus_stable_rate5m{job="poolparity"} > bool 0.005)`
+			// The latency ratio counts only above the effect-size floor, as in the alert; every query
+			// reads the service the AnalysisRun's args name, then the extra matchers.
+			const m = `{namespace="{{args.namespace}}",job="{{args.job}}",service="poolparity"}`
+			want := `job:http_request_duration_seconds_p99:gray_over_stable_rate5m` + m + ` * (job:http_request_duration_seconds_p99:gray_minus_stable_rate5m` + m + ` > bool 0.005)`
 			if !slices.Contains(queries, want) {
-				t.Errorf("AnalysisTemplate queries %q: want the p99 parity rule with the matchers and the floor, %q", queries, want)
+				t.Errorf("AnalysisTemplate queries %q: want the p99 parity rule with the args, the matchers and the floor, %q", queries, want)
+			}
+			args, _, _ := unstructured.NestedSlice(o.Object, "spec", "args")
+			if fmt.Sprint(args) != fmt.Sprintf("[map[name:namespace value:%s] map[name:job value:%s]]", render.Namespace, render.Release) {
+				t.Errorf("AnalysisTemplate args %v: want namespace and job, defaulting to the release's", args)
 			}
 		case "MetricTemplate":
 			q, _, _ := unstructured.NestedString(o.Object, "spec", "query")
