@@ -154,6 +154,7 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"a zero maxSkew", "topologySpread.maxSkew=0", []string{"topologySpread/maxSkew"}},
 		{"a negative grace period", "shutdown.terminationGracePeriodSeconds=-1", []string{"shutdown/terminationGracePeriodSeconds"}},
 		{"an unknown set of request metrics", "rules.http.metrics=prometheus", []string{"rules/http/metrics", "semconv"}},
+		{"an unknown source of runtime series", "rules.runtime.metrics=expvar", []string{"rules/runtime/metrics", "otel"}},
 		{"custom request metrics without their names", "rules.http.metrics=custom", []string{"rules/http/"}},
 		{"a code label that is no label name", "rules.http.codeLabel=http.status", []string{"rules/http/codeLabel"}},
 		{"a request label that is no label name", "rules.http.requestLabels={http.route}", []string{"rules/http/requestLabels"}},

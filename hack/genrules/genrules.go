@@ -51,8 +51,9 @@ var targets = []target{
 	{out: "deploy/prometheus/poolparity.rules.yml"},
 	// The local demo (a few minutes, scraped every few seconds): alerts on the 1m family, short for:.
 	{out: "deploy/prometheus/poolparity-demo.rules.yml", opts: Options{Window: "1m", For: "30s"}},
-	// A service instrumented with OpenTelemetry's HTTP semantic conventions (otelhttp).
-	{out: "deploy/prometheus/poolparity-semconv.rules.yml", opts: Options{Sets: []string{"rules.http.metrics=semconv", `rules.httpSelector=http_route!~".*(healthz|readyz|metrics).*"`}}},
+	// A service instrumented with OpenTelemetry only: HTTP semantic conventions (otelhttp) and the
+	// runtime instrumentation (go.memory.allocated).
+	{out: "deploy/prometheus/poolparity-semconv.rules.yml", opts: Options{Sets: []string{"rules.http.metrics=semconv", "rules.runtime.metrics=otel", `rules.httpSelector=http_route!~".*(healthz|readyz|metrics).*"`}}},
 }
 
 type stringList []string

@@ -95,9 +95,11 @@ const (
 	WhenGrayPooled Judged = "when-gray-pooled"
 	// WhenPresent: judged where the service exposes the SLI's Presence
 	// series. When neither compared track has any, the SLI is absent by
-	// design (a service without go-redis has no Redis pool) and is left out
-	// with a note, never NO DATA for the verdict; when one track has them
-	// and its row has no value, the row is NO DATA as for Always.
+	// design (a service without go-redis has no Redis pool; one with
+	// OpenTelemetry's runtime instrumentation only has no GC-CPU or process
+	// CPU series) and is left out with a note, never NO DATA for the
+	// verdict; when one track has them and its row has no value, the row is
+	// NO DATA as for Always.
 	WhenPresent Judged = "when-present"
 )
 
@@ -294,7 +296,8 @@ func Default() Catalog {
 				Rule:       "job_gray_status:process_cpu_seconds_per_request:ratio_rate",
 				ParityRule: "job:process_cpu_seconds_per_request:gray_over_stable_rate",
 				Alert:      &Alert{Name: "PoolParityCPUPerRequestRegression", ValuesKey: "cpuPerRequestRegression"},
-				Judged:     Always,
+				Judged:     WhenPresent,
+				Presence:   "process_cpu_seconds_total",
 				Doc:        "process CPU seconds per request: what a Reset that zeroes too much costs; floor 100 µs, what equal builds differ by at ~1.4 ms per request (ratios 1.01 to 1.11, docs/pool-misuse.md)",
 			},
 			{
@@ -306,9 +309,10 @@ func Default() Catalog {
 			},
 			{
 				ID: GCCPUShare, Name: "GC share of CPU", Unit: Ratio, Comparison: DeltaAtMost, Threshold: 0.05, Floor: 0.005,
-				Rule:   "job_gray_status:go_gc_cpu:ratio_rate",
-				Judged: Always,
-				Doc:    "GC CPU over total CPU, in ratio points; floor 0.5 points, a tenth of the threshold and a quarter of a 2% GC share",
+				Rule:     "job_gray_status:go_gc_cpu:ratio_rate",
+				Judged:   WhenPresent,
+				Presence: "go_cpu_classes_gc_total_cpu_seconds_total",
+				Doc:      "GC CPU over total CPU, in ratio points; floor 0.5 points, a tenth of the threshold and a quarter of a 2% GC share",
 			},
 			{
 				ID: SyncPoolHitRatio, Name: "sync.Pool hit ratio", Unit: Ratio, Comparison: GrayAtLeast, Threshold: 0.5, Floor: 0.02,
