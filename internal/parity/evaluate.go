@@ -195,7 +195,7 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 		r.Notes = append(r.Notes, fmt.Sprintf("sequential test: per-rollout alpha %g over %d SLIs (Bonferroni, %.3g each): an SLI fails when its e-value reaches %.4g and passes when its confidence sequence at that level is within its margin, on the samples since %s",
 			e.opts.Sequential.Alpha, k, e.opts.Sequential.Alpha/float64(k), e.opts.Sequential.Bar(k), e.opts.StatSince.UTC().Format(time.RFC3339)))
 	}
-	if err := e.checkRulesLoaded(ctx, q); err != nil {
+	if e.intervals, err = e.checkRulesLoaded(ctx, q); err != nil {
 		return fail(err)
 	}
 	g := e.guard()
@@ -298,6 +298,8 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 type evaluation struct {
 	cat  catalog.Catalog
 	opts Options
+	// intervals holds each loaded recording rule's evaluation interval.
+	intervals map[string]time.Duration
 }
 
 func newEvaluation(cat catalog.Catalog, o Options) (evaluation, error) {
@@ -440,12 +442,19 @@ func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Cri
 	if e.opts.Stat == StatSequential {
 		from = e.opts.StatSince
 	}
-	ts, err := promread.ReadSamples(ctx, q, expr, from, e.opts.At, e.opts.StatStep, e.opts.BaselineTrack)
+	rule, _, _ := strings.Cut(expr, "{") // the sampled rule's name when expr reads one
+	// A rule evaluated less often than the step would give the same sample to several steps,
+	// and the tests would count it as many: sample it at its own interval instead.
+	step, stepNote := e.opts.StatStep, ""
+	if iv := e.intervals[rule]; iv > step {
+		step = iv
+		stepNote = fmt.Sprintf("%s is evaluated every %s, less often than the %s step: sampled every %s, so that no evaluation counts twice", rule, iv, e.opts.StatStep, iv)
+	}
+	ts, err := promread.ReadSamples(ctx, q, expr, from, e.opts.At, step, e.opts.BaselineTrack)
 	if err != nil {
 		*errs = append(*errs, fmt.Sprintf("%s: %v", s.Name, err))
 		return &TestResult{Verdict: Error, Note: err.Error()}
 	}
-	rule, _, _ := strings.Cut(expr, "{") // the sampled rule's name when expr reads one
 	rng := e.sampleRange(rule)
 	stable, gray := exclude(ts.Stable, e.opts.Exclude, rng), exclude(ts.Gray, e.opts.Exclude, rng)
 	var tr TestResult
@@ -458,9 +467,12 @@ func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Cri
 		tr.Note = strings.Join(ts.Why, "; ")
 	}
 	if ov := e.opts.Overrides[s.ID]; ov.Rule != "" || ov.SampleRule != "" {
-		if hint := OverlapHint(rule, e.opts.StatStep); hint != "" {
+		if hint := OverlapHint(rule, step); hint != "" {
 			tr.Note = strings.TrimPrefix(tr.Note+"; "+hint, "; ")
 		}
+	}
+	if stepNote != "" {
+		tr.Note = strings.TrimPrefix(tr.Note+"; "+stepNote, "; ")
 	}
 	return &tr
 }
@@ -483,10 +495,10 @@ func (e evaluation) sampleRange(rule string) time.Duration {
 // checkRulesLoaded fails unless Prometheus has every recording rule the
 // SLIs and the guard read: a missing rule would otherwise look like a quiet
 // track. Overridden rules are the caller's to name and are not checked.
-func (e evaluation) checkRulesLoaded(ctx context.Context, q Querier) error {
+func (e evaluation) checkRulesLoaded(ctx context.Context, q Querier) (map[string]time.Duration, error) {
 	loaded, err := promread.LoadedRules(ctx, q)
 	if err != nil {
-		return fmt.Errorf("parity: reading the rules: %w", err)
+		return nil, fmt.Errorf("parity: reading the rules: %w", err)
 	}
 	w := e.opts.Window
 	var want []string
@@ -500,14 +512,14 @@ func (e evaluation) checkRulesLoaded(ctx context.Context, q Querier) error {
 	}
 	var missing []string
 	for _, name := range want {
-		if !loaded[name] && !slices.Contains(missing, name) {
+		if _, ok := loaded[name]; !ok && !slices.Contains(missing, name) {
 			missing = append(missing, name)
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%w (missing: %s)", ErrNoRules, strings.Join(missing, ", "))
+		return nil, fmt.Errorf("%w (missing: %s)", ErrNoRules, strings.Join(missing, ", "))
 	}
-	return nil
+	return loaded, nil
 }
 
 // trackPooled reports whether the track selected by m exposes sync.Pool

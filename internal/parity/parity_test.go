@@ -116,6 +116,8 @@ type fakeProm struct {
 	gets        model.Vector
 	rules       v1.RulesResult
 	asked       []string
+	// steps records each range query's rule name and step.
+	steps map[string]time.Duration
 }
 
 func (p *fakeProm) Query(_ context.Context, q string, ts time.Time, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
@@ -144,6 +146,10 @@ func key(q string) string {
 }
 
 func (p *fakeProm) QueryRange(_ context.Context, q string, r v1.Range, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
+	if p.steps == nil {
+		p.steps = map[string]time.Duration{}
+	}
+	p.steps[key(q)] = r.Step
 	tracks, ok := p.values[key(q)]
 	if rv, found := p.rangeValues[key(q)]; found {
 		tracks, ok = rv, true

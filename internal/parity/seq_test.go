@@ -397,6 +397,39 @@ func TestSequentialWarmupReachesTheSampleRulesRange(t *testing.T) {
 	}
 }
 
+// TestSamplesNeverRepeatARuleEvaluation: a rule group evaluated every 2 minutes, sampled every
+// minute, would give each evaluation to two steps, and the tests would count it twice; its
+// rules are sampled every 2 minutes instead, with a note, while the others keep the step.
+func TestSamplesNeverRepeatARuleEvaluation(t *testing.T) {
+	const p99 = "job_gray_status:http_request_duration_seconds:p99_rate1m"
+	p := goodPool()
+	p.rules.Groups[0].Interval = 120 // seconds, as Prometheus' rules API reports it
+	o := parity.Options{
+		At: at, Window: "1m", Selector: `job="poolparity"`, Stat: parity.StatSequential,
+		StatSince: at.Add(-20 * time.Minute), StatStep: time.Minute, SampleFamily: "1m",
+	}
+	r, err := parity.Evaluate(context.Background(), p, catalog.Default(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.steps[p99]; got != 2*time.Minute {
+		t.Errorf("%s sampled every %s, want its 2m evaluation interval", p99, got)
+	}
+	for _, row := range r.Rows {
+		if row.ID == catalog.LatencyP99 && (row.Test == nil || !strings.Contains(row.Test.Note, "is evaluated every 2m0s, less often than the 1m0s step")) {
+			t.Errorf("the p99 test does not say why it samples every 2m: %+v", row.Test)
+		}
+	}
+	o.StatStep = 3 * time.Minute
+	p.steps = nil
+	if _, err := parity.Evaluate(context.Background(), p, catalog.Default(), o); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.steps[p99]; got != 3*time.Minute {
+		t.Errorf("with a 3m step the rule is sampled every %s, want the step", got)
+	}
+}
+
 func ExampleSequentialTest_Judge() {
 	p99 := parity.Criterion{SLI: "latency p99", Comparison: parity.RatioAtMost, Threshold: 1.1, Floor: 0.005, RelFloor: 0.05}
 	var pairs []parity.Pair

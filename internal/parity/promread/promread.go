@@ -62,17 +62,18 @@ func DescribeError(err error) error {
 	return err
 }
 
-// LoadedRules returns the names of the recording rules Prometheus has loaded.
-func LoadedRules(ctx context.Context, q Querier) (map[string]bool, error) {
+// LoadedRules returns the recording rules Prometheus has loaded, each with
+// its group's evaluation interval (0 when Prometheus does not say).
+func LoadedRules(ctx context.Context, q Querier) (map[string]time.Duration, error) {
 	res, err := q.Rules(ctx, nil)
 	if err != nil {
 		return nil, DescribeError(err)
 	}
-	loaded := map[string]bool{}
+	loaded := map[string]time.Duration{}
 	for _, g := range res.Groups {
 		for _, rule := range g.Rules {
 			if rr, ok := rule.(v1.RecordingRule); ok {
-				loaded[rr.Name] = true
+				loaded[rr.Name] = time.Duration(g.Interval * float64(time.Second))
 			}
 		}
 	}
