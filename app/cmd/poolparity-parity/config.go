@@ -51,6 +51,14 @@ type Config struct {
 	SLIs string
 }
 
+// SinceTime returns Since parsed (zero when empty).
+func (c Config) SinceTime() (time.Time, error) {
+	if c.Since == "" {
+		return time.Time{}, nil
+	}
+	return time.Parse(time.RFC3339, c.Since)
+}
+
 // Catalog returns the catalog the report judges: the default one, or its
 // SLIs that SLIs lists, in the order listed.
 func (c Config) Catalog() (catalog.Catalog, error) {
@@ -94,8 +102,10 @@ func (c Config) Validate() error {
 		bad("SLIS: %v", err)
 	}
 	if c.Since != "" {
-		if _, err := time.Parse(time.RFC3339, c.Since); err != nil {
+		if t, err := c.SinceTime(); err != nil {
 			bad("SINCE must be an RFC 3339 time such as 2026-11-25T10:00:00Z, got %q", c.Since)
+		} else if t.After(time.Now().Add(time.Minute)) {
+			bad("SINCE %s is in the future: it is when the rollout's evidence starts", c.Since)
 		} else if c.Gate != string(parity.GateSequential) {
 			bad("SINCE applies to the sequential gate only (GATE is %q)", c.Gate)
 		}

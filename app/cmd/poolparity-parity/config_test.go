@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestValidate(t *testing.T) {
@@ -24,9 +25,12 @@ func TestValidate(t *testing.T) {
 		{"an empty output directory is refused", func(c *Config) { c.OutDir = "" }, "OUT"},
 		{"the thresholds gate is valid", func(c *Config) { c.Gate = "thresholds" }, ""},
 		{"an unknown gate is refused", func(c *Config) { c.Gate = "strict" }, "GATE: unknown gate"},
-		{"the sequential gate from a rollout's start is valid", func(c *Config) { c.Gate, c.Since = "sequential", "2026-11-25T10:00:00Z" }, ""},
+		{"the sequential gate from a rollout's start is valid", func(c *Config) { c.Gate, c.Since = "sequential", "2026-01-05T10:00:00Z" }, ""},
 		{"a since that is no RFC 3339 time is refused", func(c *Config) { c.Gate, c.Since = "sequential", "10 minutes ago" }, "SINCE must be an RFC 3339 time"},
-		{"a since without the sequential gate is refused", func(c *Config) { c.Since = "2026-11-25T10:00:00Z" }, "SINCE applies to the sequential gate only"},
+		{"a since without the sequential gate is refused", func(c *Config) { c.Since = "2026-01-05T10:00:00Z" }, "SINCE applies to the sequential gate only"},
+		{"a since in the future is refused", func(c *Config) {
+			c.Gate, c.Since = "sequential", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+		}, "is in the future"},
 		{"a list of catalog SLIs is valid", func(c *Config) { c.SLIs = "latency-p99, error-ratio,heap-alloc-per-request" }, ""},
 		{"an unknown SLI is refused, naming the known ones", func(c *Config) { c.SLIs = "latency-p99,p99" }, "SLIS: "},
 		{"an empty entry in the list is refused", func(c *Config) { c.SLIs = "latency-p99,," }, "SLIS: "},

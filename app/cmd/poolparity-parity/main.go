@@ -86,8 +86,8 @@ func readReport(ctx context.Context, cfg Config, stdout io.Writer) (parity.Repor
 		At: now, Window: cfg.Window, Selector: cfg.Selector,
 		Stat: parity.Gate(cfg.Gate).Mode(), Alerts: true, Pools: true,
 	}
-	if cfg.Since != "" {
-		opts.StatSince, _ = time.Parse(time.RFC3339, cfg.Since) // Validate parsed it
+	if opts.StatSince, err = cfg.SinceTime(); err != nil {
+		return parity.Report{}, err // Validate has refused it already
 	}
 	report, err := parity.Evaluate(qctx, q, cat, opts)
 	if err != nil {
