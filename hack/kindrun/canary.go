@@ -66,10 +66,13 @@ func (p canaryPoint) same(q canaryPoint) bool {
 // canaryPoll is how often the harness reads a PoolCanary's status.
 const canaryPoll = 2 * time.Second
 
-// canaryWatch bounds one canary's rollout in the kind run, and its load. The promoted one's
-// sequential evidence starts again after the Prometheus outage (its data are gone), and a PASS
-// needs about 6 samples of 20 s after the rules have data again.
-const canaryWatch = 10 * time.Minute
+// canaryWatch bounds one canary's rollout in the kind run, and its load. Measured (2026-11-25):
+// Prometheus scrapes a new canary's targets 2-2.5 minutes after its ServiceMonitor is created
+// (the operator's config reaches the reloader through a Secret volume), and the sequential
+// judge decides on its fifth 20 s sample, so the first step ends about 4 minutes in. The
+// promoted one's evidence then starts again after the Prometheus outage (its data are gone):
+// about 2.5 minutes more after Prometheus is back.
+const canaryWatch = 11 * time.Minute
 
 // canarySpec is one PoolCanary the canary step runs: its track pool modes, its steps (gray
 // weights in percent) and the phase it must end in. faults runs the controller's faults on its

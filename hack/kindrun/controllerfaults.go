@@ -133,10 +133,13 @@ func controllerFaults(ctx context.Context, env *Env, k *Kube, name string) ([]Fa
 }
 
 // waitStep waits until PoolCanary name runs step step and has run it for at least into (mid-step),
-// and returns its status then. A rollout that ends first is an error.
+// and returns its status then. A rollout that ends first is an error. It waits as long as the
+// harness watches the rollout: a sequential step ends only once the evidence is in, which for the
+// first step includes the minutes before Prometheus scrapes the new targets at all (run of
+// 2026-11-25: the first traffic sample 2m30s after the load started, step 0 ended at 3m52s).
 func waitStep(ctx context.Context, k *Kube, ns, name string, step int32, into time.Duration) (canaryPoint, error) {
 	var p canaryPoint
-	err := until(ctx, time.Second, 4*time.Minute, fmt.Sprintf("%s to be %s into step %d", name, into, step), func(ctx context.Context) (bool, error) {
+	err := until(ctx, time.Second, canaryWatch, fmt.Sprintf("%s to be %s into step %d", name, into, step), func(ctx context.Context) (bool, error) {
 		pc, err := getCanary(ctx, k, ns, name)
 		if err != nil {
 			return false, err
