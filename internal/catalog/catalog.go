@@ -99,7 +99,8 @@ const (
 	// OpenTelemetry's runtime instrumentation only has no GC-CPU or process
 	// CPU series) and is left out with a note, never NO DATA for the
 	// verdict; when one track has them and its row has no value, the row is
-	// NO DATA as for Always.
+	// NO DATA as for Always. An SLI read from a rule given in its place
+	// (parity.Override.Rule, an analysis' slis[].rule) is required.
 	WhenPresent Judged = "when-present"
 )
 

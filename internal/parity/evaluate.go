@@ -226,7 +226,9 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 		if err != nil {
 			return fail(fmt.Errorf("parity: %s: %w", s.Name, err))
 		}
-		if s.Judged == catalog.WhenPresent && tv.Stable == nil && tv.Gray == nil {
+		// An SLI whose series are absent by design is left out; one read from a rule of the
+		// user's own (Override.Rule) is asked for and required.
+		if s.Judged == catalog.WhenPresent && e.opts.Overrides[s.ID].Rule == "" && tv.Stable == nil && tv.Gray == nil {
 			present, err := e.tracksHave(ctx, q, s.Presence)
 			if err != nil {
 				return fail(err)

@@ -83,8 +83,13 @@ func TestRedisFreezeKeepsThePodReady(t *testing.T) {
 	if resp, err := client.Do(put); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("PUT before the freeze: %v %v", resp, err)
 	}
-	if up := redisUp(t, probe, base); up != 1 {
-		t.Fatalf("redis_up = %d before the freeze, want 1", up)
+	// The watcher pings at start, then every second: on a busy machine its first ping may time
+	// out, so give it a few checks to see Redis up before freezing it.
+	for i := 0; redisUp(t, probe, base) != 1; i++ {
+		if i == 20 {
+			t.Fatalf("redis_up = %d 5 s after the service started, want 1", redisUp(t, probe, base))
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 
 	rs.Freeze()
