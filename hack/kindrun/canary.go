@@ -68,7 +68,7 @@ const canaryPoll = 2 * time.Second
 
 // canaryWatch bounds one canary's rollout in the kind run, and its load. Measured (2026-11-25):
 // Prometheus scrapes a new canary's targets 2-2.5 minutes after its ServiceMonitor is created
-// (the operator's config reaches the reloader through a Secret volume), and the sequential
+// (kubelet's syncFrequency is 10 s here, so not only the config Secret's refresh), and the sequential
 // judge decides on its fifth 20 s sample, so the first step ends about 4 minutes in. The
 // promoted one's evidence then starts again after the Prometheus outage (its data are gone):
 // about 2.5 minutes more after Prometheus is back.

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"strings"
 	"testing"
+
+	"github.com/poolparity/poolparity/internal/testtool"
 )
 
 func TestRunHelpListsEverySetting(t *testing.T) {
@@ -41,7 +43,9 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	getenv := func(k string) string {
 		return map[string]string{"HTTP_ADDR": "127.0.0.1:0", "SHUTDOWN_DELAY": "0s"}[k]
 	}
-	var stdout bytes.Buffer
+	// go-redis may still be dialling in its own goroutine when run returns, and it logs through
+	// the process-wide logger main installs: the buffer must take writes from it concurrently.
+	var stdout testtool.LogBuffer
 	if err := run(ctx, nil, getenv, &stdout, &bytes.Buffer{}); err != nil {
 		t.Fatalf("run = %v", err)
 	}
