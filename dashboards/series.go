@@ -19,6 +19,9 @@ import (
 //go:embed testdata/service-series.txt
 var seriesFile string
 
+//go:embed testdata/otel-service-series.txt
+var otelSeriesFile string
+
 // Series is one metric family the service must expose.
 type Series struct {
 	// Name is the family name as written on the text exposition's # TYPE line.
@@ -43,6 +46,13 @@ func (s Series) Names() []string {
 // ServiceSeries returns the metric families listed in testdata/service-series.txt, in file order.
 func ServiceSeries() ([]Series, error) {
 	return ParseSeries(seriesFile)
+}
+
+// OTelServiceSeries returns the metric families an OpenTelemetry-instrumented service exposes
+// beyond ServiceSeries' (testdata/otel-service-series.txt): the request and runtime series the
+// semconv rules read (rules.http.metrics semconv, rules.runtime.metrics otel).
+func OTelServiceSeries() ([]Series, error) {
+	return ParseSeries(otelSeriesFile)
 }
 
 // ParseSeries parses a series list: one "<name> <type>" per line; blank lines and lines starting
