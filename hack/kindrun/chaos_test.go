@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/poolparity/poolparity/internal/parity"
 )
 
 func TestReadinessLogCountsOnlyPodsThatWereReady(t *testing.T) {
@@ -116,5 +118,45 @@ func TestErrorKindsCountsTheMostFrequentFirst(t *testing.T) {
 	want := []string{"3x refused", "2x reset", "... and 1 other errors"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("errorKinds = %q, want %q", got, want)
+	}
+}
+
+// TestLeftBehind: a FAIL after a fault counts only for causes the fault could have made, an alert
+// that became active at or after its start or a row that did not fail before it.
+func TestLeftBehind(t *testing.T) {
+	start := time.Date(2026, 11, 25, 9, 21, 23, 0, time.UTC)
+	cpuAlert := func(active time.Time) parity.Alert {
+		return parity.Alert{Name: "PoolParityCPUPerRequestRegression", State: "firing", Severity: "warning", ActiveAt: active}
+	}
+	cpuRow := func(v parity.Verdict) parity.Row { return parity.Row{SLI: "CPU per request", Verdict: v} }
+	pass := parity.Report{Verdict: parity.Pass, Rows: []parity.Row{cpuRow(parity.Pass)}}
+	tests := []struct {
+		name          string
+		before, after parity.Report
+		left, already int
+	}{
+		{"a pass leaves nothing", pass, pass, 0, 0},
+		{"CI run 8: the alert went active before the freeze; the row's breach the test did not confirm", pass,
+			parity.Report{Verdict: parity.Fail, Gate: parity.GateConfirmed, Rows: []parity.Row{{SLI: "CPU per request", Verdict: parity.Fail,
+				Test: &parity.TestResult{Verdict: parity.Pass}}}, Alerts: []parity.Alert{cpuAlert(start.Add(-87 * time.Second))}}, 0, 1},
+		{"a row failing only after the freeze is left behind", pass,
+			parity.Report{Verdict: parity.Fail, Rows: []parity.Row{cpuRow(parity.Fail)}, Alerts: []parity.Alert{cpuAlert(start.Add(-87 * time.Second))}}, 1, 1},
+		{"alert and row both there before the freeze", parity.Report{Verdict: parity.Fail, Rows: []parity.Row{cpuRow(parity.Fail)}},
+			parity.Report{Verdict: parity.Fail, Rows: []parity.Row{cpuRow(parity.Fail)}, Alerts: []parity.Alert{cpuAlert(start.Add(-time.Minute))}}, 0, 2},
+		{"an alert the freeze set off is left behind", pass,
+			parity.Report{Verdict: parity.Fail, Rows: []parity.Row{cpuRow(parity.Pass)}, Alerts: []parity.Alert{cpuAlert(start.Add(10 * time.Second))}}, 1, 0},
+		{"a pending alert is no cause", pass,
+			parity.Report{Verdict: parity.Fail, Rows: []parity.Row{cpuRow(parity.Pass)}, Alerts: []parity.Alert{{Name: "X", State: "pending"}}, Reasons: []string{"x"}}, 1, 0},
+		{"no data after is never excused", pass, parity.Report{Verdict: parity.NoData, Reasons: []string{"too little traffic"}}, 1, 0},
+		{"an informational alert is no cause", pass,
+			parity.Report{Verdict: parity.Fail, Rows: []parity.Row{cpuRow(parity.Fail)}, Alerts: []parity.Alert{{Name: "PoolParityNoAllocationGain", State: "firing", Severity: "info", ActiveAt: start}}}, 1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			left, already := leftBehind(tt.before, tt.after, start)
+			if len(left) != tt.left || len(already) != tt.already {
+				t.Errorf("left %q, already %q; want %d and %d", left, already, tt.left, tt.already)
+			}
+		})
 	}
 }

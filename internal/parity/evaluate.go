@@ -425,7 +425,7 @@ func sequentialVerdict(r Report, quiet string) (Verdict, []string) {
 		}
 	}
 	for _, a := range r.Alerts {
-		if a.State == "firing" && (a.Severity == "" || contains(failingSeverities, a.Severity)) {
+		if AlertFails(a) {
 			unbacked = append(unbacked, "alert "+a.Name+" is firing")
 		}
 	}

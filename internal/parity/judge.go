@@ -220,7 +220,7 @@ func Decide(d Decision) (Verdict, []string) {
 	}
 	for _, a := range d.Alerts {
 		switch {
-		case a.State == "firing" && (a.Severity == "" || contains(failingSeverities, a.Severity)):
+		case AlertFails(a):
 			fails = append(fails, fmt.Sprintf("alert %s is firing (%s)", a.Name, SeverityText(a.Severity)))
 		case a.State == "firing":
 			infos = append(infos, fmt.Sprintf("alert %s is firing (%s, informational)", a.Name, a.Severity))

@@ -141,6 +141,19 @@ const (
 	PerSec  = catalog.PerSec
 )
 
+// GateRows returns the rows as the report's gate decides them: confirmed by
+// the statistical test (GateConfirmed, Confirm), by the sequential test
+// (GateSequential, SequentialRows), or the threshold rows themselves.
+func (r Report) GateRows() []Row {
+	switch r.Gate {
+	case GateConfirmed:
+		return Confirm(r.Rows)
+	case GateSequential:
+		return SequentialRows(r.Rows)
+	}
+	return r.Rows
+}
+
 // Row is one SLI of a report. Stable, Gray and Value are nil when
 // Prometheus had no sample for them.
 type Row struct {
@@ -229,6 +242,12 @@ type Report struct {
 // firing. "info" alerts (e.g. PoolParityNoAllocationGain) are shown but do
 // not fail it.
 var failingSeverities = []string{"critical", "warning", "page", "error"}
+
+// AlertFails reports whether a fails a report: it is firing with a failing
+// severity, or with none.
+func AlertFails(a Alert) bool {
+	return a.State == "firing" && (a.Severity == "" || contains(failingSeverities, a.Severity))
+}
 
 // SeverityText is an alert severity as the report prints it: "no severity"
 // for none.
