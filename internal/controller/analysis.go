@@ -93,14 +93,7 @@ func AnalyzeWith(ctx context.Context, q parity.Querier, a *v1alpha1.Analysis, in
 		return errorStatus(now, "query failed: "+err.Error())
 	}
 	out := v1alpha1.AnalysisStatus{Time: metav1.NewTime(now), Verdict: crdVerdict(report.Verdict), Message: truncate(strings.Join(report.Reasons, "; "))}
-	rows := report.Rows
-	switch opts.Stat {
-	case parity.StatConfirm:
-		rows = parity.Confirm(rows)
-	case parity.StatSequential:
-		rows = parity.SequentialRows(rows)
-	}
-	for _, row := range rows {
+	for _, row := range report.GateRows() {
 		r := v1alpha1.SLIResult{Name: string(row.ID), Threshold: thresholdText(row), Time: metav1.NewTime(now)}
 		fillResult(&r, row)
 		out.SLIs = append(out.SLIs, r)

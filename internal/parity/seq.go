@@ -189,15 +189,15 @@ func (s SequentialTest) Judge(c Criterion, pairs []Pair, k int) TestResult {
 	margin := c.passMargin(lastF, sign)
 	res.Margin = c.effectOf(sign * margin)
 	sd := math.Sqrt(math.Max(0, (sumY2-float64(n)*mean*mean)/float64(n-1)))
-	h := csHalfWidth(n, s.Scale, bar)
-	if !math.IsInf(h, 0) {
-		half := h * sd / math.Sqrt(float64(n))
+	var half float64 // the confidence sequence's half-width on the test's scale, once bounded
+	if h := csHalfWidth(n, s.Scale, bar); !math.IsInf(h, 0) {
+		half = h * sd / math.Sqrt(float64(n))
 		b, w := c.effectOf(mean-sign*half), c.effectOf(mean+sign*half)
 		res.Bound, res.Worst = &b, &w
 	}
 	switch {
 	case res.Verdict == Fail:
-	case res.Worst != nil && sign*mean+h*sd/math.Sqrt(float64(n)) <= margin:
+	case res.Worst != nil && sign*mean+half <= margin:
 		res.Verdict = Pass
 	default:
 		res.Verdict = NoData
