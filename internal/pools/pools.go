@@ -166,9 +166,11 @@ func (e *Encoder) Clean() error {
 }
 
 // PresizeBytes is the capacity ModeMisuseReset gives every pooled buffer:
-// twice the largest body a request may carry (1 MiB; JSON escaping can
-// double a response), so that buffers "never grow".
-const PresizeBytes = 2 << 20
+// eight times the largest body a request may carry (1 MiB), "so that
+// buffers never grow, escaped or not". It was 2 MiB until 2026-11-25; on
+// CI's machine a 2 MiB clear per Put cost about what pooling saves, and
+// gray's CPU per request came out 1.00-1.05x stable's (docs/pool-misuse.md).
+const PresizeBytes = 8 << 20
 
 // ScrubBytes zeroes b's whole capacity, the costly reset of
 // ModeMisuseReset.
