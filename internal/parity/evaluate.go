@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
 	"maps"
 	"slices"
 	"strconv"
@@ -263,6 +265,7 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 		if r.Alerts, err = promread.Alerts(ctx, q, e.opts.AlertGroups); err != nil {
 			return fail(fmt.Errorf("parity: %w", err))
 		}
+		r.Alerts = SelectAlerts(r.Alerts, e.matchers)
 	} else {
 		r.Alerts = []Alert{}
 	}
@@ -302,6 +305,9 @@ type evaluation struct {
 	opts Options
 	// intervals holds each loaded recording rule's evaluation interval.
 	intervals map[string]time.Duration
+	// matchers are the Selector's, parsed: the alerts of the report are
+	// those they select.
+	matchers []*labels.Matcher
 }
 
 func newEvaluation(cat catalog.Catalog, o Options) (evaluation, error) {
@@ -343,6 +349,13 @@ func newEvaluation(cat catalog.Catalog, o Options) (evaluation, error) {
 		o.StatSince = o.At.Add(-o.StatWindow)
 	}
 	e := evaluation{cat: cat, opts: o}
+	if o.Selector != "" {
+		ms, err := parser.NewParser(parser.Options{}).ParseMetricSelector("{" + o.Selector + "}")
+		if err != nil {
+			return e, fmt.Errorf("parity: selector %q: %w", o.Selector, err)
+		}
+		e.matchers = ms
+	}
 	if _, err := ParseStatMode(string(o.Stat)); err != nil {
 		return e, fmt.Errorf("parity: %w", err)
 	}
@@ -564,3 +577,27 @@ const (
 	grayM   = `gray_status="` + promread.GrayStatus + `"`
 	stableM = `gray_status="` + promread.StableStatus + `"`
 )
+
+// SelectAlerts returns the alerts that matchers select: those whose labels
+// match every matcher on a label they carry. A Prometheus that watches
+// several services (or several installs of the chart) fires one service's
+// alerts with its job and namespace, and they must not decide another's
+// verdict. An alert without the label a matcher names is kept: an alert
+// with no job or namespace (no poolparity series at all) concerns every
+// service.
+func SelectAlerts(alerts []Alert, matchers []*labels.Matcher) []Alert {
+	out := []Alert{}
+	for _, a := range alerts {
+		keep := true
+		for _, m := range matchers {
+			if v, ok := a.Labels[m.Name]; ok && !m.Matches(v) {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			out = append(out, a)
+		}
+	}
+	return out
+}

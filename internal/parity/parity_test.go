@@ -291,6 +291,40 @@ func TestCheckALatencyRegressionFails(t *testing.T) {
 	golden(t, "regression", r)
 }
 
+// Another service's alert, in a Prometheus that watches several, must not
+// decide this one's verdict; an alert without a job concerns every service.
+func TestCheckReadsOnlyTheSelectedServicesAlerts(t *testing.T) {
+	tests := []struct {
+		name     string
+		labels   model.LabelSet
+		want     parity.Verdict
+		inReport bool
+	}{
+		{"this service's", model.LabelSet{"severity": "critical", "job": "poolparity"}, parity.Fail, true},
+		{"another service's", model.LabelSet{"severity": "critical", "job": "imagesvc"}, parity.Pass, false},
+		{"one without a job", model.LabelSet{"severity": "critical"}, parity.Fail, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := goodPool()
+			p.rules.Groups[1].Rules = v1.Rules{v1.AlertingRule{Name: "PoolParityErrorRegression", Alerts: []*v1.Alert{{
+				State: v1.AlertStateFiring, ActiveAt: at.Add(-time.Minute), Value: "1", Labels: tt.labels,
+			}}}}
+			r := check(t, p)
+			if r.Verdict != tt.want || (len(r.Alerts) == 1) != tt.inReport {
+				t.Errorf("verdict %s with alerts %+v; want %s, the alert in the report: %v", r.Verdict, r.Alerts, tt.want, tt.inReport)
+			}
+		})
+	}
+}
+
+func TestAnInvalidSelectorIsRefused(t *testing.T) {
+	_, err := parity.Evaluate(context.Background(), goodPool(), catalog.Default(), parity.Options{At: at, Window: "1m", Selector: `job=poolparity`})
+	if err == nil || !strings.Contains(err.Error(), `selector "job=poolparity"`) {
+		t.Errorf("error %v, want one naming the selector", err)
+	}
+}
+
 func TestCheckSkipsTheHitRatioWhenGrayIsUnpooled(t *testing.T) {
 	p := goodPool()
 	delete(p.values, `count(syncpool_gets_total{job="poolparity",gray_status="true"})`)
