@@ -17,6 +17,8 @@ export KUBEBUILDER_ASSETS ?= $(BIN)/k8s
 GO ?= go
 
 # Demo knobs (see README): SCENARIO=good|regression|aa|misuse-hold|misuse-reset|misuse-retain|misuse-dirty, DURATION, GRAY_WEIGHT.
+# SERVICE=example runs the example service (examples/imagesvc; SCENARIO=good|aa|misuse-cap) instead of the reference one.
+SERVICE ?= poolparity
 SCENARIO ?= good
 DURATION ?= 3m
 GRAY_WEIGHT ?= 50
@@ -43,7 +45,7 @@ help: ## Show this help.
 
 .PHONY: demo
 demo: ## Run both tracks, a weighted split, load and Prometheus locally; print the parity verdict.
-	SCENARIO=$(SCENARIO) DURATION=$(DURATION) GRAY_WEIGHT=$(GRAY_WEIGHT) TELEMETRY=$(TELEMETRY) hack/demo.sh
+	SERVICE=$(SERVICE) SCENARIO=$(SCENARIO) DURATION=$(DURATION) GRAY_WEIGHT=$(GRAY_WEIGHT) TELEMETRY=$(TELEMETRY) hack/demo.sh
 
 .PHONY: demo-screenshot
 demo-screenshot: ## Render out/report.html (from the last demo) to docs/demo.png with headless Chromium.
@@ -92,9 +94,10 @@ test-fuzz: ## Run each fuzz target briefly (FUZZTIME each).
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeItem$$' -fuzztime $(FUZZTIME) ./internal/item
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendUnquoted$$' -fuzztime $(FUZZTIME) ./internal/termstats
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./internal/recorded
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePath$$' -fuzztime $(FUZZTIME) ./internal/loadgen
 
 .PHONY: test-e2e
-test-e2e: ## Run six demo scenarios (good, regression, aa, misuse-dirty, misuse-reset, misuse-retain) in short form and assert their verdicts.
+test-e2e: ## Run the demo scenarios (good, regression, aa, misuse-dirty, misuse-reset, misuse-retain; the example service's good and misuse-cap) in short form and assert their verdicts.
 	POOLPARITY_E2E=1 $(GO) test -v -count=1 -timeout 20m -run '^TestE2E' ./app/cmd/poolparity-demo
 
 # The pinned tools generation runs. Without one, make stops with one line; `make tools` builds them.
@@ -144,14 +147,14 @@ KIND_MODE ?= online
 KINDRUN = $(GO) run ./hack/kindrun
 
 .PHONY: test-kind
-test-kind: ## Offline kind cluster: build the images, install the chart, load, HPAs, split, verdicts, chaos, PoolCanary; then delete it.
+test-kind: ## Offline kind cluster: build the images, install the chart, load, HPAs, split, verdicts, the example service, chaos, PoolCanary; then delete it.
 	KIND_MODE=offline $(KINDRUN) -steps all
 
 .PHONY: kind-demo
 kind-demo: ## Online kind demo on a laptop (kindest/node, kube-prometheus-stack, Grafana); keeps the cluster.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps env,kind-images,kind-up,kind-load,kind-deps,helm-install,scenarios
 
-.PHONY: kind-up kind-images kind-load kind-deps helm-install load parity chaos kind-down
+.PHONY: kind-up kind-images kind-load kind-deps helm-install load parity example chaos kind-down
 kind-up: ## Create the kind cluster (online: kind-config.yaml; offline: its control-plane node).
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps kind-up
 kind-images: ## Build the images the cluster runs (online: the service image only).
@@ -160,12 +163,14 @@ kind-load: kind-images ## Load the images into the kind cluster.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps kind-load
 kind-deps: ## Install prometheus-operator (with a Prometheus) and metrics-server.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps kind-deps
-helm-install: ## Install the chart with the kind values and run helm test.
+helm-install: ## Install the chart with the kind values and run helm test; install the example service (docs/adopt.md) beside it.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps helm-install
 load: ## Run the in-cluster load generator Job against the split Service.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps load
 parity: ## Port-forward Prometheus and print the parity table.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps parity
+example: ## Load the example service (examples/imagesvc) and judge it with docs/adopt.md's command: PASS, Redis and GC share not judged.
+	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps example
 chaos: ## Faults under keep-alive load (restarts, pod and Redis deletions, a Redis freeze), each asserted (docs/reliability.md).
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps chaos
 kind-down: ## Delete the kind cluster.

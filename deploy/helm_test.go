@@ -147,6 +147,7 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"an in-cluster and an external Redis", "redis.externalAddress=r:6379", []string{"redis"}},
 		{"an in-cluster and an embedded Redis", "redis.embedded=true", []string{"redis"}},
 		{"an external and an embedded Redis", "redis.enabled=false,redis.externalAddress=r:6379,redis.embedded=true", []string{"redis"}},
+		{"an in-cluster Redis and none", "redis.none=true", []string{"redis"}},
 		{"an unknown AOF fsync policy", "redis.persistence.appendfsync=sometimes", []string{"redis/persistence/appendfsync", "everysec"}},
 		{"a claim size that is no quantity", "redis.persistence.size=big", []string{"redis/persistence/size"}},
 		{"an unknown access mode", "redis.persistence.accessModes={ReadWriteSometimes}", []string{"redis/persistence/accessModes"}},
@@ -182,7 +183,7 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 	}
 }
 
-// TestValuesSchemaAcceptsEachRedisChoice renders the chart with each of the three Redis choices
+// TestValuesSchemaAcceptsEachRedisChoice renders the chart with each of the four Redis choices
 // and checks what REDIS_ADDR the pods get.
 func TestValuesSchemaAcceptsEachRedisChoice(t *testing.T) {
 	cases := []struct {
@@ -193,6 +194,7 @@ func TestValuesSchemaAcceptsEachRedisChoice(t *testing.T) {
 		{"in-cluster (the default)", "", "poolparity-redis:6379", true},
 		{"external", "redis.enabled=false,redis.externalAddress=r.example:6379", "r.example:6379", false},
 		{"embedded, one pod only", "redis.enabled=false,redis.embedded=true", "", false},
+		{"none, a service that uses no Redis", "redis.enabled=false,redis.none=true", "", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,8 +6,8 @@
 #
 # It builds the service and the demo into ./bin, installs the pinned Prometheus (3.x, built from
 # the github.com/prometheus/prometheus Go module by hack/install-tools.sh, cached under
-# ~/.cache/poolparity) into ./bin, and runs bin/poolparity-demo with SCENARIO, DURATION and
-# GRAY_WEIGHT passed through (every other knob is a DEMO_* variable or a flag; see
+# ~/.cache/poolparity) into ./bin, and runs bin/poolparity-demo with SERVICE, SCENARIO, DURATION and
+# GRAY_WEIGHT passed through (SERVICE=example builds and runs bin/imagesvc instead of bin/poolparity; every other knob is a DEMO_* variable or a flag; see
 # `bin/poolparity-demo -h`). The demo's exit status is the verdict: 0 PASS, 1 FAIL, 3 NO DATA.
 set -euo pipefail
 
@@ -54,9 +54,14 @@ run) ;;
 *) die "usage: hack/demo.sh [run|screenshot [HTML PNG]]" ;;
 esac
 
-log "building bin/poolparity and bin/poolparity-demo"
 mkdir -p bin
-CGO_ENABLED=0 go build -trimpath -o bin/poolparity ./app/cmd/poolparity
+if [[ ${SERVICE:-poolparity} == example ]]; then
+	log "building bin/imagesvc (the example service) and bin/poolparity-demo"
+	CGO_ENABLED=0 go build -trimpath -o bin/imagesvc ./examples/imagesvc
+else
+	log "building bin/poolparity and bin/poolparity-demo"
+	CGO_ENABLED=0 go build -trimpath -o bin/poolparity ./app/cmd/poolparity
+fi
 CGO_ENABLED=0 go build -trimpath -o bin/poolparity-demo ./app/cmd/poolparity-demo
 
 if [[ -z ${DEMO_PROMETHEUS_BIN:-} ]]; then

@@ -53,8 +53,13 @@ var targets = []target{
 	{out: "deploy/prometheus/poolparity-demo.rules.yml", opts: Options{Window: "1m", For: "30s"}},
 	// A service instrumented with OpenTelemetry only: HTTP semantic conventions (otelhttp) and the
 	// runtime instrumentation (go.memory.allocated).
-	{out: "deploy/prometheus/poolparity-semconv.rules.yml", opts: Options{Sets: []string{"rules.http.metrics=semconv", "rules.runtime.metrics=otel", `rules.httpSelector=http_route!~".*(healthz|readyz|metrics).*"`}}},
+	{out: "deploy/prometheus/poolparity-semconv.rules.yml", opts: Options{Sets: semconvSets}},
+	// The local demo of the example service (examples/imagesvc, OpenTelemetry only): as the demo's.
+	{out: "deploy/prometheus/poolparity-semconv-demo.rules.yml", opts: Options{Window: "1m", For: "30s", Sets: semconvSets}},
 }
+
+// semconvSets are the overrides for a service instrumented with OpenTelemetry only.
+var semconvSets = []string{"rules.http.metrics=semconv", "rules.runtime.metrics=otel", `rules.httpSelector=http_route!~".*(healthz|readyz|metrics).*"`}
 
 type stringList []string
 

@@ -126,14 +126,12 @@ func (chaosStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	}
 	defer stopProbe()
 	c.probe = probe
-	prom, stopProm, err := env.portForwardProm(ctx, k)
+	ps, err := env.openProm(ctx, k)
 	if err != nil {
 		return Outcome{}, err
 	}
-	defer stopProm()
-	if c.q, err = newPromAPI(prom); err != nil {
-		return Outcome{}, err
-	}
+	defer ps.stop()
+	c.q = ps.q
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	if c.ready, err = watchReadiness(wctx, k, env.cfg.Namespace, env.appSelector()); err != nil {

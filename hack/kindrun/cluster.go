@@ -193,7 +193,7 @@ func (loadImagesStep) Name() string { return "kind-load" }
 
 // Run implements Step.
 func (loadImagesStep) Run(ctx context.Context, env *Env) (Outcome, error) {
-	images := []string{env.serviceImage(), probeImage}
+	images := []string{env.serviceImage(), probeImage, exampleImage}
 	if env.cfg.Mode == "offline" {
 		for _, im := range appImages() {
 			images = append(images, im.Tag)

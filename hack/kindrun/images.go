@@ -48,6 +48,7 @@ const (
 	localPathImage = registry + "/local-path-provisioner:" + localPathVersion
 	helperImage    = registry + "/local-path-helper:" + debianSuite
 	probeImage     = registry + "/chaosprobe:dev"
+	exampleImage   = registry + "/imagesvc:dev"
 	recipeLabel    = "dev.poolparity.recipe"
 	nonRootUser    = "65534:65534"
 	imageBuildTime = 20 * time.Minute
@@ -115,8 +116,11 @@ func (imagesStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	if err := env.buildServiceImage(ctx); err != nil {
 		return Outcome{}, err
 	}
+	if err := env.buildExampleImage(ctx); err != nil {
+		return Outcome{}, err
+	}
 	if env.cfg.Mode == "online" {
-		return Outcome{Note: "service and chaos probe images only (online)"}, env.buildProbeImage(ctx)
+		return Outcome{Note: "service, example service and chaos probe images only (online)"}, env.buildProbeImage(ctx)
 	}
 	if err := env.ensureBase(ctx); err != nil {
 		return Outcome{}, err
@@ -153,19 +157,33 @@ func (env *Env) buildServiceImage(ctx context.Context) error {
 // buildProbeImage builds the chaos step's in-cluster client (hack/kindrun/chaosprobe) from this
 // repository, static, into a scratch image.
 func (env *Env) buildProbeImage(ctx context.Context) error {
-	dir, err := os.MkdirTemp(env.cfg.OutDir, "chaosprobe-")
+	return env.buildStaticImage(ctx, probeImage, "./hack/kindrun/chaosprobe",
+		"The chaos step's client in the cluster: load and a verifying client (hack/kindrun/chaosprobe).")
+}
+
+// buildExampleImage builds the example service (examples/imagesvc), a team's own service as far
+// as the chart is concerned, static, into a scratch image.
+func (env *Env) buildExampleImage(ctx context.Context) error {
+	return env.buildStaticImage(ctx, exampleImage, "./examples/imagesvc",
+		"The example service: thumbnails, no Redis, OpenTelemetry names (examples/imagesvc, docs/adopt.md).")
+}
+
+// buildStaticImage builds the Go command pkg of this repository, static, into a scratch image
+// tagged tag, running as a non-root user.
+func (env *Env) buildStaticImage(ctx context.Context, tag, pkg, comment string) error {
+	name := filepath.Base(pkg)
+	dir, err := os.MkdirTemp(env.cfg.OutDir, name+"-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "chaosprobe")
-	err = env.run(ctx, "image", cmd{name: "go", args: []string{"build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", bin, "./hack/kindrun/chaosprobe"}, env: []string{"CGO_ENABLED=0"}})
+	bin := filepath.Join(dir, name)
+	err = env.run(ctx, "image", cmd{name: "go", args: []string{"build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", bin, pkg}, env: []string{"CGO_ENABLED=0"}})
 	if err != nil {
-		return fmt.Errorf("building the chaos probe: %w", err)
+		return fmt.Errorf("building %s: %w", pkg, err)
 	}
-	df := "# The chaos step's client in the cluster: load and a verifying client (hack/kindrun/chaosprobe).\n" +
-		"FROM scratch\nCOPY bin/chaosprobe /chaosprobe\nUSER 65532:65532\nENTRYPOINT [\"/chaosprobe\"]\n"
-	return env.buildContext(ctx, probeImage, []byte(df), map[string]string{"bin/chaosprobe": bin}, nil)
+	df := fmt.Sprintf("# %s\nFROM scratch\nCOPY bin/%[2]s /%[2]s\nUSER 65532:65532\nENTRYPOINT [\"/%[2]s\"]\n", comment, name)
+	return env.buildContext(ctx, tag, []byte(df), map[string]string{"bin/" + name: bin}, nil)
 }
 
 func (env *Env) serviceImage() string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/prometheus/prometheus/model/labels"
 	"io"
 	"net/http"
 	"os"
@@ -41,6 +42,28 @@ func newPromAPI(base string) (v1.API, error) {
 		return nil, fmt.Errorf("prometheus client for %s: %w", base, err)
 	}
 	return v1.NewAPI(c), nil
+}
+
+// promSession is a port-forward to the cluster's Prometheus and a client through it.
+type promSession struct {
+	url  string
+	q    v1.API
+	stop func()
+}
+
+// openProm forwards a loopback port to the cluster's Prometheus and returns a client through it;
+// the caller stops it.
+func (env *Env) openProm(ctx context.Context, k *Kube) (promSession, error) {
+	url, stop, err := env.portForwardProm(ctx, k)
+	if err != nil {
+		return promSession{}, err
+	}
+	q, err := newPromAPI(url)
+	if err != nil {
+		stop()
+		return promSession{}, err
+	}
+	return promSession{url: url, q: q, stop: stop}, nil
 }
 
 // releaseSelector is the label matchers of one release's series.
@@ -87,12 +110,17 @@ func judgeParity(ctx context.Context, q parity.Querier, namespace, release, dir 
 	return r, nil
 }
 
-// firingAlerts lists the poolparity alerts firing in Prometheus, each name once, sorted.
-func firingAlerts(ctx context.Context, q parity.Querier) ([]string, error) {
+// firingAlerts lists the poolparity alerts of the release (or of no release in particular)
+// firing in Prometheus, each name once, sorted. The cluster's Prometheus watches the example
+// service's release too, whose alerts are its own.
+func firingAlerts(ctx context.Context, q parity.Querier, namespace, release string) ([]string, error) {
 	alerts, err := promread.Alerts(ctx, q, "")
 	if err != nil {
 		return nil, fmt.Errorf("reading the alerts: %w", err)
 	}
+	alerts = parity.SelectAlerts(alerts, []*labels.Matcher{
+		labels.MustNewMatcher(labels.MatchEqual, "namespace", namespace), labels.MustNewMatcher(labels.MatchEqual, "job", release),
+	})
 	firing := []string{}
 	for _, a := range alerts {
 		if a.State == string(v1.AlertStateFiring) && strings.HasPrefix(a.Name, "PoolParity") && !slices.Contains(firing, a.Name) {
@@ -144,8 +172,9 @@ func requestRates(ctx context.Context, q parity.Querier, namespace, release stri
 // scrapedAndRuled reports whether Prometheus has series of both tracks of the release and has
 // loaded rules.
 func scrapedAndRuled(ctx context.Context, q parity.Querier, namespace, release string) (bool, error) {
-	// up has only the target's labels; a runtime series carries the service's gray_status.
-	expr := fmt.Sprintf(`count by (gray_status) (go_gc_cycles_total_gc_cycles_total{%s})`, releaseSelector(namespace, release))
+	// up has only the target's labels; the process series carries the service's gray_status (both
+	// the reference and the example service expose it).
+	expr := fmt.Sprintf(`count by (gray_status) (process_cpu_seconds_total{%s})`, releaseSelector(namespace, release))
 	v, err := vector(ctx, q, expr, time.Now())
 	if err != nil || len(v) < 2 {
 		return false, err

@@ -75,10 +75,14 @@ func TestFiringAlerts(t *testing.T) {
 			alertGroup("poolparity.alerts", map[string]v1.AlertState{"PoolParityNoData": v1.AlertStatePending, "Watchdog": v1.AlertStateFiring}),
 		}, nil, []string{}, false},
 		{"an unreadable Prometheus is an error", nil, errors.New("connection refused"), nil, true},
+		{"another release's alerts are left out", []v1.RuleGroup{{Name: "poolparity.alerts", Rules: v1.Rules{
+			v1.AlertingRule{Name: "PoolParityTrackTooQuiet", Alerts: []*v1.Alert{{State: v1.AlertStateFiring, Labels: model.LabelSet{"namespace": "poolparity-example", "job": "imagesvc"}}}},
+			v1.AlertingRule{Name: "PoolParityErrorRegression", Alerts: []*v1.Alert{{State: v1.AlertStateFiring, Labels: model.LabelSet{"namespace": "pp", "job": "rel"}}}},
+		}}}, nil, []string{"PoolParityErrorRegression"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := firingAlerts(context.Background(), fakeProm{rules: v1.RulesResult{Groups: tt.groups}, err: tt.err})
+			got, err := firingAlerts(context.Background(), fakeProm{rules: v1.RulesResult{Groups: tt.groups}, err: tt.err}, "pp", "rel")
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("firingAlerts error = %v, want error %v", err, tt.wantErr)
 			}
@@ -112,7 +116,7 @@ func TestRequestRates(t *testing.T) {
 }
 
 func TestScrapedAndRuled(t *testing.T) {
-	expr := `count by (gray_status) (go_gc_cycles_total_gc_cycles_total{namespace="pp",job="rel"})`
+	expr := `count by (gray_status) (process_cpu_seconds_total{namespace="pp",job="rel"})`
 	both := model.Vector{sample("true", 2), sample("false", 2)}
 	rules := v1.RulesResult{Groups: []v1.RuleGroup{{Name: "poolparity.rules"}}}
 	tests := []struct {

@@ -11,7 +11,7 @@
 //	go run ./hack/kindrun [-mode offline|online] [-steps STEP,...] [flags]
 //
 // Steps (the Makefile's cluster targets have the same names): env, kind-images, kind-up,
-// kind-load, kind-deps, helm-install, load, parity, scenarios, canary, kind-down; `all` (the
+// kind-load, kind-deps, helm-install, load, parity, scenarios, example, chaos, canary, kind-down; `all` (the
 // default) runs env through canary and then kind-down. Every flag is also an environment
 // variable (-steps is KIND_STEPS); `go run ./hack/kindrun -h` lists them.
 //

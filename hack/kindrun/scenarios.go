@@ -96,15 +96,12 @@ func (s scenariosStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	prom, stop, err := env.portForwardProm(ctx, k)
+	ps, err := env.openProm(ctx, k)
 	if err != nil {
 		return Outcome{}, err
 	}
-	defer stop()
-	q, err := newPromAPI(prom)
-	if err != nil {
-		return Outcome{}, err
-	}
+	defer ps.stop()
+	q := ps.q
 	var o Outcome
 	var failed []string
 	for _, sc := range scs {
@@ -233,7 +230,7 @@ func runScenario(ctx context.Context, env *Env, k *Kube, q parity.Querier, sc sc
 		return m, err
 	}
 	res.Verdict, res.Report = report.Verdict, strings.TrimSpace(text.String())
-	if res.Firing, err = firingAlerts(ctx, q); err != nil {
+	if res.Firing, err = firingAlerts(ctx, q, ns, release); err != nil {
 		return m, err
 	}
 	env.logf("%s: verdict %s, alerts firing %v", sc.Name, res.Verdict, res.Firing)
@@ -250,8 +247,12 @@ func runScenario(ctx context.Context, env *Env, k *Kube, q parity.Querier, sc sc
 }
 
 // loadJob renders the bounded load Job named job: the in-cluster load generator against target
-// at rps for d.
-func loadJob(job, image, target string, d time.Duration, rps float64) []byte {
+// at rps for d, with the generator's extra flags (e.g. -get for the example service).
+func loadJob(job, image, target string, d time.Duration, rps float64, extra ...string) []byte {
+	var flags strings.Builder
+	for _, f := range extra {
+		fmt.Fprintf(&flags, ", %q", f)
+	}
 	return []byte(fmt.Sprintf(`apiVersion: batch/v1
 kind: Job
 metadata:
@@ -278,7 +279,7 @@ spec:
           command: ["/poolparity-load"]
           # A new connection per request, so kube-proxy spreads requests (not just connections)
           # over the ready pods of both tracks.
-          args: ["-target", "%[4]s", "-duration", "%[5]s", "-rps", "%[6]g", "-concurrency", "16", "-keep-alive=false", "-max-error-ratio", "0.05"]
+          args: ["-target", "%[4]s", "-duration", "%[5]s", "-rps", "%[6]g", "-concurrency", "16", "-keep-alive=false", "-max-error-ratio", "0.05"%[7]s]
           resources:
             requests: {cpu: 50m, memory: 32Mi}
             limits: {memory: 128Mi}
@@ -286,17 +287,23 @@ spec:
             allowPrivilegeEscalation: false
             readOnlyRootFilesystem: true
             capabilities: {drop: ["ALL"]}
-`, job, int(d.Seconds())+120, image, target, d, rps))
+`, job, int(d.Seconds())+120, image, target, d, rps, flags.String()))
 }
 
 // startLoadAt (re)creates a bounded load Job named after name against target and returns its
 // name.
 func startLoadAt(ctx context.Context, env *Env, k *Kube, name, target string, d time.Duration, rps float64) (string, error) {
+	return startLoadIn(ctx, env, k, env.cfg.Namespace, name, target, d, rps)
+}
+
+// startLoadIn (re)creates a bounded load Job named after name in namespace ns against target,
+// with the generator's extra flags, and returns its name.
+func startLoadIn(ctx context.Context, env *Env, k *Kube, ns, name, target string, d time.Duration, rps float64, extra ...string) (string, error) {
 	job := "poolparity-load-" + name
-	if err := k.DeleteJob(ctx, env.cfg.Namespace, job); err != nil {
+	if err := k.DeleteJob(ctx, ns, job); err != nil {
 		return "", err
 	}
-	if err := k.Apply(ctx, loadJob(job, env.serviceImage(), target, d, rps), env.cfg.Namespace); err != nil {
+	if err := k.Apply(ctx, loadJob(job, env.serviceImage(), target, d, rps, extra...), ns); err != nil {
 		return "", fmt.Errorf("starting load Job %s: %w", job, err)
 	}
 	env.logf("load Job %s: %g req/s for %s against %s", job, rps, d, target)
@@ -335,17 +342,13 @@ func (parityStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	prom, stop, err := env.portForwardProm(ctx, k)
+	ps, err := env.openProm(ctx, k)
 	if err != nil {
 		return Outcome{}, err
 	}
-	defer stop()
-	q, err := newPromAPI(prom)
-	if err != nil {
-		return Outcome{}, err
-	}
+	defer ps.stop()
 	var text strings.Builder
-	r, err := judgeParity(ctx, q, env.cfg.Namespace, env.cfg.Release, filepath.Join(env.cfg.OutDir, "parity"), &text)
+	r, err := judgeParity(ctx, ps.q, env.cfg.Namespace, env.cfg.Release, filepath.Join(env.cfg.OutDir, "parity"), &text)
 	env.print(text.String())
 	return Outcome{Note: string(r.Verdict)}, err
 }

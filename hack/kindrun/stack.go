@@ -216,11 +216,22 @@ func (env *Env) chartValues() []string {
 // helmInstall installs (or upgrades) the chart with the kind values, the harness's test values
 // and extra, and waits for both tracks.
 func (env *Env) helmInstall(ctx context.Context, extra ...string) error {
+	args := []string{"--set", "service.type=NodePort", "--set", "service.nodePort=30080",
+		// Its rules read its own namespace only: the example service's release records its own
+		// (docs/adopt.md, "scope every install's rules").
+		"--set", `rules.selector=gray_status=~"true|false|baseline"\,namespace="` + env.cfg.Namespace + `"`}
+	args = append(args, env.chartValues()...)
+	return env.helmInstallIn(ctx, env.cfg.Namespace, env.cfg.Release, nil, append(args, extra...)...)
+}
+
+// helmInstallIn installs (or upgrades) the chart as release in namespace ns (created restricted)
+// with the kind values, the harness's test values, the values files and extra, and waits for
+// both tracks.
+func (env *Env) helmInstallIn(ctx context.Context, ns, release string, files []string, extra ...string) error {
 	helm, err := env.tool("helm")
 	if err != nil {
 		return err
 	}
-	ns := env.cfg.Namespace
 	k, err := env.kube()
 	if err != nil {
 		return err
@@ -230,12 +241,13 @@ func (env *Env) helmInstall(ctx context.Context, extra ...string) error {
 		return fmt.Errorf("creating namespace %s: %w", ns, err)
 	}
 	chart := filepath.Join(env.cfg.Root, "deploy", "helm", "poolparity")
-	args := []string{"upgrade", "--install", env.cfg.Release, chart, "-n", ns, "--kubeconfig", env.kubeconfig,
+	args := []string{"upgrade", "--install", release, chart, "-n", ns, "--kubeconfig", env.kubeconfig,
 		"-f", filepath.Join(chart, "values-kind.yaml"),
 		"-f", filepath.Join(env.cfg.Root, "hack", "kindrun", "values-test.yaml"),
-		"--set", "service.type=NodePort", "--set", "service.nodePort=30080",
 		"--wait", "--timeout", "5m"}
-	args = append(args, env.chartValues()...)
+	for _, f := range files {
+		args = append(args, "-f", f)
+	}
 	args = append(args, extra...)
 	return env.run(ctx, "helm", cmd{name: helm, args: args})
 }
@@ -252,26 +264,45 @@ func (installStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	return Outcome{Note: note}, err
 }
 
-// installAndTest installs the chart and runs its helm test.
+// installAndTest installs the chart and runs its helm test; then it installs the example
+// service's release beside it, as a team installs its own service (docs/adopt.md), whose
+// commands run its helm test too. The example is installed here, minutes before the example step loads and
+// judges it, because this cluster's Prometheus scrapes a new ServiceMonitor's targets about
+// 2.5 minutes after it appears (docs/kind.md).
 func (env *Env) installAndTest(ctx context.Context) (string, error) {
 	if err := env.helmInstall(ctx); err != nil {
 		return "", err
 	}
-	helm, _ := env.tool("helm")
+	if err := env.helmTest(ctx, env.cfg.Namespace, env.cfg.Release, env.fullname()); err != nil {
+		return "", err
+	}
+	// The guide's install block runs the example's helm test too.
+	if err := env.installExample(ctx); err != nil {
+		return "", err
+	}
+	return "helm test passed (" + env.cfg.Release + " and the example " + exampleRelease + ")", nil
+}
+
+// helmTest runs the release's helm test; fullname is the chart's name prefix of its objects.
+func (env *Env) helmTest(ctx context.Context, ns, release, fullname string) error {
+	helm, err := env.tool("helm")
+	if err != nil {
+		return err
+	}
 	// Without --logs: the chart deletes a test pod that succeeded (hook-succeeded), so helm could
 	// not read its logs; a failed one stays, and its logs go into the error.
 	var out bytes.Buffer
-	if err := env.run(ctx, "helm", cmd{name: helm, args: []string{"test", env.cfg.Release, "-n", env.cfg.Namespace, "--kubeconfig", env.kubeconfig, "--timeout", "3m"}, stdout: &out}); err != nil {
+	if err := env.run(ctx, "helm", cmd{name: helm, args: []string{"test", release, "-n", ns, "--kubeconfig", env.kubeconfig, "--timeout", "3m"}, stdout: &out}); err != nil {
 		var logs string
 		if k, kerr := env.kube(); kerr == nil {
-			logs, _ = k.PodLogsOf(ctx, env.cfg.Namespace, env.fullname()+"-test", 0)
+			logs, _ = k.PodLogsOf(ctx, ns, fullname+"-test", 0)
 		}
-		return "", fmt.Errorf("helm test: %w\n%s", err, indent(logs))
+		return fmt.Errorf("helm test %s: %w\n%s", release, err, indent(logs))
 	}
 	for _, l := range strings.Split(out.String(), "\n") {
 		if strings.Contains(l, "Phase:") {
-			env.logf("helm test: %s", strings.TrimSpace(l))
+			env.logf("helm test %s: %s", release, strings.TrimSpace(l))
 		}
 	}
-	return "helm test passed", nil
+	return nil
 }

@@ -38,8 +38,22 @@ const (
 	ScenarioMisuseDirty = scenario.MisuseDirty
 )
 
-// Scenarios lists the scenario names.
-var Scenarios = scenario.Names()
+// Services: the demo's SERVICE values.
+const (
+	// ServiceReference runs the reference service, bin/poolparity, with
+	// Redis and the rules of deploy/prometheus/poolparity-demo.rules.yml.
+	ServiceReference = scenario.ServiceReference
+	// ServiceExample runs the example service, bin/imagesvc
+	// (examples/imagesvc): thumbnails, no Redis, OpenTelemetry's HTTP and
+	// runtime names, read by deploy/prometheus/poolparity-semconv-demo.rules.yml.
+	ServiceExample = scenario.ServiceExample
+)
+
+// Default binaries and rules of the example service.
+const (
+	ExampleServiceBin = "bin/imagesvc"
+	ExampleRulesFile  = "deploy/prometheus/poolparity-semconv-demo.rules.yml"
+)
 
 // RetainLargeBodyBytes is the payload of the large PUTs (one in 16) of the
 // misuse-retain scenario's load, over the pools' 256 KiB size cap.
@@ -86,6 +100,7 @@ const (
 // Config is the demo's configuration. Ports of 0 mean a free ephemeral port
 // on 127.0.0.1; every other port is checked free before use.
 type Config struct {
+	Service    string // poolparity (the reference service) or example
 	Scenario   string
 	Duration   time.Duration // how long the load runs
 	GrayWeight int           // percent of requests the splitter sends to gray
@@ -96,7 +111,7 @@ type Config struct {
 
 	StablePort, GrayPort, SplitterPort, PrometheusPort int
 
-	ServiceBin    string // the poolparity binary
+	ServiceBin    string // the service's binary
 	PrometheusBin string // the prometheus binary
 	RulesFile     string // Prometheus rules file holding the Window family
 	Window        string // recording-rule window read by the report: 1m
@@ -126,6 +141,7 @@ type Config struct {
 // 50/50.
 func Default() Config {
 	return Config{
+		Service:        ServiceReference,
 		Scenario:       ScenarioGood,
 		Duration:       3 * time.Minute,
 		GrayWeight:     50,
@@ -164,8 +180,10 @@ func (c Config) Validate() error {
 	if _, err := model.ParseDuration(c.Window); err != nil {
 		bad("WINDOW must be a Prometheus duration such as 1m or 5m, got %q", c.Window)
 	}
-	if !slices.Contains(Scenarios, c.Scenario) {
-		bad("SCENARIO must be one of %s, got %q", strings.Join(Scenarios, ", "), c.Scenario)
+	if !slices.Contains(scenario.Services, c.Service) {
+		bad("SERVICE must be one of %s, got %q", strings.Join(scenario.Services, ", "), c.Service)
+	} else if names := scenario.NamesFor(c.Service); !slices.Contains(names, c.Scenario) {
+		bad("SCENARIO must be one of %s with SERVICE=%s, got %q", strings.Join(names, ", "), c.Service, c.Scenario)
 	}
 	if c.Duration < 20*time.Second || c.Duration > 2*time.Hour {
 		bad("DURATION must be between 20s and 2h (the rules need about 15s of traffic), got %s", c.Duration)
@@ -239,7 +257,8 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	var reportOnly bool
 	e.Bool(&reportOnly, "DEMO_REPORT_ONLY", "moved: use poolparity-parity (make parity) to read the report from an existing Prometheus")
 
-	e.String(&c.Scenario, "SCENARIO", "good (pooled gray vs unpooled stable), regression (gray with injected latency), aa (both unpooled), or a pool misuse on gray: misuse-hold, misuse-reset, misuse-retain, misuse-dirty (docs/pool-misuse.md)")
+	e.String(&c.Service, "SERVICE", "poolparity (the reference service, with Redis) or example (examples/imagesvc: thumbnails, no Redis, OpenTelemetry names; docs/adopt.md)")
+	e.String(&c.Scenario, "SCENARIO", "good (pooled gray vs unpooled stable), regression (gray with injected latency), aa (both unpooled), or a pool misuse on gray: misuse-hold, misuse-reset, misuse-retain, misuse-dirty (docs/pool-misuse.md); with SERVICE=example: good, aa or misuse-cap")
 	e.Duration(&c.Duration, "DURATION", "how long the load runs")
 	e.Int(&c.GrayWeight, "GRAY_WEIGHT", "percent of requests sent to the gray track")
 	e.Float64(&c.RPS, "DEMO_RPS", "target requests per second, both tracks together")
@@ -249,9 +268,9 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.Int(&c.GrayPort, "DEMO_GRAY_PORT", "port of the gray instance; 0 picks a free one")
 	e.Int(&c.SplitterPort, "DEMO_SPLITTER_PORT", "port of the weighted splitter; 0 picks a free one")
 	e.Int(&c.PrometheusPort, "DEMO_PROMETHEUS_PORT", "port of Prometheus; 0 picks a free one")
-	e.String(&c.ServiceBin, "DEMO_SERVICE_BIN", "path of the poolparity binary")
+	e.String(&c.ServiceBin, "DEMO_SERVICE_BIN", "path of the service's binary (default bin/poolparity; "+ExampleServiceBin+" with SERVICE=example)")
 	e.String(&c.PrometheusBin, "DEMO_PROMETHEUS_BIN", "path of the prometheus binary")
-	e.String(&c.RulesFile, "DEMO_RULES", "Prometheus rules file with the short-window family")
+	e.String(&c.RulesFile, "DEMO_RULES", "Prometheus rules file with the short-window family (default "+Default().RulesFile+"; "+ExampleRulesFile+" with SERVICE=example)")
 	e.String(&c.Window, "DEMO_WINDOW", "recording-rule window the report reads")
 	e.String(&c.OutDir, "DEMO_OUT", "directory for report.{txt,json,html} and logs/")
 	e.String(&c.Redis, "DEMO_REDIS", "auto (redis-server if installed, else embedded), embedded or server")
@@ -270,5 +289,27 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	if reportOnly {
 		return c, ErrReportOnlyMoved
 	}
+	if c.Service == ServiceExample {
+		// The example's own binary and rules, unless set.
+		def := Default()
+		if c.ServiceBin == def.ServiceBin {
+			c.ServiceBin = ExampleServiceBin
+		}
+		if c.RulesFile == def.RulesFile {
+			c.RulesFile = ExampleRulesFile
+		}
+	}
 	return c, c.Validate()
 }
+
+// jobName is the Prometheus job the demo scrapes the tracks as: poolparity,
+// or imagesvc for the example service.
+func (c Config) jobName() string {
+	if c.Service == ServiceExample {
+		return "imagesvc"
+	}
+	return "poolparity"
+}
+
+// selector selects the demo's tracks in every query.
+func (c Config) selector() string { return fmt.Sprintf("job=%q", c.jobName()) }

@@ -46,6 +46,29 @@ func TestParseReadsTheMakefileVariablesAndPrefixedOnes(t *testing.T) {
 	}
 }
 
+func TestParseExampleServiceDefaults(t *testing.T) {
+	tests := []struct {
+		name            string
+		env             map[string]string
+		wantBin, wantRs string
+	}{
+		{"the example's own binary and rules", map[string]string{"SERVICE": "example", "SCENARIO": "misuse-cap"}, demo.ExampleServiceBin, demo.ExampleRulesFile},
+		{"set ones are kept", map[string]string{"SERVICE": "example", "DEMO_SERVICE_BIN": "/x/imagesvc", "DEMO_RULES": "r.yml"}, "/x/imagesvc", "r.yml"},
+		{"the reference service keeps its own", nil, demo.Default().ServiceBin, demo.Default().RulesFile},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := demo.Parse("demo", nil, env(tt.env), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.ServiceBin != tt.wantBin || c.RulesFile != tt.wantRs {
+				t.Errorf("binary %q, rules %q; want %q, %q", c.ServiceBin, c.RulesFile, tt.wantBin, tt.wantRs)
+			}
+		})
+	}
+}
+
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -54,6 +77,11 @@ func TestValidate(t *testing.T) {
 	}{
 		{"the defaults are valid", func(*demo.Config) {}, ""},
 		{"an unknown scenario is refused", func(c *demo.Config) { c.Scenario = "canary" }, "SCENARIO"},
+		{"an unknown service is refused", func(c *demo.Config) { c.Service = "shop" }, "SERVICE must be one of poolparity, example"},
+		{"the example's misuse is refused on the reference service", func(c *demo.Config) { c.Scenario = "misuse-cap" }, "SCENARIO must be one of good, regression"},
+		{"a reference misuse is refused on the example service", func(c *demo.Config) { c.Service, c.Scenario = "example", "misuse-dirty" },
+			"SCENARIO must be one of good, aa, misuse-cap with SERVICE=example"},
+		{"the example's misuse runs on the example service", func(c *demo.Config) { c.Service, c.Scenario = "example", "misuse-cap" }, ""},
 		{"a duration too short for the rules is refused", func(c *demo.Config) { c.Duration = 5 * time.Second }, "DURATION"},
 		{"a weight that starves a track is refused", func(c *demo.Config) { c.GrayWeight = 100 }, "GRAY_WEIGHT"},
 		{"a weight of zero is refused", func(c *demo.Config) { c.GrayWeight = 0 }, "GRAY_WEIGHT"},

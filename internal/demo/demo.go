@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -156,8 +157,8 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 	}
 
 	cfg := r.cfg
-	fmt.Fprintf(r.stdout, "demo: scenario %s: stable %s (%s%s), gray %s (%s%s); split %d%% to gray at %s\n",
-		cfg.Scenario, stable.url(), stable.mode, faultDesc(stable.extra), gray.url(), gray.mode, faultDesc(gray.extra), cfg.GrayWeight, splitURL)
+	fmt.Fprintf(r.stdout, "demo: %s, scenario %s: stable %s (%s%s), gray %s (%s%s); split %d%% to gray at %s\n",
+		cfg.jobName(), cfg.Scenario, stable.url(), stable.mode, faultDesc(stable.extra), gray.url(), gray.mode, faultDesc(gray.extra), cfg.GrayWeight, splitURL)
 	fmt.Fprintf(r.stdout, "demo: Redis %s; Prometheus %s at %s (rules %s)\n", redisDesc, promVersion, r.promURL, cfg.RulesFile)
 	fmt.Fprintf(r.stdout, "demo: load %.0f req/s for %s with %s; report at the end (Ctrl-C stops everything)\n",
 		cfg.RPS, cfg.Duration, scenarioLoad(cfg))
@@ -168,6 +169,9 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 	}
 	res.Load, res.Stable, res.Gray = loadStats, sp.Stats(splitter.Stable), sp.Stats(splitter.Gray)
 	report.Title = "poolparity demo: " + cfg.Scenario
+	if cfg.Service != ServiceReference {
+		report.Title = "poolparity demo: " + cfg.jobName() + " " + cfg.Scenario
+	}
 	report.Context = []parity.KV{
 		{Key: "scenario", Value: scenarioDesc(cfg, stable, gray)},
 		{Key: "load", Value: fmt.Sprintf("%d requests in %s (%.0f req/s target, %s, seed %d), %d errors",
@@ -186,7 +190,11 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 // and temporary directories.
 func (r *runner) prepare() (b binaries, err error) {
 	cfg := r.cfg
-	if b.service, err = executable(cfg.ServiceBin, "the service binary (build it: go build -o bin/poolparity ./app/cmd/poolparity)"); err != nil {
+	build := "go build -o bin/poolparity ./app/cmd/poolparity"
+	if cfg.Service == ServiceExample {
+		build = "go build -o " + ExampleServiceBin + " ./examples/imagesvc"
+	}
+	if b.service, err = executable(cfg.ServiceBin, "the service binary (build it: "+build+")"); err != nil {
 		return b, err
 	}
 	if b.prometheus, err = executable(cfg.PrometheusBin, "the prometheus binary (install it: hack/install-tools.sh prometheus, or set DEMO_PROMETHEUS_BIN)"); err != nil {
@@ -270,6 +278,8 @@ func scenarioTracks(cfg Config) (stable, gray trackSpec) {
 // bursty the arrivals and how large the rare large bodies.
 type loadShape struct {
 	concurrency, burst, largeBodyBytes int
+	// path, when set, replaces the item API's mix (the example service).
+	path func(key int, rnd *rand.Rand) string
 }
 
 // scenarioLoad is the load of cfg's scenario. misuse-retain and
@@ -280,6 +290,10 @@ type loadShape struct {
 // pools keep that many (docs/pool-misuse.md).
 func scenarioLoad(cfg Config) loadShape {
 	l := loadShape{concurrency: cfg.Concurrency}
+	if cfg.Service == ServiceExample {
+		l.path = thumbnailPath
+		return l
+	}
 	switch cfg.Scenario {
 	case ScenarioMisuseRetain:
 		l.largeBodyBytes = RetainLargeBodyBytes
@@ -291,8 +305,20 @@ func scenarioLoad(cfg Config) loadShape {
 	return l
 }
 
+// thumbnailPath is scenario.ExampleLoadPath, parsed.
+var thumbnailPath = func() func(int, *rand.Rand) string {
+	p, err := loadgen.ParsePath(scenario.ExampleLoadPath)
+	if err != nil {
+		panic(err) // a constant: TestScenarioLoad parses it
+	}
+	return p
+}()
+
 func (l loadShape) String() string {
 	s := fmt.Sprintf("%d workers", l.concurrency)
+	if l.path != nil {
+		s += ", GET /thumbnail/{id}?w=32-256"
+	}
 	if l.burst > 1 {
 		s += fmt.Sprintf(", in waves of %d", l.burst)
 	}
@@ -379,7 +405,7 @@ func (r *runner) loadAndRead(ctx context.Context, splitURL string, sp *splitter.
 		BaseURL: splitURL, Duration: cfg.Duration + margin,
 		MaxRequests: int(cfg.RPS*(cfg.Duration+margin).Seconds()*1.1) + 100,
 		RPS:         cfg.RPS, Concurrency: shape.concurrency, Keys: 2000, Seed: cfg.Seed,
-		LargeBodyBytes: shape.largeBodyBytes, Burst: shape.burst,
+		LargeBodyBytes: shape.largeBodyBytes, Burst: shape.burst, Path: shape.path,
 	}, nil)
 	if err != nil {
 		return parity.Report{}, loadgen.Stats{}, err
@@ -413,7 +439,7 @@ func (r *runner) loadAndRead(ctx context.Context, splitURL string, sp *splitter.
 	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	report, err := parity.Evaluate(qctx, promAPI, cat, parity.Options{
-		At: now, Window: cfg.Window, Selector: `job="poolparity"`,
+		At: now, Window: cfg.Window, Selector: cfg.selector(),
 		Stat: parity.StatReport, StatWindow: statSpan, StatStep: max(statSpan/20, cfg.ScrapeInterval), SampleFamily: "-",
 		Alerts: true, Pools: true,
 	})
@@ -433,7 +459,7 @@ func (r *runner) loadAndRead(ctx context.Context, splitURL string, sp *splitter.
 		fmt.Fprintf(r.stdout, "recorded %d series, %d steps of %s, into %s\n", len(rec.Series), rec.Len(), rec.Step, cfg.Record)
 	}
 	step := max(cfg.ScrapeInterval, now.Sub(start)/150).Round(time.Second)
-	if report.Charts, err = parity.Charts(qctx, promAPI, cat, cfg.Window, `job="poolparity"`, start, now, step); err != nil {
+	if report.Charts, err = parity.Charts(qctx, promAPI, cat, cfg.Window, cfg.selector(), start, now, step); err != nil {
 		return report, loadStats, err
 	}
 	stopLoad()
@@ -469,6 +495,9 @@ func (r *runner) printAndWrite(report parity.Report, exps []Expectation) ([]stri
 // one embedded in the demo process as the mode says (auto: redis-server when
 // on PATH), and returns a description.
 func (r *runner) startRedis(ctx context.Context, logDir string) (string, error) {
+	if r.cfg.Service == ServiceExample {
+		return "none: the example service has no Redis, so the Redis SLI is not judged", nil
+	}
 	mode := r.cfg.Redis
 	bin, lookErr := exec.LookPath("redis-server")
 	if mode == RedisAuto {
@@ -528,10 +557,10 @@ global:
 rule_files:
   - %[2]q
 scrape_configs:
-  - job_name: poolparity
+  - job_name: %[5]s
     static_configs:
       - targets: [%[3]q, %[4]q]
-`, cfg.ScrapeInterval, rules, targets[0], targets[1])
+`, cfg.ScrapeInterval, rules, targets[0], targets[1], cfg.jobName())
 	if cfg.Telemetry == TelemetryOTLP {
 		// As in the chart's ServiceMonitor: the collector names the job after
 		// service.name; keep the target's job and instance.
@@ -574,7 +603,7 @@ func (r *runner) startPrometheus(ctx context.Context, bin, rules string, cfg Con
 	// A fresh Prometheus scrapes for the first time several seconds after it
 	// starts; wait until both targets are up.
 	return waitUntil(ctx, p, 60*time.Second, 500*time.Millisecond, "prometheus scraping both instances", func(ctx context.Context) error {
-		v, _, _, err := promAPI.Query(ctx, `sum(up{job="poolparity"})`, time.Now())
+		v, _, _, err := promAPI.Query(ctx, `sum(up{`+cfg.selector()+`})`, time.Now())
 		if err != nil {
 			return err
 		}

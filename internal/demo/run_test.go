@@ -1,6 +1,8 @@
 package demo
 
 import (
+	"math/rand/v2"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -63,11 +65,32 @@ func TestScenarioLoad(t *testing.T) {
 			c := base
 			c.Scenario = tt.scenario
 			got := scenarioLoad(c)
-			if got != tt.want || got.String() != tt.desc {
+			if got.path != nil || got.concurrency != tt.want.concurrency || got.burst != tt.want.burst || got.largeBodyBytes != tt.want.largeBodyBytes || got.String() != tt.desc {
 				t.Errorf("scenarioLoad = %+v (%q), want %+v (%q)", got, got, tt.want, tt.desc)
 			}
 		})
 	}
+	t.Run("the example service asks for thumbnails", func(t *testing.T) {
+		c := base
+		c.Service, c.Scenario = ServiceExample, ScenarioGood
+		got := scenarioLoad(c)
+		if got.path == nil || got.String() != "16 workers, GET /thumbnail/{id}?w=32-256" {
+			t.Fatalf("scenarioLoad = %q, want thumbnails", got)
+		}
+		rnd := rand.New(rand.NewPCG(1, 2))
+		sides := map[string]bool{}
+		for range 200 {
+			p := got.path(7, rnd)
+			u, err := url.Parse(p)
+			if err != nil || u.Path != "/thumbnail/img-7" {
+				t.Fatalf("path %q, want /thumbnail/img-7?w=N", p)
+			}
+			sides[u.Query().Get("w")] = true
+		}
+		if len(sides) != 4 || !sides["32"] || !sides["256"] {
+			t.Errorf("sides asked for: %v, want 32, 64, 128 and 256", sides)
+		}
+	})
 	t.Run("more workers than a wave keep their number", func(t *testing.T) {
 		c := base
 		c.Scenario, c.Concurrency = ScenarioMisuseRetain, 2*RetainWave

@@ -26,10 +26,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // Op is one kind of API call.
@@ -101,6 +103,13 @@ type Config struct {
 	// once and a pool must hold that many objects. 0 or 1 spreads the calls
 	// evenly. At most Concurrency, so that a wave is in flight at once.
 	Burst int
+	// Path, when set, replaces the item API's mix: every call is a GET of
+	// the path (with its query) that Path returns for the key it is given
+	// (0 to Keys-1) and the run's random source, counted as OpGet. It is
+	// how the load drives a service of another shape (the example
+	// service's thumbnails). Mix and LargeBodyBytes are then unused. Path
+	// is called from one goroutine and must return a path starting with /.
+	Path func(key int, rnd *rand.Rand) string
 	// AllowHosts lists host names (never IP addresses) that BaseURL may name
 	// besides loopback: for example the Kubernetes Service an in-cluster load
 	// generator targets. Empty allows loopback only.
@@ -268,6 +277,7 @@ type call struct {
 	id   string
 	body []byte
 	n    int
+	path string // Config.Path's, when set
 }
 
 // Run sends load until ctx is done, Duration has passed or MaxRequests have
@@ -368,6 +378,9 @@ func (g *Generator) next(rnd *rand.Rand, weights [numOps]int, total int, bodies 
 		}
 		n -= w
 	}
+	if g.cfg.Path != nil {
+		return call{op: OpGet, path: g.cfg.Path(rnd.IntN(g.cfg.Keys), rnd)}
+	}
 	c := call{op: op, id: fmt.Sprintf("item-%05d", rnd.IntN(g.cfg.Keys))}
 	switch op {
 	case OpPut:
@@ -386,16 +399,18 @@ func (g *Generator) do(ctx context.Context, c call) {
 		path   string
 		body   io.Reader
 	)
-	switch c.op {
-	case OpPut:
+	switch {
+	case c.path != "":
+		path = c.path
+	case c.op == OpPut:
 		method, path, body = http.MethodPut, "/api/v1/items/"+c.id, bytes.NewReader(c.body)
-	case OpGet:
+	case c.op == OpGet:
 		path = "/api/v1/items/" + c.id
-	case OpList:
+	case c.op == OpList:
 		path = fmt.Sprintf("/api/v1/items?limit=%d", c.n)
-	case OpReport:
+	case c.op == OpReport:
 		path = fmt.Sprintf("/api/v1/report?n=%d", c.n)
-	case OpDelete:
+	case c.op == OpDelete:
 		method, path = http.MethodDelete, "/api/v1/items/"+c.id
 	}
 	req, err := http.NewRequestWithContext(ctx, method, g.base+path, body)
@@ -457,4 +472,78 @@ func makeBody(rnd *rand.Rand, target int) []byte {
 		return []byte(`{"name":"fallback","tags":[],"payload":""}`)
 	}
 	return b
+}
+
+// MaxPathTemplate bounds a path template's length.
+const MaxPathTemplate = 512
+
+// ParsePath parses a path template into a Config.Path: the path (with its
+// query) of every request, where {key} becomes the call's key and
+// {a|b|c} one of the choices, drawn at random (repeat a choice to weigh
+// it). For example "/thumbnail/img-{key}?w={64|64|128}". The template must
+// start with /, hold no space, control character or '#', and close every
+// brace; a choice list holds 1 to 64 non-empty choices without braces.
+func ParsePath(tmpl string) (func(key int, rnd *rand.Rand) string, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("path template %q: %s", tmpl, fmt.Sprintf(format, a...))
+	}
+	if !strings.HasPrefix(tmpl, "/") {
+		return nil, bad("want a path starting with /")
+	}
+	if len(tmpl) > MaxPathTemplate {
+		return nil, bad("longer than %d bytes", MaxPathTemplate)
+	}
+	if i := strings.IndexFunc(tmpl, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '#' || r == utf8.RuneError }); i >= 0 {
+		return nil, bad("byte %d: no spaces, control characters or '#'", i)
+	}
+	// parts are literal text, {key} or a choice list, in order.
+	type part struct {
+		lit     string
+		choices []string
+		key     bool
+	}
+	var parts []part
+	rest := tmpl
+	for rest != "" {
+		open := strings.IndexAny(rest, "{}")
+		if open < 0 {
+			parts = append(parts, part{lit: rest})
+			break
+		}
+		if rest[open] == '}' {
+			return nil, bad("'}' without '{'")
+		}
+		if open > 0 {
+			parts = append(parts, part{lit: rest[:open]})
+		}
+		end := strings.IndexAny(rest[open+1:], "{}")
+		if end < 0 || rest[open+1+end] != '}' {
+			return nil, bad("'{' without its '}'")
+		}
+		inner := rest[open+1 : open+1+end]
+		rest = rest[open+2+end:]
+		if inner == "key" {
+			parts = append(parts, part{key: true})
+			continue
+		}
+		choices := strings.Split(inner, "|")
+		if len(choices) > 64 || slices.Contains(choices, "") {
+			return nil, bad("{%s}: want {key} or 1 to 64 non-empty choices separated by |", inner)
+		}
+		parts = append(parts, part{choices: choices})
+	}
+	return func(key int, rnd *rand.Rand) string {
+		var b strings.Builder
+		for _, p := range parts {
+			switch {
+			case p.key:
+				b.WriteString(strconv.Itoa(key))
+			case p.choices != nil:
+				b.WriteString(p.choices[rnd.IntN(len(p.choices))])
+			default:
+				b.WriteString(p.lit)
+			}
+		}
+		return b.String()
+	}, nil
 }

@@ -39,7 +39,30 @@ const (
 	// MisuseDirty runs the gray track with POOL_MODE=misuse-dirty: a reset
 	// that forgets the decoded item, caught by the pool sanitizer.
 	MisuseDirty = "misuse-dirty"
+	// MisuseCap runs the example service's gray track with
+	// POOL_MODE=misuse-cap: an image pool whose New makes the largest image
+	// and whose size cap drops anything over a quarter of it, so every Put
+	// is dropped and every Get allocates (examples/imagesvc).
+	MisuseCap = "misuse-cap"
 )
+
+// The services a scenario runs on: the demo's SERVICE values.
+const (
+	// ServiceReference is the reference service, app/cmd/poolparity.
+	ServiceReference = "poolparity"
+	// ServiceExample is the example service of another shape,
+	// examples/imagesvc: thumbnails, no Redis, OpenTelemetry names.
+	ServiceExample = "example"
+)
+
+// Services lists the services, the reference one first.
+var Services = []string{ServiceReference, ServiceExample}
+
+// ExampleLoadPath is the example service's load, a path template for the
+// load generator (loadgen.ParsePath; poolparity-load -get): GET
+// /thumbnail/{id}?w=N over the load's key space, mostly small thumbnails and
+// one in ten 256 pixels a side.
+const ExampleLoadPath = "/thumbnail/img-{key}?w={32|32|64|64|64|64|128|128|128|256}"
 
 // Pool modes of a track (the service's POOL_MODE); the misuse scenarios'
 // gray mode is their name.
@@ -76,6 +99,29 @@ type Scenario struct {
 	// Alerts name the scenario's cause: at least one of them must fire.
 	// Empty means no alert names a cause, and none may fire.
 	Alerts []string
+	// Services are the services it runs on; nil means the reference
+	// service only.
+	Services []string
+}
+
+// RunsOn reports whether the scenario runs on service.
+func (s Scenario) RunsOn(service string) bool {
+	if s.Services == nil {
+		return service == ServiceReference
+	}
+	return slices.Contains(s.Services, service)
+}
+
+// NamesFor returns the names of the scenarios that run on service, in All's
+// order.
+func NamesFor(service string) []string {
+	var names []string
+	for _, s := range All() {
+		if s.RunsOn(service) {
+			names = append(names, s.Name)
+		}
+	}
+	return names
 }
 
 // All returns every scenario, in the order the demo lists them.
@@ -84,9 +130,9 @@ func All() []Scenario {
 		return Scenario{Name: name, StableMode: Unpooled, GrayMode: name, Want: parity.Fail, Alerts: alerts}
 	}
 	return []Scenario{
-		{Name: Good, StableMode: Unpooled, GrayMode: Pooled, Want: parity.Pass},
+		{Name: Good, StableMode: Unpooled, GrayMode: Pooled, Want: parity.Pass, Services: Services},
 		{Name: Regression, StableMode: Unpooled, GrayMode: Pooled, FaultLatency: FaultLatency, Want: parity.Fail, Alerts: []string{LatencyAlert}},
-		{Name: AA, StableMode: Unpooled, GrayMode: Unpooled, Want: parity.Pass},
+		{Name: AA, StableMode: Unpooled, GrayMode: Unpooled, Want: parity.Pass, Services: Services},
 		// Hold is caught by memory as well: a request that holds one item
 		// scratch per item makes its pool keep that many, each grown by the
 		// largest item it served, while sync.Pool refills too fast for the
@@ -95,10 +141,18 @@ func All() []Scenario {
 		misuse(MisuseReset, "PoolParityCPUPerRequestRegression", LatencyAlert, "PoolParityLiveHeapRegression"),
 		misuse(MisuseRetain, "PoolParityLiveHeapRegression"),
 		misuse(MisuseDirty, "PoolParityDirtyObjects"),
+		// Every image is dropped at Put: the image pool's hit ratio is 0.
+		// Each request then allocates the largest image, which
+		// PoolParityNoAllocationGain (informational) may name as well.
+		func() Scenario {
+			s := misuse(MisuseCap, "PoolParityLowSyncPoolHitRatio")
+			s.Services = []string{ServiceExample}
+			return s
+		}(),
 	}
 }
 
-// Names returns the scenario names, in All's order.
+// Names returns the scenario names of every service, in All's order.
 func Names() []string {
 	all := All()
 	names := make([]string, len(all))

@@ -42,8 +42,8 @@ func TestLookup(t *testing.T) {
 
 func TestNamesAreUniqueAndEveryScenarioIsComplete(t *testing.T) {
 	names := scenario.Names()
-	if len(names) != 7 {
-		t.Errorf("Names() = %v, want the 7 scenarios", names)
+	if len(names) != 8 {
+		t.Errorf("Names() = %v, want the 8 scenarios", names)
 	}
 	seen := map[string]bool{}
 	for _, s := range scenario.All() {
@@ -84,6 +84,24 @@ func TestMet(t *testing.T) {
 			}
 			if got := s.Met(tt.verdict, tt.firing); got != tt.want {
 				t.Errorf("Met(%s, %v) = %v, want %v", tt.verdict, tt.firing, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNamesFor(t *testing.T) {
+	tests := []struct {
+		service string
+		want    []string
+	}{
+		{scenario.ServiceReference, []string{scenario.Good, scenario.Regression, scenario.AA, scenario.MisuseHold, scenario.MisuseReset, scenario.MisuseRetain, scenario.MisuseDirty}},
+		{scenario.ServiceExample, []string{scenario.Good, scenario.AA, scenario.MisuseCap}},
+		{"nope", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.service, func(t *testing.T) {
+			if got := scenario.NamesFor(tt.service); !slices.Equal(got, tt.want) {
+				t.Errorf("NamesFor(%q) = %v, want %v", tt.service, got, tt.want)
 			}
 		})
 	}

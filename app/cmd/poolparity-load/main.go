@@ -34,7 +34,10 @@ type Config struct {
 	Load          loadgen.Config // BaseURL is -target
 	MaxErrorRatio float64
 	KeepAlive     bool
-	InCluster     bool // set from KUBERNETES_SERVICE_HOST, not a flag
+	// Get is a path template (loadgen.ParsePath) that replaces the item
+	// API's mix: a service of another shape.
+	Get       string
+	InCluster bool // set from KUBERNETES_SERVICE_HOST, not a flag
 }
 
 func main() {
@@ -62,6 +65,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	e.Int(&c.Load.Burst, "LOAD_BURST", "when > 1, requests arrive in waves of this many at once, at the same average rate (at most LOAD_CONCURRENCY)")
 	e.Uint64(&c.Load.Seed, "LOAD_SEED", "seed of the call sequence")
 	e.Float64(&c.MaxErrorRatio, "LOAD_MAX_ERROR_RATIO", "exit 1 when more than this share of requests failed")
+	e.String(&c.Get, "LOAD_GET", `GET this path template for every request instead of the item API's mix (a service of your own): {key} becomes a key below LOAD_KEYS, {a|b} one of the choices; e.g. "/thumbnail/img-{key}?w={64|128}"`)
 	e.Bool(&c.KeepAlive, "LOAD_KEEP_ALIVE", "reuse connections; false opens one per request, so a Kubernetes Service spreads requests (not connections) over its pods")
 	if err := e.Parse(args); err != nil {
 		return c, err
@@ -82,6 +86,13 @@ func (c Config) loadConfig() (loadgen.Config, error) {
 		return loadgen.Config{}, fmt.Errorf("max error ratio must be in [0, 1], got %g", c.MaxErrorRatio)
 	}
 	lc := c.Load
+	if c.Get != "" {
+		path, err := loadgen.ParsePath(c.Get)
+		if err != nil {
+			return lc, fmt.Errorf("LOAD_GET: %w", err)
+		}
+		lc.Path = path
+	}
 	if c.InCluster {
 		if u, err := url.Parse(lc.BaseURL); err == nil {
 			lc.AllowHosts = []string{u.Hostname()}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/poolparity/poolparity/internal/cli"
@@ -35,6 +36,28 @@ func TestRunSendsBoundedLoadAndReportsCounts(t *testing.T) {
 	}
 }
 
+func TestRunGetsThePathTemplate(t *testing.T) {
+	var mu sync.Mutex
+	paths := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths[r.Method+" "+r.URL.RequestURI()]++
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	code := cli.Exit(&errb, "poolparity-load", run(context.Background(), []string{"-target", srv.URL, "-duration", "5s", "-max-requests", "30", "-rps", "300", "-keys", "1"},
+		func(k string) string { return map[string]string{"LOAD_GET": "/thumbnail/img-{key}?w={64|128}"}[k] }, &out, &errb))
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(paths) != 2 || paths["GET /thumbnail/img-0?w=64"]+paths["GET /thumbnail/img-0?w=128"] != 30 {
+		t.Errorf("requests %v, want 30 GETs of the template's two paths", paths)
+	}
+}
+
 func TestRunRefusesTargets(t *testing.T) {
 	tests := []struct {
 		name string
@@ -46,6 +69,7 @@ func TestRunRefusesTargets(t *testing.T) {
 		{"an IP outside loopback is refused even in a pod", []string{"-target", "http://10.96.0.10:80"}, map[string]string{"KUBERNETES_SERVICE_HOST": "10.96.0.1"}, "not a loopback address"},
 		{"a bad error ratio is refused", []string{"-target", "http://127.0.0.1:1", "-max-error-ratio", "2"}, nil, "max error ratio"},
 		{"a bad variable is refused", []string{"-target", "http://127.0.0.1:1"}, map[string]string{"LOAD_RPS": "fast"}, "LOAD_RPS"},
+		{"a bad path template is refused", []string{"-target", "http://127.0.0.1:1", "-get", "thumbnail/{key"}, nil, "LOAD_GET: path template"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"image"
+	"image/png"
+	"net/http"
+	"regexp"
+	"strconv"
+
+	"github.com/poolparity/poolparity/instrument"
+)
+
+// The pool modes the service knows: the values of POOL_MODE and of the
+// pool_mode label.
+const (
+	// ModeUnpooled allocates every image, encoder state and output buffer.
+	ModeUnpooled = instrument.PoolModeUnpooled
+	// ModePooled takes them from instrumented sync.Pools.
+	ModePooled = instrument.PoolModePooled
+	// ModeMisuseCap pools the images with two rules that each look careful
+	// and together defeat the pool: New makes every image as large as the
+	// largest thumbnail ("so that it never grows"), and the keep policy
+	// drops images larger than a quarter of that ("so that one large
+	// request is not pinned"). Every image is dropped at Put, so every Get
+	// calls New and allocates the largest image for every request.
+	ModeMisuseCap = "misuse-cap"
+)
+
+// Modes lists the pool modes in the order the usage text gives them.
+var Modes = []string{ModeUnpooled, ModePooled, ModeMisuseCap}
+
+// Thumbnail bounds: w is a square's side in pixels.
+const (
+	MinWidth     = 16
+	MaxWidth     = 512
+	DefaultWidth = 128
+	// maxPix is the pixel buffer of the largest thumbnail.
+	maxPix = MaxWidth * MaxWidth * 4
+	// maxOut caps the pooled output buffers: a little over the largest
+	// PNG this service encodes (its pixels uncompressed).
+	maxOut = maxPix + 64<<10
+)
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// service renders thumbnails: GET /thumbnail/{id}?w=N draws a square
+// image, deterministic in id, of N pixels a side, and answers it as PNG.
+// Its handler is safe for concurrent use.
+type service struct {
+	mode string
+	// images, outs and encs are nil in ModeUnpooled.
+	images *instrument.Pool[*image.RGBA]
+	outs   *instrument.Pool[*bytes.Buffer]
+	encs   *encoderPool
+}
+
+// newService returns the service for mode and registers its pools (none
+// when unpooled) in pools.
+func newService(mode string, pools *instrument.Registry) (*service, error) {
+	s := &service{mode: mode}
+	var err error
+	switch mode {
+	case ModeUnpooled:
+		return s, nil
+	case ModePooled:
+		s.images, err = instrument.New("image_rgba",
+			instrument.WithNew(func() *image.RGBA { return new(image.RGBA) }),
+			instrument.WithKeep(func(m *image.RGBA) bool { return cap(m.Pix) <= maxPix }))
+	case ModeMisuseCap:
+		s.images, err = instrument.New("image_rgba",
+			instrument.WithNew(func() *image.RGBA { return &image.RGBA{Pix: make([]uint8, 0, maxPix)} }),
+			instrument.WithKeep(func(m *image.RGBA) bool { return cap(m.Pix) <= maxPix/4 }))
+	default:
+		return nil, fmt.Errorf("unknown pool mode %q", mode)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.outs, err = instrument.NewBufferPool("png_out", maxOut); err != nil {
+		return nil, err
+	}
+	encs, err := instrument.New[*png.EncoderBuffer]("png_encoder")
+	if err != nil {
+		return nil, err
+	}
+	s.encs = &encoderPool{p: encs}
+	if err := pools.Register(s.images, s.outs, encs); err != nil {
+		return nil, fmt.Errorf("registering the pools: %w", err)
+	}
+	return s, nil
+}
+
+// encoderPool is the png.EncoderBufferPool of the pooled modes: the
+// encoder's zlib state and row buffers, kept between images.
+type encoderPool struct {
+	p *instrument.Pool[*png.EncoderBuffer]
+}
+
+func (e *encoderPool) Get() *png.EncoderBuffer  { return e.p.Get() }
+func (e *encoderPool) Put(b *png.EncoderBuffer) { e.p.Put(b) }
+
+// routes returns the API's routes, for the otelhttp handler to wrap.
+func (s *service) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /thumbnail/{id}", s.thumbnail)
+	return mux
+}
+
+func (s *service) thumbnail(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !idPattern.MatchString(id) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("id %q: want 1 to 64 letters, digits, '_' or '-'", id))
+		return
+	}
+	side := DefaultWidth
+	if v := r.URL.Query().Get("w"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < MinWidth || n > MaxWidth {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("w %q: want a whole number of pixels from %d to %d", v, MinWidth, MaxWidth))
+			return
+		}
+		side = n
+	}
+	img := s.image(side)
+	render(img, seed(id))
+	out := s.out()
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	if s.encs != nil {
+		enc.BufferPool = s.encs
+	}
+	err := enc.Encode(out, img)
+	s.putImage(img)
+	if err != nil {
+		s.putOut(out)
+		writeError(w, http.StatusInternalServerError, "encoding the thumbnail: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.Header().Set("Content-Length", strconv.Itoa(out.Len()))
+	_, _ = w.Write(out.Bytes())
+	s.putOut(out)
+}
+
+// image returns a side x side image whose pixels the caller overwrites.
+func (s *service) image(side int) *image.RGBA {
+	rect := image.Rect(0, 0, side, side)
+	if s.images == nil {
+		return image.NewRGBA(rect)
+	}
+	m := s.images.Get()
+	n := side * side * 4
+	if cap(m.Pix) < n {
+		m.Pix = make([]uint8, n)
+	}
+	m.Pix, m.Stride, m.Rect = m.Pix[:n], side*4, rect
+	return m
+}
+
+func (s *service) putImage(m *image.RGBA) {
+	if s.images != nil {
+		s.images.Put(m)
+	}
+}
+
+func (s *service) out() *bytes.Buffer {
+	if s.outs == nil {
+		return new(bytes.Buffer)
+	}
+	return s.outs.Get()
+}
+
+func (s *service) putOut(b *bytes.Buffer) {
+	if s.outs != nil {
+		s.outs.Put(b)
+	}
+}
+
+// seed is id's 64-bit FNV-1a hash: the same id draws the same image.
+func seed(id string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(id))
+	return h.Sum64()
+}
+
+// render overwrites every pixel of img with a pattern drawn from seed:
+// two gradients and rings around a centre.
+func render(img *image.RGBA, seed uint64) {
+	side := img.Rect.Dx()
+	a, b, c := byte(seed), byte(seed>>8), byte(seed>>16)
+	cx, cy := int(seed>>24%uint64(side)), int(seed>>40%uint64(side))
+	for y := range side {
+		row := img.Pix[y*img.Stride : y*img.Stride+4*side]
+		dy := y - cy
+		g := byte(y*255/side) ^ b
+		for x := range side {
+			dx := x - cx
+			i := 4 * x
+			row[i] = byte(x*255/side) ^ a
+			row[i+1] = g
+			row[i+2] = byte((dx*dx+dy*dy)>>4) + c
+			row[i+3] = 255
+		}
+	}
+}
+
+// writeError answers status with a JSON body {"error": msg}.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}

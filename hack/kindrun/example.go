@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/docblocks"
+	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/scenario"
+)
+
+// The example service's release: examples/imagesvc installed with the same chart, as a team
+// installs its own service (docs/adopt.md sections 5 and 6, whose commands this file runs).
+const (
+	exampleNamespace = "poolparity-example"
+	exampleRelease   = "imagesvc"
+	exampleFullname  = exampleRelease + "-poolparity"
+	// exampleLoad and exampleRPS are the example step's load: enough for the 1m rule family to
+	// fill and the report to read a minute of steady traffic.
+	exampleLoad = 100 * time.Second
+	exampleRPS  = 30
+	// adoptDoc is the guide whose kind:* blocks the run executes.
+	adoptDoc = "docs/adopt.md"
+)
+
+// adoptBlocks returns the guide's blocks of runner.
+func (env *Env) adoptBlocks(runner string) ([]docblocks.Block, error) {
+	md, err := os.ReadFile(filepath.Join(env.cfg.Root, adoptDoc))
+	if err != nil {
+		return nil, err
+	}
+	blocks, err := docblocks.Parse(string(md))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", adoptDoc, err)
+	}
+	bs := docblocks.Of(blocks, runner)
+	if len(bs) == 0 {
+		return nil, fmt.Errorf("%s has no %q block", adoptDoc, runner)
+	}
+	return bs, nil
+}
+
+// runAdoptBlocks runs the guide's blocks of runner, verbatim, with bash from the repository root,
+// ./bin first on PATH, the cluster's kubeconfig and vars; their output goes to stdout (when not
+// nil) and to logs/example.log.
+func (env *Env) runAdoptBlocks(ctx context.Context, runner string, vars []string, stdout *bytes.Buffer) error {
+	bs, err := env.adoptBlocks(runner)
+	if err != nil {
+		return err
+	}
+	vars = append(vars, "PATH="+env.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, b := range bs {
+		c := cmd{name: "bash", args: []string{"-euo", "pipefail", "-c", b.Script}, env: vars, dir: env.cfg.Root}
+		if stdout != nil {
+			c.stdout = stdout
+		}
+		if err := env.run(ctx, "example", c); err != nil {
+			return fmt.Errorf("%s:%d (%s): %w", adoptDoc, b.Line, runner, err)
+		}
+	}
+	return nil
+}
+
+// installExample creates the example's namespace (restricted) and runs the guide's install
+// block: helm upgrade --install with examples/imagesvc/values.yaml, then helm test.
+func (env *Env) installExample(ctx context.Context) error {
+	k, err := env.kube()
+	if err != nil {
+		return err
+	}
+	nsYAML := fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels:\n    pod-security.kubernetes.io/enforce: restricted\n", exampleNamespace)
+	if err := k.Apply(ctx, []byte(nsYAML), ""); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", exampleNamespace, err)
+	}
+	repo, tag, _ := strings.Cut(exampleImage, ":")
+	vars := []string{"IMAGE_REPOSITORY=" + repo, "IMAGE_TAG=" + tag}
+	if env.cfg.Mode == "offline" {
+		testRepo, testTag, _ := strings.Cut(testImage, ":")
+		vars = append(vars, "HELM_EXTRA_ARGS=--set tests.image.repository="+testRepo+" --set tests.image.tag="+testTag)
+	}
+	env.logf("example: installing %s in %s with %s's commands", exampleRelease, exampleNamespace, adoptDoc)
+	return env.runAdoptBlocks(ctx, "kind:install", vars, nil)
+}
+
+// exampleStep loads and judges the example service's release, installed by helm-install: the
+// guide's judge command must say PASS, with the Redis and GC-share SLIs left out (the service has
+// neither series) and pooling's large allocation effect shown. Then it uninstalls the release.
+type exampleStep struct{}
+
+// Name implements Step.
+func (exampleStep) Name() string { return "example" }
+
+// Run implements Step.
+func (exampleStep) Run(ctx context.Context, env *Env) (Outcome, error) {
+	k, err := env.kube()
+	if err != nil {
+		return Outcome{}, err
+	}
+	ps, err := env.openProm(ctx, k)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer ps.stop()
+	q, prom := ps.q, ps.url
+	err = poll(ctx, 3*time.Second, 4*time.Minute, "Prometheus to scrape both tracks of the example", func() (bool, error) {
+		return scrapedAndRuled(ctx, q, exampleNamespace, exampleRelease)
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	job, err := startLoadIn(ctx, env, k, exampleNamespace, "example", fmt.Sprintf("http://%s:80", exampleFullname), exampleLoad, exampleRPS,
+		"-get", scenario.ExampleLoadPath)
+	if err != nil {
+		return Outcome{}, err
+	}
+	start := time.Now()
+	select {
+	case <-ctx.Done():
+		return Outcome{}, ctx.Err()
+	case <-time.After(exampleLoad - 20*time.Second):
+	}
+	res := Scenario{Name: "example " + exampleRelease + " (good)", Want: parity.Pass, Firing: []string{}}
+	// The guide's command first: its exit status is the verdict. A minute-old release can still
+	// be NO DATA at the first read; it gets three more, 5 s apart.
+	var out bytes.Buffer
+	vars := []string{"PROMETHEUS_URL=" + prom}
+	for attempt := 0; ; attempt++ {
+		out.Reset()
+		err = env.runAdoptBlocks(ctx, "kind:judge", vars, &out)
+		if err == nil || attempt == 3 || !strings.Contains(out.String(), "VERDICT: NO DATA") {
+			break
+		}
+		time.Sleep(5 * time.Second)
+	}
+	env.print(out.String())
+	if err != nil {
+		return Outcome{}, fmt.Errorf("example: the guide's judge command (want PASS, exit 0) after %s of load: %w", time.Since(start).Round(time.Second), err)
+	}
+	// The same report through the library, for the checks and the report files.
+	var text bytes.Buffer
+	report, err := judgeParity(ctx, q, exampleNamespace, exampleRelease, filepath.Join(env.cfg.OutDir, "parity", "example"), &text)
+	if err != nil {
+		return Outcome{}, err
+	}
+	res.Verdict, res.Report = report.Verdict, strings.TrimSpace(text.String())
+	if res.Firing, err = firingAlerts(ctx, q, exampleNamespace, exampleRelease); err != nil {
+		return Outcome{}, err
+	}
+	problems := checkExampleReport(report)
+	res.OK = len(problems) == 0 && len(res.Firing) == 0
+	if len(res.Firing) > 0 {
+		problems = append(problems, fmt.Sprintf("alerts firing: %v", res.Firing))
+	}
+	o := Outcome{Result: Result{Scenarios: []Scenario{res}}}
+	if err := k.WaitJob(ctx, exampleNamespace, job, 2*time.Minute); err != nil {
+		logs, _ := k.PodLogs(ctx, exampleNamespace, "job-name="+job, 30)
+		return o, fmt.Errorf("example: load Job %s did not complete: %w\n%s", job, err, indent(logs))
+	}
+	if logs, err := k.PodLogs(ctx, exampleNamespace, "job-name="+job, 0); err == nil {
+		env.logf("example: load generator counts: %s", strings.Join(strings.Fields(logs), " "))
+	}
+	if len(problems) > 0 {
+		return o, errors.New("example: " + strings.Join(problems, "; "))
+	}
+	// Free the node for the steps after this one.
+	helm, err := env.tool("helm")
+	if err != nil {
+		return o, err
+	}
+	if err := env.run(ctx, "example", cmd{name: helm, args: []string{"uninstall", exampleRelease, "-n", exampleNamespace, "--kubeconfig", env.kubeconfig, "--wait", "--timeout", "2m"}}); err != nil {
+		return o, fmt.Errorf("example: uninstalling: %w", err)
+	}
+	heap := rowValue(report, catalog.HeapAllocPerRequest)
+	o.Note = fmt.Sprintf("example %s: PASS through %s's judge command; heap per request gray/stable %.2f; Redis and GC share not judged", exampleRelease, adoptDoc, heap)
+	return o, nil
+}
+
+// checkExampleReport lists what is wrong with the example's report: it must PASS, leave the SLIs
+// whose series the service lacks out with a note, judge CPU per request (the service exposes
+// process_cpu_seconds_total), and show pooling's allocation effect (gray at most half stable's
+// heap bytes per request; the unpooled PNG encoder allocates its zlib state per image).
+func checkExampleReport(r parity.Report) []string {
+	var problems []string
+	if r.Verdict != parity.Pass {
+		problems = append(problems, fmt.Sprintf("verdict %s, want PASS (%s)", r.Verdict, strings.Join(r.Reasons, "; ")))
+	}
+	for _, id := range []catalog.ID{catalog.RedisPoolHitRatio, catalog.GCCPUShare} {
+		s, _ := catalog.Default().Get(id)
+		if slices.ContainsFunc(r.Rows, func(rw parity.Row) bool { return rw.ID == id }) {
+			problems = append(problems, s.Name+" is judged on a service without its series")
+		}
+		if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, s.Name+": not judged") }) {
+			problems = append(problems, "no note says "+s.Name+" is not judged")
+		}
+	}
+	if !slices.ContainsFunc(r.Rows, func(rw parity.Row) bool { return rw.ID == catalog.CPUPerRequest && rw.Value != nil }) {
+		problems = append(problems, "CPU per request has no value")
+	}
+	if v := rowValue(r, catalog.HeapAllocPerRequest); v <= 0 || v > 0.5 {
+		problems = append(problems, fmt.Sprintf("heap alloc per request gray/stable %.2f, want at most 0.5", v))
+	}
+	return problems
+}
+
+// rowValue is the value (gray against stable) of the row of id, or 0 without one.
+func rowValue(r parity.Report, id catalog.ID) float64 {
+	for _, rw := range r.Rows {
+		if rw.ID == id && rw.Value != nil {
+			return *rw.Value
+		}
+	}
+	return 0
+}
