@@ -206,6 +206,9 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 	if err != nil {
 		return fail(fmt.Errorf("parity: %w", err))
 	}
+	if quiet != "" && e.opts.Guard == nil {
+		quiet += e.missingInputs(ctx, q, e.cat.Guard.RequestRule+e.opts.Window)
+	}
 	var grayPooled, stablePooled *bool
 	var statErrs []string
 	for _, s := range e.cat.SLIs {
@@ -535,6 +538,34 @@ func (e evaluation) checkRulesLoaded(ctx context.Context, q Querier) (map[string
 		return nil, fmt.Errorf("%w (missing: %s)", ErrNoRules, strings.Join(missing, ", "))
 	}
 	return loaded, nil
+}
+
+// missingInputs says which series the loaded rule record reads that the
+// selected service has none of ("" when it has them all): the request-rate
+// rule of rules made for other names (the project's http_requests_total
+// read on an otelhttp service, say) records nothing, and the verdict's
+// NO DATA then names what is missing rather than only "too little traffic".
+// It is a diagnosis, best effort: a query that fails leaves it out.
+func (e evaluation) missingInputs(ctx context.Context, q Querier, record string) string {
+	names, err := promread.RuleInputs(ctx, q, record)
+	if err != nil {
+		return ""
+	}
+	var missing []string
+	for _, n := range names {
+		has, err := e.hasSeries(ctx, q, n, "")
+		if err != nil {
+			return ""
+		}
+		if !has {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; no series of %s%s, which the rule %s reads: do the rules read this service's metric names? (rules.http.metrics, docs/adopt.md)",
+		strings.Join(missing, ", "), sel(e.opts.Selector), record)
 }
 
 // trackPooled reports whether the track selected by m exposes sync.Pool

@@ -392,6 +392,42 @@ func TestCheckWithoutDataIsNoData(t *testing.T) {
 	}
 }
 
+// Rules made for other metric names (the project's http_requests_total on an
+// otelhttp service) record nothing: the NO DATA names the series missing.
+func TestNoDataNamesTheMissingSeries(t *testing.T) {
+	tests := []struct {
+		name      string
+		query     string
+		present   bool // the service has http_requests_total
+		wantNamed bool
+	}{
+		{"the rule reads a series the service lacks", `sum without (instance) (rate(http_requests_total{gray_status=~"true|false"}[1m]))`, false, true},
+		{"the service has it, it is only quiet", `sum without (instance) (rate(http_requests_total{gray_status=~"true|false"}[1m]))`, true, false},
+		{"an unreadable query is no diagnosis", `sum(`, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := goodPool()
+			p.values = map[string]map[string]float64{}
+			if tt.present {
+				p.values["count(http_requests_total"] = map[string]float64{"": 12}
+			}
+			for i, r := range p.rules.Groups[0].Rules {
+				if rr, ok := r.(v1.RecordingRule); ok && rr.Name == "job_gray_status:http_requests:rate1m" {
+					rr.Query = tt.query
+					p.rules.Groups[0].Rules[i] = rr
+				}
+			}
+			r := check(t, p)
+			reasons := strings.Join(r.Reasons, "; ")
+			named := strings.Contains(reasons, `no series of http_requests_total{job="poolparity"}, which the rule job_gray_status:http_requests:rate1m reads`)
+			if r.Verdict != parity.NoData || named != tt.wantNamed {
+				t.Errorf("verdict %s, reasons %q; want NO DATA, the series named: %v", r.Verdict, reasons, tt.wantNamed)
+			}
+		})
+	}
+}
+
 func TestCheckWithoutRulesIsAnError(t *testing.T) {
 	p := goodPool()
 	p.rules = v1.RulesResult{}

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/prometheus/promql/parser"
+
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 )
@@ -78,6 +80,38 @@ func LoadedRules(ctx context.Context, q Querier) (map[string]time.Duration, erro
 		}
 	}
 	return loaded, nil
+}
+
+// RuleInputs returns the metric names the loaded recording rule record
+// reads (its query's vector selectors), each once, sorted; none when no
+// loaded rule records it. A rule that reads a name the service does not
+// expose records nothing, and these names say what is missing.
+func RuleInputs(ctx context.Context, q Querier, record string) ([]string, error) {
+	res, err := q.Rules(ctx, nil)
+	if err != nil {
+		return nil, DescribeError(err)
+	}
+	var names []string
+	for _, g := range res.Groups {
+		for _, rule := range g.Rules {
+			rr, ok := rule.(v1.RecordingRule)
+			if !ok || rr.Name != record {
+				continue
+			}
+			expr, err := parser.NewParser(parser.Options{}).ParseExpr(rr.Query)
+			if err != nil {
+				return nil, fmt.Errorf("parsing the query of %s: %w", record, err)
+			}
+			parser.Inspect(expr, func(n parser.Node, _ []parser.Node) error {
+				if vs, ok := n.(*parser.VectorSelector); ok && vs.Name != "" && !slices.Contains(names, vs.Name) {
+					names = append(names, vs.Name)
+				}
+				return nil
+			})
+		}
+	}
+	slices.Sort(names)
+	return names, nil
 }
 
 // Tracks is one SLI's value per track and why a track has none.
