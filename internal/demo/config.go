@@ -290,12 +290,13 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 		return c, ErrReportOnlyMoved
 	}
 	if c.Service == ServiceExample {
-		// The example's own binary and rules, unless set.
-		def := Default()
-		if c.ServiceBin == def.ServiceBin {
+		// The example's own binary and rules, unless set by flag or variable.
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["service-bin"] && getenv("DEMO_SERVICE_BIN") == "" {
 			c.ServiceBin = ExampleServiceBin
 		}
-		if c.RulesFile == def.RulesFile {
+		if !set["rules"] && getenv("DEMO_RULES") == "" {
 			c.RulesFile = ExampleRulesFile
 		}
 	}

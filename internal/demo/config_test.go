@@ -55,6 +55,7 @@ func TestParseExampleServiceDefaults(t *testing.T) {
 		{"the example's own binary and rules", map[string]string{"SERVICE": "example", "SCENARIO": "misuse-cap"}, demo.ExampleServiceBin, demo.ExampleRulesFile},
 		{"set ones are kept", map[string]string{"SERVICE": "example", "DEMO_SERVICE_BIN": "/x/imagesvc", "DEMO_RULES": "r.yml"}, "/x/imagesvc", "r.yml"},
 		{"the reference service keeps its own", nil, demo.Default().ServiceBin, demo.Default().RulesFile},
+		{"the reference rules, asked for, on the example", map[string]string{"SERVICE": "example", "DEMO_RULES": demo.Default().RulesFile}, demo.ExampleServiceBin, demo.Default().RulesFile},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,8 +23,9 @@ import (
 // effects only: the allocation ratio of a pooled gray track, its sync.Pool
 // hit ratio, an injected latency of tens of milliseconds, and three pool
 // misuses caught by the alerts that name them (misuse-dirty, misuse-reset,
-// misuse-retain). Then two on the example service (SERVICE=example:
-// examples/imagesvc with the semconv rules): good and misuse-cap. It needs
+// misuse-retain). Then three on the example service (SERVICE=example:
+// examples/imagesvc): good and misuse-cap with the semconv rules, and good
+// with the reference service's rules (NO DATA naming the series missing). It needs
 // POOLPARITY_E2E=1 (`make test-e2e`, which .ci/run calls),
 // ./bin/prometheus (hack/install-tools.sh prometheus) and about eleven
 // minutes.
@@ -223,12 +224,20 @@ func TestE2E(t *testing.T) {
 				t.Errorf("gray sync.Pool hit ratio = %.3f with every image dropped at Put, want < 0.5", v)
 			}
 		}},
+		// The example judged by the reference service's rules (http_requests_total, which
+		// otelhttp does not emit): NO DATA that names the series missing, never a PASS.
+		{"example-wrong-rules", []int{parity.ExitNoData}, func(t *testing.T, r parity.Report) {
+			want := `no series of http_requests_total{job="imagesvc"}, which the rule job_gray_status:http_requests:rate1m reads`
+			if r.Verdict != parity.NoData || !strings.Contains(strings.Join(r.Reasons, "; "), want) {
+				t.Errorf("verdict %s, reasons %q; want NO DATA naming %q", r.Verdict, r.Reasons, want)
+			}
+		}},
 	}...)
 
 	// The buffers misuse-retain keeps pile up over the first minute (its
 	// alert once went pending 48 s into a 70 s run): two minutes of load.
 	// The example's scenarios show their effects within seconds.
-	longer := map[string]string{"misuse-retain": "2m", "example-good": "50s", "example-misuse-cap": "50s"}
+	longer := map[string]string{"misuse-retain": "2m", "example-good": "50s", "example-misuse-cap": "50s", "example-wrong-rules": "20s"}
 	start := time.Now()
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
@@ -250,6 +259,9 @@ func TestE2E(t *testing.T) {
 				bin = example
 				env["SERVICE"], env["SCENARIO"], env["DEMO_SERVICE_BIN"] = "example", name, example
 				env["DEMO_RULES"] = filepath.Join(root, "deploy/prometheus/poolparity-semconv-demo.rules.yml")
+				if name == "wrong-rules" {
+					env["SCENARIO"], env["DEMO_RULES"] = "good", filepath.Join(root, "deploy/prometheus/poolparity-demo.rules.yml")
+				}
 			}
 			// good runs on the Redis embedded in the demo process, as on a
 			// machine without redis-server (the newcomer's first run); the
