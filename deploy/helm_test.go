@@ -137,7 +137,7 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 	}{
 		{"a gray weight above 100", "httpRoute.weights.gray=101", []string{"httpRoute/weights/gray", "100"}},
 		{"a negative stable weight", "httpRoute.weights.stable=-1", []string{"httpRoute/weights/stable", "0"}},
-		{"an unknown pool mode", "tracks.gray.poolMode=bogus", []string{"tracks/gray/poolMode", "pooled"}},
+		{"a pool mode that is no label value", "tracks.gray.poolMode=Bad_Mode", []string{"tracks/gray/poolMode", "does not match pattern"}},
 		{"a negative replica count", "tracks.stable.replicas=-1", []string{"tracks/stable/replicas", "0"}},
 		{"a CPU target above 100%", "autoscaling.targetCPUUtilizationPercentage=150", []string{"autoscaling/targetCPUUtilizationPercentage"}},
 		{"an unknown log level", "logLevel=verbose", []string{"logLevel"}},

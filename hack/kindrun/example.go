@@ -21,15 +21,21 @@ import (
 	"github.com/poolparity/poolparity/internal/scenario"
 )
 
-// The example service's release: examples/imagesvc installed with the same chart, as a team
-// installs its own service (docs/adopt.md sections 5 and 6, whose commands this file runs).
+// The example service's releases: examples/imagesvc installed with the same chart, as a team
+// installs its own service. The good one is installed and judged by docs/adopt.md's commands
+// (sections 5 and 6), verbatim; the misused one (its gray track in POOL_MODE=misuse-cap) beside it,
+// in a namespace of its own, by the harness, with the harness's short alert durations.
 const (
-	exampleNamespace = "poolparity-example"
-	exampleRelease   = "imagesvc"
-	exampleFullname  = exampleRelease + "-poolparity"
-	// exampleLoad and exampleRPS are the example step's load: enough for the 1m rule family to
-	// fill and the report to read a minute of steady traffic.
-	exampleLoad = 100 * time.Second
+	exampleNamespace       = "poolparity-example"
+	exampleRelease         = "imagesvc"
+	exampleFullname        = exampleRelease + "-poolparity"
+	exampleMisuseNamespace = "poolparity-example-misuse"
+	exampleMisuseRelease   = "imagesvc-misuse"
+	exampleMisuseFullname  = exampleMisuseRelease + "-poolparity"
+	// exampleLoad and exampleRPS are each release's load: the 1m rule family fills, and the
+	// misused gray's low hit ratio alert (values-test.yaml: 1m family, for 1m) fires, before the
+	// reports are read 20 s before the load ends.
+	exampleLoad = 2 * time.Minute
 	exampleRPS  = 30
 	// adoptDoc is the guide whose kind:* blocks the run executes.
 	adoptDoc = "docs/adopt.md"
@@ -73,34 +79,50 @@ func (env *Env) runAdoptBlocks(ctx context.Context, runner string, vars []string
 	return nil
 }
 
-// installExample creates the example's namespace (restricted) and runs the guide's install
-// block: helm upgrade --install with examples/imagesvc/values.yaml, then helm test.
+// installExample installs the example's two releases: the good one by the guide's install block
+// (helm upgrade --install with examples/imagesvc/values.yaml, then helm test), in a namespace the
+// harness creates restricted; the misused one by the harness, with the same values file, the
+// harness's test values and a gray track in misuse-cap.
 func (env *Env) installExample(ctx context.Context) error {
-	k, err := env.kube()
-	if err != nil {
+	if err := env.restrictedNamespace(ctx, exampleNamespace); err != nil {
 		return err
-	}
-	nsYAML := fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels:\n    pod-security.kubernetes.io/enforce: restricted\n", exampleNamespace)
-	if err := k.Apply(ctx, []byte(nsYAML), ""); err != nil {
-		return fmt.Errorf("creating namespace %s: %w", exampleNamespace, err)
 	}
 	repo, tag, _ := strings.Cut(exampleImage, ":")
 	vars := []string{"IMAGE_REPOSITORY=" + repo, "IMAGE_TAG=" + tag}
+	var testImageSets []string
 	if env.cfg.Mode == "offline" {
 		testRepo, testTag, _ := strings.Cut(testImage, ":")
-		vars = append(vars, "HELM_EXTRA_ARGS=--set tests.image.repository="+testRepo+" --set tests.image.tag="+testTag)
+		testImageSets = []string{"--set", "tests.image.repository=" + testRepo, "--set", "tests.image.tag=" + testTag}
+		vars = append(vars, "HELM_EXTRA_ARGS="+strings.Join(testImageSets, " "))
 	}
 	env.logf("example: installing %s in %s with %s's commands", exampleRelease, exampleNamespace, adoptDoc)
-	return env.runAdoptBlocks(ctx, "kind:install", vars, nil)
+	if err := env.runAdoptBlocks(ctx, "kind:install", vars, nil); err != nil {
+		return err
+	}
+	env.logf("example: installing %s in %s, its gray track in misuse-cap", exampleMisuseRelease, exampleMisuseNamespace)
+	sets := append([]string{"--set", "image.repository=" + repo, "--set", "image.tag=" + tag,
+		"--set", "tracks.gray.poolMode=" + scenario.MisuseCap,
+		"--set", `rules.selector=gray_status=~"true|false|baseline"\,namespace="` + exampleMisuseNamespace + `"`}, testImageSets...)
+	values := filepath.Join(env.cfg.Root, "examples", "imagesvc", "values.yaml")
+	return env.helmInstallIn(ctx, exampleMisuseNamespace, exampleMisuseRelease, []string{values}, sets...)
 }
 
-// exampleStep loads and judges the example service's release, installed by helm-install: the
-// guide's judge command must say PASS, with the Redis and GC-share SLIs left out (the service has
-// neither series) and pooling's large allocation effect shown. Then it uninstalls the release.
+// exampleStep loads and judges the example service's two releases, installed by helm-install,
+// at once: the guide's judge command must say PASS for the good one, with the Redis and GC-share
+// SLIs left out (the service has neither series) and pooling's large allocation effect shown;
+// the misused one must FAIL with PoolParityLowSyncPoolHitRatio firing. Then one of the good
+// release's gray pods is relabelled in place, and both releases are uninstalled.
 type exampleStep struct{}
 
 // Name implements Step.
 func (exampleStep) Name() string { return "example" }
+
+// exampleRun is one release of the example step and the scenario it runs (the demo's, SERVICE=example).
+type exampleRun struct {
+	ns, release, fullname string
+	sc                    scenario.Scenario
+	job                   string // its load Job
+}
 
 // Run implements Step.
 func (exampleStep) Run(ctx context.Context, env *Env) (Outcome, error) {
@@ -113,17 +135,31 @@ func (exampleStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 		return Outcome{}, err
 	}
 	defer ps.stop()
-	q, prom := ps.q, ps.url
-	err = poll(ctx, 3*time.Second, 4*time.Minute, "Prometheus to scrape both tracks of the example", func() (bool, error) {
-		return scrapedAndRuled(ctx, q, exampleNamespace, exampleRelease)
-	})
+	good, err := scenario.Lookup(scenario.Good)
 	if err != nil {
 		return Outcome{}, err
 	}
-	job, err := startLoadIn(ctx, env, k, exampleNamespace, "example", fmt.Sprintf("http://%s:80", exampleFullname), exampleLoad, exampleRPS,
-		"-get", scenario.ExampleLoadPath)
+	misuse, err := scenario.Lookup(scenario.MisuseCap)
 	if err != nil {
 		return Outcome{}, err
+	}
+	runs := []*exampleRun{
+		{ns: exampleNamespace, release: exampleRelease, fullname: exampleFullname, sc: good},
+		{ns: exampleMisuseNamespace, release: exampleMisuseRelease, fullname: exampleMisuseFullname, sc: misuse},
+	}
+	for _, r := range runs {
+		err = poll(ctx, 3*time.Second, 4*time.Minute, "Prometheus to scrape both tracks of "+r.release, func() (bool, error) {
+			return scrapedAndRuled(ctx, ps.q, r.ns, r.release)
+		})
+		if err != nil {
+			return Outcome{}, err
+		}
+	}
+	for _, r := range runs {
+		r.job, err = startLoadIn(ctx, env, k, r.ns, "example", fmt.Sprintf("http://%s:80", r.fullname), exampleLoad, exampleRPS, "-get", scenario.ExampleLoadPath)
+		if err != nil {
+			return Outcome{}, err
+		}
 	}
 	start := time.Now()
 	select {
@@ -131,14 +167,12 @@ func (exampleStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 		return Outcome{}, ctx.Err()
 	case <-time.After(exampleLoad - 20*time.Second):
 	}
-	res := Scenario{Name: "example " + exampleRelease + " (good)", Want: parity.Pass, Firing: []string{}}
-	// The guide's command first: its exit status is the verdict. A minute-old release can still
-	// be NO DATA at the first read; it gets three more, 5 s apart.
+	// The guide's command first: its exit status is the verdict. A young release can still be
+	// NO DATA at the first read; it gets three more, 5 s apart.
 	var out bytes.Buffer
-	vars := []string{"PROMETHEUS_URL=" + prom}
 	for attempt := 0; ; attempt++ {
 		out.Reset()
-		err = env.runAdoptBlocks(ctx, "kind:judge", vars, &out)
+		err = env.runAdoptBlocks(ctx, "kind:judge", []string{"PROMETHEUS_URL=" + ps.url}, &out)
 		if err == nil || attempt == 3 || !strings.Contains(out.String(), "VERDICT: NO DATA") {
 			break
 		}
@@ -148,33 +182,37 @@ func (exampleStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("example: the guide's judge command (want PASS, exit 0) after %s of load: %w", time.Since(start).Round(time.Second), err)
 	}
-	// The same report through the library, for the checks and the report files.
-	var text bytes.Buffer
-	report, err := judgeParity(ctx, q, exampleNamespace, exampleRelease, filepath.Join(env.cfg.OutDir, "parity", "example"), &text)
-	if err != nil {
-		return Outcome{}, err
+	// Both reports through the library, for the checks and the report files.
+	var o Outcome
+	var problems []string
+	var goodReport parity.Report
+	for _, r := range runs {
+		res, report, err := judgeExample(ctx, env, ps.q, r)
+		if err != nil {
+			return o, err
+		}
+		o.Result.Scenarios = append(o.Result.Scenarios, res)
+		if !res.OK {
+			problems = append(problems, fmt.Sprintf("%s: verdict %s (want %s), firing %v (want %s)", r.release, res.Verdict, r.sc.Want, res.Firing, wantAlerts(r.sc)))
+		}
+		if r.sc.Want == parity.Pass {
+			goodReport = report
+			problems = append(problems, checkExampleReport(report)...)
+		}
 	}
-	res.Verdict, res.Report = report.Verdict, strings.TrimSpace(text.String())
-	if res.Firing, err = firingAlerts(ctx, q, exampleNamespace, exampleRelease); err != nil {
-		return Outcome{}, err
-	}
-	problems := checkExampleReport(report)
-	res.OK = len(problems) == 0 && len(res.Firing) == 0
-	if len(res.Firing) > 0 {
-		problems = append(problems, fmt.Sprintf("alerts firing: %v", res.Firing))
-	}
-	o := Outcome{Result: Result{Scenarios: []Scenario{res}}}
-	if err := k.WaitJob(ctx, exampleNamespace, job, 2*time.Minute); err != nil {
-		logs, _ := k.PodLogs(ctx, exampleNamespace, "job-name="+job, 30)
-		return o, fmt.Errorf("example: load Job %s did not complete: %w\n%s", job, err, indent(logs))
-	}
-	if logs, err := k.PodLogs(ctx, exampleNamespace, "job-name="+job, 0); err == nil {
-		env.logf("example: load generator counts: %s", strings.Join(strings.Fields(logs), " "))
+	for _, r := range runs {
+		if err := k.WaitJob(ctx, r.ns, r.job, 2*time.Minute); err != nil {
+			logs, _ := k.PodLogs(ctx, r.ns, "job-name="+r.job, 30)
+			return o, fmt.Errorf("example: load Job %s/%s did not complete: %w\n%s", r.ns, r.job, err, indent(logs))
+		}
+		if logs, err := k.PodLogs(ctx, r.ns, "job-name="+r.job, 0); err == nil {
+			env.logf("example: %s: load generator counts: %s", r.release, strings.Join(strings.Fields(logs), " "))
+		}
 	}
 	if len(problems) > 0 {
 		return o, errors.New("example: " + strings.Join(problems, "; "))
 	}
-	moved, err := relabelInPlace(ctx, env, k, q)
+	moved, err := relabelInPlace(ctx, env, k, ps.q)
 	if err != nil {
 		return o, fmt.Errorf("example: a gray pod relabelled in place: %w", err)
 	}
@@ -183,13 +221,32 @@ func (exampleStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	if err != nil {
 		return o, err
 	}
-	if err := env.run(ctx, "example", cmd{name: helm, args: []string{"uninstall", exampleRelease, "-n", exampleNamespace, "--kubeconfig", env.kubeconfig, "--wait", "--timeout", "2m"}}); err != nil {
-		return o, fmt.Errorf("example: uninstalling: %w", err)
+	for _, r := range runs {
+		if err := env.run(ctx, "example", cmd{name: helm, args: []string{"uninstall", r.release, "-n", r.ns, "--kubeconfig", env.kubeconfig, "--wait", "--timeout", "2m"}}); err != nil {
+			return o, fmt.Errorf("example: uninstalling %s: %w", r.release, err)
+		}
 	}
-	heap := rowValue(report, catalog.HeapAllocPerRequest)
-	o.Note = fmt.Sprintf("example %s: PASS through %s's judge command; heap per request gray/stable %.2f; Redis and GC share not judged; %s",
-		exampleRelease, adoptDoc, heap, moved)
+	o.Note = fmt.Sprintf("example %s PASS through %s's judge command (heap per request gray/stable %.2f; Redis and GC share not judged), %s FAIL with %v firing; %s",
+		exampleRelease, adoptDoc, rowValue(goodReport, catalog.HeapAllocPerRequest), exampleMisuseRelease, misuse.Alerts, moved)
 	return o, nil
+}
+
+// judgeExample judges one release of the example step, writes its report under
+// OutDir/parity/<release> and says whether it is what the release wants.
+func judgeExample(ctx context.Context, env *Env, q parity.Querier, r *exampleRun) (Scenario, parity.Report, error) {
+	res := Scenario{Name: "example " + r.release + " (" + r.sc.Name + ")", Want: r.sc.Want, WantAlert: r.sc.Alerts}
+	var text bytes.Buffer
+	report, err := judgeParity(ctx, q, r.ns, r.release, filepath.Join(env.cfg.OutDir, "parity", r.release), &text)
+	env.print(text.String())
+	if err != nil {
+		return res, report, err
+	}
+	res.Verdict, res.Report = report.Verdict, strings.TrimSpace(text.String())
+	if res.Firing, err = firingAlerts(ctx, q, r.ns, r.release); err != nil {
+		return res, report, err
+	}
+	res.OK = r.sc.Met(res.Verdict, res.Firing)
+	return res, report, nil
 }
 
 // relabelInPlace does to one gray pod what Argo Rollouts does at promotion (its ephemeral
@@ -229,15 +286,13 @@ func relabelInPlace(ctx context.Context, env *Env, k *Kube, q parity.Querier) (s
 	return fmt.Sprintf("a gray pod relabelled in place moved to the stable track in %s", time.Since(start).Round(time.Second)), nil
 }
 
-// checkExampleReport lists what is wrong with the example's report: it must PASS, leave the SLIs
-// whose series the service lacks out with a note, judge CPU per request (the service exposes
-// process_cpu_seconds_total), and show pooling's allocation effect (gray at most half stable's
-// heap bytes per request; the unpooled PNG encoder allocates its zlib state per image).
+// checkExampleReport lists what is wrong with the good example's report beyond its verdict: it
+// must leave the SLIs whose series the service lacks out with a note, judge CPU per request (the
+// service exposes process_cpu_seconds_total), and show pooling's allocation effect (gray at most
+// half stable's heap bytes per request; the unpooled PNG encoder allocates its zlib state per
+// image).
 func checkExampleReport(r parity.Report) []string {
 	var problems []string
-	if r.Verdict != parity.Pass {
-		problems = append(problems, fmt.Sprintf("verdict %s, want PASS (%s)", r.Verdict, strings.Join(r.Reasons, "; ")))
-	}
 	for _, id := range []catalog.ID{catalog.RedisPoolHitRatio, catalog.GCCPUShare} {
 		s, _ := catalog.Default().Get(id)
 		if slices.ContainsFunc(r.Rows, func(rw parity.Row) bool { return rw.ID == id }) {

@@ -212,3 +212,37 @@ func TestKindScenariosComeFromTheScenarioList(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckExampleReport(t *testing.T) {
+	v := func(f float64) *float64 { return &f }
+	good := func() parity.Report {
+		return parity.Report{
+			Rows: []parity.Row{{ID: catalog.CPUPerRequest, Value: v(0.4)}, {ID: catalog.HeapAllocPerRequest, Value: v(0.08)}},
+			Notes: []string{
+				"GC share of CPU: not judged, neither track has go_cpu_classes_gc_total_cpu_seconds_total series",
+				"Redis pool hit ratio: not judged, neither track has redis_pool_hit_total series",
+			},
+		}
+	}
+	tests := []struct {
+		name   string
+		mutate func(*parity.Report)
+		want   string // a problem's substring; empty: none
+	}{
+		{"the kind run's good example", func(*parity.Report) {}, ""},
+		{"Redis judged", func(r *parity.Report) { r.Rows = append(r.Rows, parity.Row{ID: catalog.RedisPoolHitRatio}) }, "Redis pool hit ratio is judged"},
+		{"no note on GC share", func(r *parity.Report) { r.Notes = r.Notes[1:] }, "no note says GC share of CPU"},
+		{"no CPU per request", func(r *parity.Report) { r.Rows = r.Rows[1:] }, "CPU per request has no value"},
+		{"no allocation effect", func(r *parity.Report) { r.Rows[1].Value = v(0.9) }, "heap alloc per request gray/stable 0.90"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := good()
+			tt.mutate(&r)
+			got := strings.Join(checkExampleReport(r), "; ")
+			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("problems %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

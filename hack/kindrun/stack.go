@@ -232,13 +232,8 @@ func (env *Env) helmInstallIn(ctx context.Context, ns, release string, files []s
 	if err != nil {
 		return err
 	}
-	k, err := env.kube()
-	if err != nil {
+	if err := env.restrictedNamespace(ctx, ns); err != nil {
 		return err
-	}
-	nsYAML := fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels:\n    pod-security.kubernetes.io/enforce: restricted\n", ns)
-	if err := k.Apply(ctx, []byte(nsYAML), ""); err != nil {
-		return fmt.Errorf("creating namespace %s: %w", ns, err)
 	}
 	chart := filepath.Join(env.cfg.Root, "deploy", "helm", "poolparity")
 	args := []string{"upgrade", "--install", release, chart, "-n", ns, "--kubeconfig", env.kubeconfig,
@@ -250,6 +245,20 @@ func (env *Env) helmInstallIn(ctx context.Context, ns, release string, files []s
 	}
 	args = append(args, extra...)
 	return env.run(ctx, "helm", cmd{name: helm, args: args})
+}
+
+// restrictedNamespace creates namespace ns (or leaves it) enforcing the restricted Pod Security
+// Standard, which the chart's pods meet.
+func (env *Env) restrictedNamespace(ctx context.Context, ns string) error {
+	k, err := env.kube()
+	if err != nil {
+		return err
+	}
+	nsYAML := fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels:\n    pod-security.kubernetes.io/enforce: restricted\n", ns)
+	if err := k.Apply(ctx, []byte(nsYAML), ""); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", ns, err)
+	}
+	return nil
 }
 
 // installStep installs the chart and runs its helm test.
