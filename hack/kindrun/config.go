@@ -70,7 +70,7 @@ func stepsOf(names []string) ([]Step, error) {
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
 	c := Config{
 		Mode: "offline", Cluster: "poolparity", Namespace: "poolparity", Release: "poolparity",
-		LoadDuration: 150 * time.Second, LoadRPS: 60,
+		LoadDuration: 130 * time.Second, LoadRPS: 60,
 	}
 	fs := flag.NewFlagSet("kindrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
