@@ -11,10 +11,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/docblocks"
 	"github.com/poolparity/poolparity/internal/parity"
@@ -110,8 +106,8 @@ func (env *Env) installExample(ctx context.Context) error {
 // exampleStep loads and judges the example service's two releases, installed by helm-install,
 // at once: the guide's judge command must say PASS for the good one, with the Redis and GC-share
 // SLIs left out (the service has neither series) and pooling's large allocation effect shown;
-// the misused one must FAIL with PoolParityLowSyncPoolHitRatio firing. Then one of the good
-// release's gray pods is relabelled in place, and both releases are uninstalled.
+// the misused one must FAIL with PoolParityLowSyncPoolHitRatio firing. Then both releases are
+// uninstalled.
 type exampleStep struct{}
 
 // Name implements Step.
@@ -212,10 +208,6 @@ func (exampleStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	if len(problems) > 0 {
 		return o, errors.New("example: " + strings.Join(problems, "; "))
 	}
-	moved, err := relabelInPlace(ctx, env, k, ps.q)
-	if err != nil {
-		return o, fmt.Errorf("example: a gray pod relabelled in place: %w", err)
-	}
 	// Free the node for the steps after this one.
 	helm, err := env.tool("helm")
 	if err != nil {
@@ -226,8 +218,8 @@ func (exampleStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 			return o, fmt.Errorf("example: uninstalling %s: %w", r.release, err)
 		}
 	}
-	o.Note = fmt.Sprintf("example %s PASS through %s's judge command (heap per request gray/stable %.2f; Redis and GC share not judged), %s FAIL with %v firing; %s",
-		exampleRelease, adoptDoc, rowValue(goodReport, catalog.HeapAllocPerRequest), exampleMisuseRelease, misuse.Alerts, moved)
+	o.Note = fmt.Sprintf("example %s PASS through %s's judge command (heap per request gray/stable %.2f; Redis and GC share not judged), %s FAIL with %v firing",
+		exampleRelease, adoptDoc, rowValue(goodReport, catalog.HeapAllocPerRequest), exampleMisuseRelease, misuse.Alerts)
 	return o, nil
 }
 
@@ -247,43 +239,6 @@ func judgeExample(ctx context.Context, env *Env, q parity.Querier, r *exampleRun
 	}
 	res.OK = r.sc.Met(res.Verdict, res.Firing)
 	return res, report, nil
-}
-
-// relabelInPlace does to one gray pod what Argo Rollouts does at promotion (its ephemeral
-// metadata): it sets the pod's poolparity.dev/gray-status label to "false" while the pod runs.
-// The process read GRAY_STATUS=true at start and still exports it; the ServiceMonitor's
-// relabeling (serviceMonitor.trackFromPodLabel) must put the pod's series on the stable track
-// from the next scrape, with no exported copy of the process's label left.
-func relabelInPlace(ctx context.Context, env *Env, k *Kube, q parity.Querier) (string, error) {
-	pods, err := k.cs.CoreV1().Pods(exampleNamespace).List(ctx, metav1.ListOptions{LabelSelector: trackLabel + "=gray"})
-	if err != nil {
-		return "", err
-	}
-	i := slices.IndexFunc(pods.Items, func(p corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil })
-	if i < 0 {
-		return "", errors.New("no running gray pod")
-	}
-	pod := pods.Items[i].Name
-	patch := `{"metadata":{"labels":{"poolparity.dev/gray-status":"false"}}}`
-	if _, err := k.cs.CoreV1().Pods(exampleNamespace).Patch(ctx, pod, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
-		return "", err
-	}
-	start := time.Now()
-	sel := fmt.Sprintf(`namespace=%q,pod=%q`, exampleNamespace, pod)
-	var last string
-	err = poll(ctx, 2*time.Second, 90*time.Second, "the relabelled pod's series on the stable track", func() (bool, error) {
-		v, err := vector(ctx, q, `count by (gray_status, exported_gray_status) (process_cpu_seconds_total{`+sel+`})`, time.Now())
-		if err != nil {
-			return false, err
-		}
-		last = v.String()
-		return len(v) == 1 && v[0].Metric["gray_status"] == "false" && v[0].Metric["exported_gray_status"] == "", nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("%w (last: %s)", err, last)
-	}
-	env.logf("example: pod %s relabelled gray-status=false: its series on gray_status=\"false\" after %s, the process's own \"true\" dropped", pod, time.Since(start).Round(time.Second))
-	return fmt.Sprintf("a gray pod relabelled in place moved to the stable track in %s", time.Since(start).Round(time.Second)), nil
 }
 
 // checkExampleReport lists what is wrong with the good example's report beyond its verdict: it

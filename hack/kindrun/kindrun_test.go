@@ -23,7 +23,7 @@ func TestParseConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"defaults run every step offline", nil, nil, func(c Config) bool {
-			return c.Mode == "offline" && strings.Join(c.Steps, ",") == strings.Join(defaultSteps(), ",") && c.LoadDuration == 150*time.Second
+			return c.Mode == "offline" && strings.Join(c.Steps, ",") == strings.Join(defaultSteps(), ",") && c.LoadDuration == 130*time.Second
 		}, ""},
 		{"steps come from -steps, separated by commas or spaces", []string{"-steps", "kind-up, helm-install"}, nil, func(c Config) bool {
 			return strings.Join(c.Steps, ",") == "kind-up,helm-install"

@@ -289,7 +289,7 @@ func (env *Env) installAndTest(ctx context.Context) (string, error) {
 	if err := env.installExample(ctx); err != nil {
 		return "", err
 	}
-	return "helm test passed (" + env.cfg.Release + " and the example " + exampleRelease + ")", nil
+	return "helm test passed (" + env.cfg.Release + " and the example's " + exampleRelease + "); " + exampleMisuseRelease + " installed", nil
 }
 
 // helmTest runs the release's helm test; fullname is the chart's name prefix of its objects.
