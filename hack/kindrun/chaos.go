@@ -215,7 +215,14 @@ func (c *chaos) fault(ctx context.Context, name string, prepare, run func(contex
 	}
 	for _, drop := range c.ready.between(start, time.Now()) {
 		row.ReadyDrops++
-		c.env.logf("chaos: %s: pod %s left readiness at +%s%s", name, drop.Pod, drop.At.Sub(start).Round(100*time.Millisecond), map[bool]string{true: " (deleted)", false: ""}[drop.Deleted])
+		how := ""
+		switch {
+		case drop.Deleted:
+			how = " (deleted)"
+		case drop.Terminating:
+			how = " (terminating)"
+		}
+		c.env.logf("chaos: %s: pod %s left readiness at +%s%s", name, drop.Pod, drop.At.Sub(start).Round(100*time.Millisecond), how)
 	}
 	c.env.logf("chaos: %s: %d requests, %d failed (%d JSON 5xx, %d connection errors), codes %v, %d readiness drops, in %s",
 		name, row.Sent, row.Failed, row.JSON5xx, row.ConnErrors, d.ByCode, row.ReadyDrops, row.Elapsed)
@@ -304,8 +311,16 @@ func (c *chaos) freezeRedis(ctx context.Context, row *FaultRow) error {
 		// request at this load).
 		row.After += " (present before the freeze: " + strings.Join(already, "; ") + ")"
 	}
-	if drops := c.ready.between(start, time.Now()); len(drops) > 0 {
-		row.problem("%d app pods left readiness while Redis was frozen (readiness must not depend on Redis)", len(drops))
+	// A pod that leaves readiness because it is being deleted (in CI run 12, two stable pods of a
+	// scale-down, 33 s after the thaw) is not one whose readiness depended on Redis.
+	var failed []string
+	for _, d := range c.ready.between(start, time.Now()) {
+		if !d.Terminating {
+			failed = append(failed, d.Pod)
+		}
+	}
+	if len(failed) > 0 {
+		row.problem("%d app pods left readiness while Redis was frozen (readiness must not depend on Redis): %s", len(failed), strings.Join(failed, ", "))
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
@@ -26,6 +28,19 @@ func TestReadinessLogCountsOnlyPodsThatWereReady(t *testing.T) {
 	}
 	if got := l.between(at(3), at(10)); len(got) != 1 || got[0].Pod != "c" {
 		t.Errorf("drops from +3s = %+v: want c only", got)
+	}
+	if drops[0].Terminating || !drops[1].Terminating {
+		t.Errorf("drops = %+v: a is a readiness failure, c's end is not", drops)
+	}
+	// A pod being deleted (a scale-down) fails /readyz while it drains: a drop, terminating.
+	d := pod("d", true, nil)
+	l.observe(d, false, at(7))
+	d = pod("d", false, nil)
+	now := metav1.NewTime(at(8))
+	d.DeletionTimestamp = &now
+	l.observe(d, false, at(8))
+	if got := l.between(at(7), at(10)); len(got) != 1 || got[0].Pod != "d" || !got[0].Terminating || got[0].Deleted {
+		t.Errorf("drops from +7s = %+v: want d, terminating and not yet deleted", got)
 	}
 }
 

@@ -16,6 +16,10 @@ type readyDrop struct {
 	At      time.Time
 	Pod     string
 	Deleted bool
+	// Terminating: the pod was being deleted when it left readiness (a scale-down, a rollout, a
+	// deletion; the service fails /readyz while it drains). Such a drop is the pod's end, not a
+	// readiness failure.
+	Terminating bool
 }
 
 // readinessLog records the readiness drops of a set of pods. It is safe for concurrent use.
@@ -35,7 +39,7 @@ func (l *readinessLog) observe(p *corev1.Pod, deleted bool, at time.Time) {
 	was, seen := l.ready[p.Name]
 	now := podReady(p) && !deleted
 	if seen && was && !now {
-		l.drops = append(l.drops, readyDrop{At: at, Pod: p.Name, Deleted: deleted})
+		l.drops = append(l.drops, readyDrop{At: at, Pod: p.Name, Deleted: deleted, Terminating: deleted || p.DeletionTimestamp != nil})
 	}
 	if deleted {
 		delete(l.ready, p.Name)
