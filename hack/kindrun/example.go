@@ -24,10 +24,8 @@ import (
 const (
 	exampleNamespace       = "poolparity-example"
 	exampleRelease         = "imagesvc"
-	exampleFullname        = exampleRelease + "-poolparity"
 	exampleMisuseNamespace = "poolparity-example-misuse"
 	exampleMisuseRelease   = "imagesvc-misuse"
-	exampleMisuseFullname  = exampleMisuseRelease + "-poolparity"
 	// exampleLoad and exampleRPS are each release's load: the 1m rule family fills, and the
 	// misused gray's low hit ratio alert (values-test.yaml: 1m family, for 1m) fires, before the
 	// reports are read 20 s before the load ends.
@@ -96,9 +94,8 @@ func (env *Env) installExample(ctx context.Context) error {
 		return err
 	}
 	env.logf("example: installing %s in %s, its gray track in misuse-cap", exampleMisuseRelease, exampleMisuseNamespace)
-	sets := append([]string{"--set", "image.repository=" + repo, "--set", "image.tag=" + tag,
-		"--set", "tracks.gray.poolMode=" + scenario.MisuseCap,
-		"--set", `rules.selector=gray_status=~"true|false|baseline"\,namespace="` + exampleMisuseNamespace + `"`}, testImageSets...)
+	sets := []string{"--set", "image.repository=" + repo, "--set", "image.tag=" + tag, "--set", "tracks.gray.poolMode=" + scenario.MisuseCap}
+	sets = append(append(sets, rulesInNamespace(exampleMisuseNamespace)...), testImageSets...)
 	values := filepath.Join(env.cfg.Root, "examples", "imagesvc", "values.yaml")
 	return env.helmInstallIn(ctx, exampleMisuseNamespace, exampleMisuseRelease, []string{values}, sets...)
 }
@@ -140,8 +137,8 @@ func (exampleStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 		return Outcome{}, err
 	}
 	runs := []*exampleRun{
-		{ns: exampleNamespace, release: exampleRelease, fullname: exampleFullname, sc: good},
-		{ns: exampleMisuseNamespace, release: exampleMisuseRelease, fullname: exampleMisuseFullname, sc: misuse},
+		{ns: exampleNamespace, release: exampleRelease, fullname: fullnameOf(exampleRelease), sc: good},
+		{ns: exampleMisuseNamespace, release: exampleMisuseRelease, fullname: fullnameOf(exampleMisuseRelease), sc: misuse},
 	}
 	for _, r := range runs {
 		err = poll(ctx, 3*time.Second, 4*time.Minute, "Prometheus to scrape both tracks of "+r.release, func() (bool, error) {
@@ -172,7 +169,9 @@ func (exampleStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 		if err == nil || attempt == 3 || !strings.Contains(out.String(), "VERDICT: NO DATA") {
 			break
 		}
-		time.Sleep(5 * time.Second)
+		if err := sleep(ctx, 5*time.Second); err != nil {
+			return Outcome{}, err
+		}
 	}
 	env.print(out.String())
 	if err != nil {

@@ -354,11 +354,15 @@ func (parityStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 }
 
 // fullname is the chart's object name prefix for the release (see _helpers.tpl).
-func (env *Env) fullname() string {
-	if strings.Contains(env.cfg.Release, "poolparity") {
-		return env.cfg.Release
+func (env *Env) fullname() string { return fullnameOf(env.cfg.Release) }
+
+// fullnameOf is the chart's object name prefix of release (_helpers.tpl "poolparity.fullname"):
+// the release name, plus "-poolparity" unless it already holds it.
+func fullnameOf(release string) string {
+	if strings.Contains(release, "poolparity") {
+		return release
 	}
-	return env.cfg.Release + "-poolparity"
+	return release + "-poolparity"
 }
 
 func httpOK(ctx context.Context, u string) bool {

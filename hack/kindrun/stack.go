@@ -216,12 +216,17 @@ func (env *Env) chartValues() []string {
 // helmInstall installs (or upgrades) the chart with the kind values, the harness's test values
 // and extra, and waits for both tracks.
 func (env *Env) helmInstall(ctx context.Context, extra ...string) error {
-	args := []string{"--set", "service.type=NodePort", "--set", "service.nodePort=30080",
-		// Its rules read its own namespace only: the example service's release records its own
-		// (docs/adopt.md, "scope every install's rules").
-		"--set", `rules.selector=gray_status=~"true|false|baseline"\,namespace="` + env.cfg.Namespace + `"`}
+	// Its rules read its own namespace only: the example service's releases record their own
+	// (docs/adopt.md, "scope every install's rules").
+	args := append([]string{"--set", "service.type=NodePort", "--set", "service.nodePort=30080"}, rulesInNamespace(env.cfg.Namespace)...)
 	args = append(args, env.chartValues()...)
 	return env.helmInstallIn(ctx, env.cfg.Namespace, env.cfg.Release, nil, append(args, extra...)...)
+}
+
+// rulesInNamespace is the helm --set that scopes a release's rules to the series of namespace ns
+// (the chart's default selector plus the namespace; the comma escaped for --set).
+func rulesInNamespace(ns string) []string {
+	return []string{"--set", `rules.selector=gray_status=~"true|false|baseline"\,namespace="` + ns + `"`}
 }
 
 // helmInstallIn installs (or upgrades) the chart as release in namespace ns (created restricted)
