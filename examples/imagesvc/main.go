@@ -13,7 +13,8 @@
 // Configuration is by flag or environment (the flag wins): -addr
 // (HTTP_ADDR, default :8080), -gray-status (GRAY_STATUS, default false),
 // -pool-mode (POOL_MODE: unpooled, pooled or misuse-cap; default pooled),
-// -shutdown-timeout (SHUTDOWN_TIMEOUT, default 10s). `make demo
+// -shutdown-timeout (SHUTDOWN_TIMEOUT, default 10s), -pprof-addr (PPROF_ADDR: a
+// separate port serving /debug/pprof/; default empty, off). `make demo
 // SERVICE=example` runs a stable and a gray track of it side by side.
 package main
 
@@ -36,6 +37,7 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"github.com/poolparity/poolparity/instrument"
+	"github.com/poolparity/poolparity/instrument/pprofhttp"
 )
 
 // Config is the service's configuration.
@@ -48,6 +50,9 @@ type Config struct {
 	PoolMode string
 	// ShutdownTimeout bounds the graceful shutdown.
 	ShutdownTimeout time.Duration
+	// PprofAddr, when set, serves the Go profiles on a port of its own
+	// (instrument/pprofhttp); empty, the default, serves none.
+	PprofAddr string
 }
 
 // parseConfig reads the flags in args over the environment in getenv.
@@ -64,6 +69,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&cfg.Addr, "addr", env("HTTP_ADDR", ":8080"), "listen address (HTTP_ADDR)")
 	fs.StringVar(&cfg.GrayStatus, "gray-status", env("GRAY_STATUS", "false"), "the track's gray_status: true, false or baseline (GRAY_STATUS)")
 	fs.StringVar(&cfg.PoolMode, "pool-mode", env("POOL_MODE", ModePooled), "pool mode: "+strings.Join(Modes, ", ")+" (POOL_MODE)")
+	fs.StringVar(&cfg.PprofAddr, "pprof-addr", env("PPROF_ADDR", ""), "address of a separate port serving /debug/pprof/; empty: off (PPROF_ADDR)")
 	timeout := env("SHUTDOWN_TIMEOUT", "10s")
 	fs.Func("shutdown-timeout", "graceful shutdown bound (SHUTDOWN_TIMEOUT, default 10s)", func(s string) error { timeout = s; return nil })
 	if err := fs.Parse(args); err != nil {
@@ -90,6 +96,11 @@ func (c Config) Validate() error {
 	}
 	if !slices.Contains(Modes, c.PoolMode) {
 		return fmt.Errorf("POOL_MODE %q: want one of %s", c.PoolMode, strings.Join(Modes, ", "))
+	}
+	if c.PprofAddr != "" {
+		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil || c.PprofAddr == c.Addr {
+			return fmt.Errorf("PPROF_ADDR %q: want host:port, not the API's address (empty: off)", c.PprofAddr)
+		}
 	}
 	if c.ShutdownTimeout <= 0 {
 		return fmt.Errorf("SHUTDOWN_TIMEOUT %s: want a positive duration", c.ShutdownTimeout)
@@ -146,6 +157,17 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	if cfg.PprofAddr != "" {
+		pln, err := net.Listen("tcp", cfg.PprofAddr)
+		if err != nil {
+			return errors.Join(fmt.Errorf("listening on PPROF_ADDR %s: %w", cfg.PprofAddr, err), srv.Close())
+		}
+		pctx, stopProfiles := context.WithCancel(context.WithoutCancel(ctx))
+		pdone := make(chan error, 1)
+		go func() { pdone <- pprofhttp.Serve(pctx, pln) }()
+		defer func() { stopProfiles(); <-pdone }()
+		log.Info("serving profiles", "addr", pln.Addr().String(), "path", pprofhttp.Prefix)
+	}
 	log.Info("serving", "addr", ln.Addr().String(), "gray_status", track.GrayStatus, "pool_mode", track.PoolMode)
 	if ready != nil {
 		ready <- ln.Addr().String()

@@ -254,6 +254,10 @@ func TestParseConfig(t *testing.T) {
 		{"bad address", nil, map[string]string{"HTTP_ADDR": "8080"}, Config{}, "HTTP_ADDR"},
 		{"bad timeout", nil, map[string]string{"SHUTDOWN_TIMEOUT": "soon"}, Config{}, "SHUTDOWN_TIMEOUT"},
 		{"a stray argument", []string{"extra"}, nil, Config{}, "unexpected argument"},
+		{"profiles on a port of their own", []string{"-pprof-addr", "127.0.0.1:6060"}, nil,
+			Config{Addr: ":8080", GrayStatus: "false", PoolMode: ModePooled, ShutdownTimeout: 10 * time.Second, PprofAddr: "127.0.0.1:6060"}, ""},
+		{"profiles on the API's port", nil, map[string]string{"PPROF_ADDR": ":8080"}, Config{}, "PPROF_ADDR"},
+		{"a profile address without a port", nil, map[string]string{"PPROF_ADDR": "localhost"}, Config{}, "PPROF_ADDR"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"time"
 
 	"github.com/poolparity/poolparity/internal/cli"
@@ -50,6 +51,11 @@ type Config struct {
 	PoolCheckEvery int
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
+	// PprofAddr is the address of a port of its own serving the Go
+	// runtime's profiles (instrument/pprofhttp); empty, the default, serves
+	// none. It must differ from HTTPAddr: profiles never share the API's
+	// port.
+	PprofAddr string
 
 	// RedisAddr is host:port of the Redis server. Empty starts an embedded
 	// in-process Redis-protocol server on a loopback port (data in memory).
@@ -168,6 +174,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.String(&c.PoolMode, "POOL_MODE", "where hot-path buffers come from: pooled, unpooled, or a misuse mode for demos (misuse-hold, misuse-reset, misuse-retain, misuse-dirty)")
 	e.Int(&c.PoolCheckEvery, "POOL_CHECK_EVERY", "pool sanitizer: check one object in every N taken from each pool for state its reset left (0: off)")
 	e.String(&c.LogLevel, "LOG_LEVEL", "log level: debug, info, warn or error")
+	e.String(&c.PprofAddr, "PPROF_ADDR", "address of a separate port serving /debug/pprof/ (CPU, heap, allocs, trace); empty: off")
 	e.String(&c.RedisAddr, "REDIS_ADDR", "Redis host:port; empty starts an embedded in-memory server")
 	e.String(&c.RedisPassword, "REDIS_PASSWORD", "Redis password")
 	e.Int(&c.RedisDB, "REDIS_DB", "Redis database number")
@@ -219,6 +226,13 @@ func (c Config) Validate() error {
 	}
 	if c.PoolCheckEvery < 0 {
 		errs = append(errs, fmt.Errorf("POOL_CHECK_EVERY=%d: want 0 (off) or more", c.PoolCheckEvery))
+	}
+	if c.PprofAddr != "" {
+		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
+			errs = append(errs, fmt.Errorf("PPROF_ADDR %q: want host:port or :port (empty: off)", c.PprofAddr))
+		} else if c.PprofAddr == c.HTTPAddr {
+			errs = append(errs, fmt.Errorf("PPROF_ADDR %q: the same as HTTP_ADDR; profiles get a port of their own", c.PprofAddr))
+		}
 	}
 	if _, err := cli.ParseLevel(c.LogLevel); err != nil {
 		errs = append(errs, fmt.Errorf("LOG_LEVEL=%w", err))

@@ -65,6 +65,8 @@ func TestParseRejectsBadSettings(t *testing.T) {
 		{"a non-numeric held budget is rejected", map[string]string{"HEAVY_MAX_HELD_BYTES": "32MiB"}, nil, "HEAVY_MAX_HELD_BYTES"},
 		{"a negative queue wait is rejected", map[string]string{"HEAVY_QUEUE_WAIT": "-1s"}, nil, "HEAVY_QUEUE_WAIT"},
 		{"a zero Redis health interval is rejected", map[string]string{"REDIS_HEALTH_INTERVAL": "0s"}, nil, "REDIS_HEALTH_INTERVAL"},
+		{"a pprof address without a port is rejected", map[string]string{"PPROF_ADDR": "localhost"}, nil, "PPROF_ADDR"},
+		{"a pprof address on the API's port is rejected", map[string]string{"PPROF_ADDR": ":8080"}, nil, "same as HTTP_ADDR"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := config.Parse("t", tt.args, env(tt.env), io.Discard)
@@ -83,6 +85,7 @@ var everySetting = map[string]string{
 	"POOL_MODE":                           "pooled",
 	"POOL_CHECK_EVERY":                    "3",
 	"LOG_LEVEL":                           "debug",
+	"PPROF_ADDR":                          "127.0.0.1:6060",
 	"REDIS_ADDR":                          "127.0.0.1:1",
 	"REDIS_PASSWORD":                      "secret",
 	"REDIS_DB":                            "3",

@@ -126,6 +126,11 @@ type Config struct {
 	FaultLatency   time.Duration // regression: added to every gray API request
 	FaultErrorRate float64       // regression: fraction of gray API requests answered 500
 
+	// ProfileSeconds is the length of the CPU profiles taken from both
+	// tracks when the verdict is FAIL, compared in the report with their
+	// allocation profiles (docs/profiles.md); 0 takes none.
+	ProfileSeconds int
+
 	// Record, when set, is a file the run's per-track series are dumped to
 	// (gzip JSON, hack/verdicteval/recorded) before Prometheus stops.
 	Record string
@@ -160,6 +165,7 @@ func Default() Config {
 		ScrapeInterval: 2 * time.Second,
 		FaultLatency:   scenario.FaultLatency,
 		Progress:       10 * time.Second,
+		ProfileSeconds: 5,
 	}
 }
 
@@ -193,6 +199,9 @@ func (c Config) Validate() error {
 	}
 	if c.RPS < 10 || c.RPS > 5000 {
 		bad("RPS must be between 10 and 5000, got %g", c.RPS)
+	}
+	if c.ProfileSeconds < 0 || c.ProfileSeconds > 60 {
+		bad("PROFILE_SECONDS must be between 0 (no profiles) and 60, got %d", c.ProfileSeconds)
 	}
 	if c.Concurrency < 1 || c.Concurrency > 512 {
 		bad("CONCURRENCY must be between 1 and 512, got %d", c.Concurrency)
@@ -281,6 +290,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.Duration(&c.FaultLatency, "DEMO_FAULT_LATENCY", "latency added to the gray track in the regression scenario")
 	e.Float64(&c.FaultErrorRate, "DEMO_FAULT_ERROR_RATE", "fraction of gray requests answered 500 in the regression scenario")
 	e.String(&c.Record, "DEMO_RECORD", "dump the run's per-track series to this file (gzip JSON) for verdicteval's recorded corpus")
+	e.Int(&c.ProfileSeconds, "DEMO_PROFILE_SECONDS", "on a FAIL, profile both tracks' CPU this many seconds and compare it and their allocations per request in the report (0: no profiles)")
 	e.Duration(&c.Progress, "DEMO_PROGRESS", "interval between progress lines when not on a terminal")
 
 	if err := e.Parse(args); err != nil {

@@ -35,6 +35,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/poolparity/poolparity/instrument/pprofhttp"
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/embedredis"
 	"github.com/poolparity/poolparity/internal/loadgen"
@@ -80,6 +81,8 @@ type runner struct {
 	tmpDir   string
 	promURL  string
 	redisArg string
+	// pprofPorts are the stable and gray tracks' profile ports.
+	pprofPorts [2]int
 }
 
 // teardown stops every process, newest first, and removes the temp dir.
@@ -143,6 +146,7 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 		return res, err
 	}
 	stable, gray := scenarioTracks(r.cfg)
+	stable.pprofPort, gray.pprofPort = r.pprofPorts[0], r.pprofPorts[1]
 	targets, err := r.startTracks(ctx, bins, stable, gray)
 	if err != nil {
 		return res, err
@@ -163,7 +167,7 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 	fmt.Fprintf(r.stdout, "demo: load %.0f req/s for %s with %s; report at the end (Ctrl-C stops everything)\n",
 		cfg.RPS, cfg.Duration, scenarioLoad(cfg))
 
-	report, loadStats, err := r.loadAndRead(ctx, splitURL, sp)
+	report, loadStats, err := r.loadAndRead(ctx, splitURL, sp, stable, gray)
 	if err != nil {
 		return res, err
 	}
@@ -228,6 +232,12 @@ func (r *runner) reservePorts() (net.Listener, error) {
 			return nil, fmt.Errorf("%s port: %w", name, err)
 		}
 	}
+	for i := range r.pprofPorts {
+		var err error
+		if r.pprofPorts[i], err = reservePort(0); err != nil {
+			return nil, fmt.Errorf("profile port: %w", err)
+		}
+	}
 	splitLn, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.SplitterPort)))
 	if err != nil {
 		return nil, fmt.Errorf("splitter port %d on 127.0.0.1 is not free: %w", cfg.SplitterPort, err)
@@ -242,10 +252,16 @@ func (r *runner) reservePorts() (net.Listener, error) {
 type trackSpec struct {
 	name, mode, gray string
 	port             int
+	pprofPort        int // 0: no profile port
 	extra            []string
 }
 
 func (t trackSpec) url() string { return fmt.Sprintf("http://127.0.0.1:%d", t.port) }
+
+// pprofURL is the root of the track's profiles.
+func (t trackSpec) pprofURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", t.pprofPort, pprofhttp.Prefix)
+}
 
 // scenarioTracks returns the stable and gray tracks of cfg's scenario.
 func scenarioTracks(cfg Config) (stable, gray trackSpec) {
@@ -331,10 +347,14 @@ func (l loadShape) String() string {
 // trackSettings is the service's configuration for track t on the Redis at
 // redisAddr: what its process gets besides the caller's environment.
 func trackSettings(t trackSpec, redisAddr string) []string {
-	return append([]string{
+	s := []string{
 		"HTTP_ADDR=127.0.0.1:" + strconv.Itoa(t.port), "GRAY_STATUS=" + t.gray, "POOL_MODE=" + t.mode,
 		"LOG_LEVEL=warn", "SHUTDOWN_DELAY=0s", "SHUTDOWN_TIMEOUT=5s", "REDIS_ADDR=" + redisAddr,
-	}, t.extra...)
+	}
+	if t.pprofPort != 0 {
+		s = append(s, "PPROF_ADDR=127.0.0.1:"+strconv.Itoa(t.pprofPort))
+	}
+	return append(s, t.extra...)
 }
 
 // startTracks starts the two tracks (TELEMETRY=otlp: each with a collector
@@ -395,7 +415,7 @@ func (r *runner) startSplit(splitLn net.Listener, stable, gray trackSpec) (*spli
 // loadAndRead runs the load through the split at splitURL for the
 // configured duration, showing progress, then reads the parity report and
 // its charts while the load still runs, and stops the load.
-func (r *runner) loadAndRead(ctx context.Context, splitURL string, sp *splitter.Splitter) (parity.Report, loadgen.Stats, error) {
+func (r *runner) loadAndRead(ctx context.Context, splitURL string, sp *splitter.Splitter, stable, gray trackSpec) (parity.Report, loadgen.Stats, error) {
 	cfg := r.cfg
 	// The load runs on past Duration, so that the report reads rules fed by
 	// live traffic; it is stopped right after the report is read.
@@ -445,6 +465,13 @@ func (r *runner) loadAndRead(ctx context.Context, splitURL string, sp *splitter.
 	})
 	if err != nil {
 		return report, loadStats, err
+	}
+	if report.Verdict == parity.Fail && cfg.ProfileSeconds > 0 {
+		// The evidence of a FAIL, taken while the load still runs.
+		fmt.Fprintf(r.stdout, "demo: FAIL: profiling both tracks for %ds to compare them (the load goes on)\n", cfg.ProfileSeconds)
+		if report.Profiles, err = r.profiles(ctx, sp, stable, gray); err != nil {
+			report.Notes = append(report.Notes, "profiles not compared: "+err.Error())
+		}
 	}
 	if cfg.Record != "" {
 		rec, err := recorded.Record(qctx, promAPI, start, now, cfg.ScrapeInterval)

@@ -192,7 +192,7 @@ func reservePort(port int) (int, error) {
 // serviceEnvKeys are the variables the service reads; the demo sets them
 // itself and never passes the caller's values through.
 var serviceEnvKeys = []string{
-	"HTTP_ADDR", "GRAY_STATUS", "POOL_MODE", "LOG_LEVEL", "REDIS_", "SHUTDOWN_", "FAULT_", "OTEL_",
+	"HTTP_ADDR", "GRAY_STATUS", "POOL_MODE", "LOG_LEVEL", "REDIS_", "SHUTDOWN_", "FAULT_", "OTEL_", "PPROF_",
 }
 
 // childEnv returns the demo's environment without the service's variables,

@@ -102,6 +102,7 @@ import (
 
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity/promread"
+	"github.com/poolparity/poolparity/internal/profdiff"
 )
 
 // Verdict is the outcome of one row or of a whole report.
@@ -236,6 +237,10 @@ type Report struct {
 	Gate          Gate     `json:"gate,omitempty"`
 	Disagreements []string `json:"disagreements,omitempty"`
 	Charts        []Chart  `json:"charts,omitempty"`
+	// Profiles are the tracks' profiles compared, per request, when the
+	// caller captured them (the demo does on a FAIL): where gray spends
+	// the CPU and the allocations that the rows measure.
+	Profiles []profdiff.Diff `json:"profiles,omitempty"`
 }
 
 // failingSeverities are the alert severities that fail a report when

@@ -18,6 +18,7 @@ import (
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/render"
+	"github.com/poolparity/poolparity/internal/profdiff"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -288,6 +289,16 @@ func TestCheckALatencyRegressionFails(t *testing.T) {
 	if len(r.Alerts) != 1 || r.Alerts[0].Name != "PoolParityLatencyRegression" || r.Alerts[0].State != "firing" {
 		t.Errorf("alerts %+v, want the latency alert firing", r.Alerts)
 	}
+	// The demo adds the profiles' comparison to a FAIL; the renderings show it.
+	r.Profiles = []profdiff.Diff{{
+		Kind: profdiff.KindCPU, Unit: catalog.Seconds, Seconds: 5, GrayRequests: 366, StableRequests: 386,
+		GrayTotal: 0.00219, StableTotal: 0.000907,
+		GrayFile: "out/profiles/gray.cpu.pb.gz", StableFile: "out/profiles/stable.cpu.pb.gz",
+		Rows: []profdiff.Row{
+			{Function: "github.com/poolparity/poolparity/internal/pools.ScrubBytes", Leaf: "runtime.memclrNoHeapPointers", Gray: 0.00158, Delta: 0.00158},
+			{Function: "github.com/poolparity/poolparity/internal/termstats.(*counter).add", Stable: 0.00013, Delta: -0.00013},
+		},
+	}}
 	golden(t, "regression", r)
 }
 

@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/poolparity/poolparity/instrument"
+	"github.com/poolparity/poolparity/instrument/pprofhttp"
 	"github.com/poolparity/poolparity/internal/config"
 	"github.com/poolparity/poolparity/internal/embedredis"
 	"github.com/poolparity/poolparity/internal/redishealth"
@@ -297,7 +298,22 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) (err error) {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.HTTPAddr, err)
 	}
-	return s.Serve(ctx, ln)
+	if cfg.PprofAddr == "" {
+		return s.Serve(ctx, ln)
+	}
+	pln, err := net.Listen("tcp", cfg.PprofAddr)
+	if err != nil {
+		return errors.Join(fmt.Errorf("listening on PPROF_ADDR %s: %w", cfg.PprofAddr, err), ln.Close())
+	}
+	log.Info("serving profiles", "addr", pln.Addr().String(), "path", pprofhttp.Prefix)
+	// The profiles stop when the API has drained: a profile taken during
+	// the shutdown delay still sees the last requests.
+	pctx, stopProfiles := context.WithCancel(context.WithoutCancel(ctx))
+	pdone := make(chan error, 1)
+	go func() { pdone <- pprofhttp.Serve(pctx, pln) }()
+	err = s.Serve(ctx, ln)
+	stopProfiles()
+	return errors.Join(err, <-pdone)
 }
 
 func buildVersion() string {

@@ -15,6 +15,7 @@ import (
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/profdiff"
 	"github.com/poolparity/poolparity/internal/scenario"
 )
 
@@ -161,6 +162,20 @@ func TestE2E(t *testing.T) {
 			}
 			if firing(r, "PoolParityDirtyObjects") {
 				t.Error("the dirty-object alert fires for a reset that clears everything")
+			}
+			// The evidence: the CPU profiles name the reset as where gray
+			// spends the most beyond stable.
+			var cpu *profdiff.Diff
+			for i := range r.Profiles {
+				if r.Profiles[i].Kind == profdiff.KindCPU {
+					cpu = &r.Profiles[i]
+				}
+			}
+			if cpu == nil || len(cpu.Rows) == 0 {
+				t.Fatalf("no CPU profile comparison in the report (notes %q)", r.Notes)
+			}
+			if top := cpu.Rows[0]; !strings.HasSuffix(top.Function, "/pools.ScrubBytes") || top.Delta <= 0 {
+				t.Errorf("the top CPU difference is %s (%+.0fµs per request), want pools.ScrubBytes, gray's costly reset; rows %+v", top.Function, top.Delta*1e6, cpu.Rows)
 			}
 		}},
 		{"misuse-retain", []int{parity.ExitFail}, func(t *testing.T, r parity.Report) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/profdiff"
 )
 
 // HTML writes the report as one self-contained HTML page: inline CSS and
@@ -26,6 +27,9 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"ratio":   func(v float64) string { return parity.FormatValue(parity.Ratio, v) },
 	"sev":     parity.SeverityText,
 	"persec":  func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"value":   parity.FormatValue,
+	"delta":   parity.FormatDelta,
+	"short":   profdiff.ShortName,
 }).Parse(pageHTML))
 
 const pageHTML = `<!DOCTYPE html>
@@ -98,6 +102,17 @@ footer { color: #8a91a3; font-size: 12px; margin-top: 20px; }
 </ul>
 {{- else}}
 <p>None pending, none firing.</p>
+{{- end}}
+{{- range .Profiles}}
+<h2>Profiles: {{if eq .Kind "cpu"}}CPU per request over {{.Seconds}}s{{else}}bytes allocated per request since start{{end}}</h2>
+<p class="note">gray {{value .Unit .GrayTotal}}, stable {{value .Unit .StableTotal}} ({{printf "%.0f" .GrayRequests}} and {{printf "%.0f" .StableRequests}} requests){{if .GrayFile}}; <code>go tool pprof -diff_base {{.StableFile}} {{.GrayFile}}</code>{{end}}</p>
+<table>
+<tr><th>gray - stable</th><th>function</th><th>gray</th><th>stable</th></tr>
+{{- $u := .Unit}}
+{{- range .Rows}}
+<tr><td>{{delta $u .Delta}}</td><td><code>{{short .Function}}</code>{{if .Leaf}} (in <code>{{short .Leaf}}</code>){{end}}</td><td>{{value $u .Gray}}</td><td>{{value $u .Stable}}</td></tr>
+{{- end}}
+</table>
 {{- end}}
 {{- if .Charts}}
 <h2>Per track over time</h2>

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/profdiff"
 )
 
 // RowCells are a row's printed columns.
@@ -128,6 +129,7 @@ func Text(w io.Writer, r parity.Report) error {
 			fmt.Fprintf(&b, "  DISAGREE %s\n", d)
 		}
 	}
+	writeProfiles(&b, r.Profiles)
 	switch r.Gate {
 	case parity.GateConfirmed:
 		b.WriteString("\nverdict gate: thresholds confirmed by the test (a threshold FAIL needs the test's FAIL)\n")
@@ -144,4 +146,35 @@ func JSON(w io.Writer, r parity.Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// writeProfiles writes the profile comparisons: per kind, each track's
+// total per request, then the functions that differ most.
+func writeProfiles(b *strings.Builder, diffs []profdiff.Diff) {
+	for _, d := range diffs {
+		what := "CPU"
+		if d.Kind == profdiff.KindAllocSpace {
+			what = "allocated bytes"
+		}
+		span := "since start"
+		if d.Seconds > 0 {
+			span = fmt.Sprintf("over %ds", d.Seconds)
+		}
+		fmt.Fprintf(b, "\nprofiles, %s per request %s: gray %s, stable %s (%.0f and %.0f requests)\n", what, span,
+			parity.FormatValue(d.Unit, d.GrayTotal), parity.FormatValue(d.Unit, d.StableTotal), d.GrayRequests, d.StableRequests)
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  GRAY - STABLE\tFUNCTION\tGRAY\tSTABLE")
+		for _, row := range d.Rows {
+			fn := profdiff.ShortName(row.Function)
+			if row.Leaf != "" {
+				fn += " (in " + profdiff.ShortName(row.Leaf) + ")"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", parity.FormatDelta(d.Unit, row.Delta), fn,
+				parity.FormatValue(d.Unit, row.Gray), parity.FormatValue(d.Unit, row.Stable))
+		}
+		_ = tw.Flush() // a strings.Builder does not fail
+		if d.GrayFile != "" && d.StableFile != "" {
+			fmt.Fprintf(b, "  go tool pprof -diff_base %s %s\n", d.StableFile, d.GrayFile)
+		}
+	}
 }
