@@ -80,6 +80,7 @@ func Example() {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- pprofhttp.Serve(ctx, ln) }()
 
