@@ -59,7 +59,7 @@ const (
 // misuse-retain scenario's load, over the pools' 256 KiB size cap.
 const RetainLargeBodyBytes = 768 << 10
 
-// RetainWave is the smallest number of load workers of the misuse-retain
+// RetainWave is the smallest in-flight bound of the load of the misuse-retain
 // scenario, whose requests arrive in waves of that many: the objects of
 // one wave are in use at once, so each pool holds that many, and without
 // a size cap each of them keeps the largest buffer any request grew.
@@ -106,7 +106,7 @@ type Config struct {
 	GrayWeight int           // percent of requests the splitter sends to gray
 
 	RPS         float64 // target request rate, both tracks together
-	Concurrency int     // load generator workers
+	Concurrency int     // the load generator's bound on requests in flight (arrivals past it are dropped)
 	Seed        uint64  // load and split sequence
 
 	StablePort, GrayPort, SplitterPort, PrometheusPort int
@@ -271,7 +271,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.Duration(&c.Duration, "DURATION", "how long the load runs")
 	e.Int(&c.GrayWeight, "GRAY_WEIGHT", "percent of requests sent to the gray track")
 	e.Float64(&c.RPS, "DEMO_RPS", "target requests per second, both tracks together")
-	e.Int(&c.Concurrency, "DEMO_CONCURRENCY", "load generator workers")
+	e.Int(&c.Concurrency, "DEMO_CONCURRENCY", "the open-loop load generator's bound on requests in flight; an arrival past it is dropped and counted")
 	e.Uint64(&c.Seed, "DEMO_SEED", "seed of the load and of the split")
 	e.Int(&c.StablePort, "DEMO_STABLE_PORT", "port of the stable instance on 127.0.0.1; 0 picks a free one")
 	e.Int(&c.GrayPort, "DEMO_GRAY_PORT", "port of the gray instance; 0 picks a free one")

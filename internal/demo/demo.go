@@ -178,8 +178,9 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 	}
 	report.Context = []parity.KV{
 		{Key: "scenario", Value: scenarioDesc(cfg, stable, gray)},
-		{Key: "load", Value: fmt.Sprintf("%d requests in %s (%.0f req/s target, %s, seed %d), %d errors",
-			loadStats.Requests, loadStats.Elapsed.Round(time.Second), cfg.RPS, scenarioLoad(cfg), cfg.Seed, loadStats.Errors)},
+		{Key: "load", Value: fmt.Sprintf("%d requests in %s (%.0f req/s target, %s, seed %d), %d errors, %d arrivals dropped at the in-flight bound",
+			loadStats.Requests, loadStats.Elapsed.Round(time.Second), cfg.RPS, scenarioLoad(cfg), cfg.Seed, loadStats.Errors, loadStats.Dropped)},
+		{Key: "client latency", Value: "from each arrival's scheduled time, both tracks: " + loadStats.Latency.String()},
 		{Key: "split", Value: fmt.Sprintf("%d%% to gray: stable %d requests, gray %d", cfg.GrayWeight, res.Stable.Requests, res.Gray.Requests)},
 		{Key: "prometheus", Value: fmt.Sprintf("Prometheus %s, scrape and evaluation every %s, rules %s", promVersion, cfg.ScrapeInterval, cfg.RulesFile)},
 		{Key: "redis", Value: redisDesc},
@@ -290,7 +291,7 @@ func scenarioTracks(cfg Config) (stable, gray trackSpec) {
 		trackSpec{name: "gray", mode: grayMode, gray: "true", port: cfg.GrayPort, extra: append(grayFault, both...)}
 }
 
-// loadShape is what a scenario changes in the load: how many workers, how
+// loadShape is what a scenario changes in the load: how many requests in flight at most, how
 // bursty the arrivals and how large the rare large bodies.
 type loadShape struct {
 	concurrency, burst, largeBodyBytes int
@@ -331,7 +332,7 @@ var thumbnailPath = func() func(int, *rand.Rand) string {
 }()
 
 func (l loadShape) String() string {
-	s := fmt.Sprintf("%d workers", l.concurrency)
+	s := fmt.Sprintf("open loop, at most %d in flight", l.concurrency)
 	if l.path != nil {
 		s += ", GET /thumbnail/{id}?w=32-256"
 	}

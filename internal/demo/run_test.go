@@ -54,11 +54,11 @@ func TestScenarioLoad(t *testing.T) {
 		want     loadShape
 		desc     string
 	}{
-		{ScenarioGood, loadShape{concurrency: base.Concurrency}, "16 workers"},
+		{ScenarioGood, loadShape{concurrency: base.Concurrency}, "open loop, at most 16 in flight"},
 		{ScenarioMisuseHold, loadShape{concurrency: base.Concurrency, largeBodyBytes: RetainLargeBodyBytes},
-			"16 workers, one PUT in 16 of 768 KiB"},
+			"open loop, at most 16 in flight, one PUT in 16 of 768 KiB"},
 		{ScenarioMisuseRetain, loadShape{concurrency: RetainWave, burst: RetainWave, largeBodyBytes: RetainLargeBodyBytes},
-			"128 workers, in waves of 128, one PUT in 16 of 768 KiB"},
+			"open loop, at most 128 in flight, in waves of 128, one PUT in 16 of 768 KiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
@@ -74,7 +74,7 @@ func TestScenarioLoad(t *testing.T) {
 		c := base
 		c.Service, c.Scenario = ServiceExample, ScenarioGood
 		got := scenarioLoad(c)
-		if got.path == nil || got.String() != "16 workers, GET /thumbnail/{id}?w=32-256" {
+		if got.path == nil || got.String() != "open loop, at most 16 in flight, GET /thumbnail/{id}?w=32-256" {
 			t.Fatalf("scenarioLoad = %q, want thumbnails", got)
 		}
 		rnd := rand.New(rand.NewPCG(1, 2))

@@ -2,16 +2,32 @@
 // poolparity endpoint on the local machine: item writes, reads, listings,
 // reports and deletes, in proportions that resemble a read-mostly JSON API.
 //
-// Every run is bounded three ways: by its context, by Config.Duration and by
-// Config.MaxRequests. The target must be a loopback address, or a host name
+// The load is open-loop: arrival i is due at the run's start plus i/RPS (or,
+// with Config.Burst, in waves of Burst arrivals at once at the same average
+// rate), whether or not earlier requests were answered, so that a service
+// that slows down still gets the rate it was offered rather than a lower one
+// (no coordinated omission). An arrival that finds Config.Concurrency
+// requests in flight is not sent and counts in Stats.Dropped.
+//
+// Every run is bounded four ways: by its context, by Config.Duration, by
+// Config.MaxRequests (arrivals, sent or dropped) and by Config.Concurrency
+// (requests in flight). The target must be a loopback address, or a host name
 // the caller lists in Config.AllowHosts (the in-cluster load generator lists
 // the Service it was pointed at, and only when it runs in a pod); New refuses
 // any other, and never an IP address outside loopback.
 //
+// The client-side latency of every answered request, from its arrival's due
+// time to the end of its response body (so that a late send counts against
+// the latency), goes into a Histogram; Stats.Latency sums it up beside the
+// counts, for comparison with the service's own latency series.
+//
 // # Concurrency
 //
-// Run may be called once per Generator. Stats may be called concurrently
-// with Run, from any goroutine.
+// Run may be called once per Generator. It schedules arrivals from one
+// goroutine, which never waits for an answer, and sends each request from a
+// goroutine of its own, at most Config.Concurrency at once; it returns after
+// every request it sent has ended. Stats may be called concurrently with Run,
+// from any goroutine. A Histogram is safe for concurrent use.
 package loadgen
 
 import (
@@ -78,11 +94,16 @@ type Config struct {
 	BaseURL string
 	// Duration bounds the run's wall time. Required.
 	Duration time.Duration
-	// MaxRequests bounds the number of requests. Required.
+	// MaxRequests bounds the number of arrivals, sent or dropped. Required.
 	MaxRequests int
-	// RPS is the target rate of requests per second, over all workers.
+	// RPS is the rate of arrivals per second: arrival i is due at the run's
+	// start plus i/RPS, whether or not earlier requests were answered.
 	RPS float64
-	// Concurrency is the number of workers (in-flight requests at most).
+	// Concurrency bounds the requests in flight. It is not a number of
+	// workers that wait for their answers: an arrival that finds
+	// Concurrency requests in flight is dropped (Stats.Dropped), not
+	// delayed, so that the offered rate does not fall when the service
+	// slows down.
 	Concurrency int
 	// Keys is the size of the id space items are written to and read from.
 	Keys int
@@ -97,18 +118,20 @@ type Config struct {
 	// 200 to 2,000: the long tail of request sizes a pool's size cap exists
 	// for. At most MaxLargeBodyBytes, under the service's 1 MiB body limit.
 	LargeBodyBytes int
-	// Burst, when > 1, makes calls arrive in waves of Burst at once, the
-	// waves paced so that the average rate stays RPS: the bursty arrivals
-	// of real traffic, under which Concurrency requests are in flight at
-	// once and a pool must hold that many objects. 0 or 1 spreads the calls
-	// evenly. At most Concurrency, so that a wave is in flight at once.
+	// Burst, when > 1, makes calls arrive in waves of Burst at once (wave k
+	// is due at the run's start plus k*Burst/RPS), so that the average rate
+	// stays RPS: the bursty arrivals of real traffic, under which a wave's
+	// requests are in flight at once and a pool must hold that many
+	// objects. 0 or 1 spreads the calls evenly. At most Concurrency, so that
+	// a wave can be in flight at once.
 	Burst int
 	// Path, when set, replaces the item API's mix: every call is a GET of
 	// the path (with its query) that Path returns for the key it is given
 	// (0 to Keys-1) and the run's random source, counted as OpGet. It is
 	// how the load drives a service of another shape (the example
 	// service's thumbnails). Mix and LargeBodyBytes are then unused. Path
-	// is called from one goroutine and must return a path starting with /.
+	// is called from one goroutine, once per arrival (dropped ones too), and
+	// must return a path starting with /.
 	Path func(key int, rnd *rand.Rand) string
 	// AllowHosts lists host names (never IP addresses) that BaseURL may name
 	// besides loopback: for example the Kubernetes Service an in-cluster load
@@ -204,18 +227,44 @@ func CheckTarget(rawURL string, allow []string) error {
 	return fmt.Errorf("%w: %q", ErrNotLoopback, rawURL)
 }
 
-// Stats are cumulative counts of a run. Errors counts 5xx responses and
-// transport failures; ClientErrors counts 4xx responses (a read of an id
-// that was deleted is a normal 404).
+// Stats are cumulative counts of a run. Requests counts the requests that
+// ended, answered or failed (not those cut off by the run's end); Errors
+// counts 5xx responses and transport failures; ClientErrors counts 4xx
+// responses (a read of an id that was deleted is a normal 404).
 type Stats struct {
 	Requests     uint64            `json:"requests"`
 	Errors       uint64            `json:"errors"`
 	ClientErrors uint64            `json:"client_errors"`
 	ByOp         map[string]uint64 `json:"by_op"`
 	Elapsed      time.Duration     `json:"elapsed_ns"`
+	// Arrivals counts the arrivals that came due: sent (Requests, and
+	// those cut off by the run's end or still in flight) or Dropped.
+	Arrivals uint64 `json:"arrivals"`
+	// Dropped counts the arrivals not sent because Config.Concurrency
+	// requests were in flight.
+	Dropped uint64 `json:"dropped"`
+	// OfferedRPS is Arrivals per second of Elapsed; AchievedRPS is
+	// Requests per second of Elapsed.
+	OfferedRPS  float64 `json:"offered_rps"`
+	AchievedRPS float64 `json:"achieved_rps"`
+	// Latency sums up the client-side latency of every request that was
+	// answered (any status): from its arrival's due time to the end of
+	// the response body. Transport failures are not in it.
+	Latency LatencySummary `json:"latency"`
+	// ByOpLatency is Latency for each op, by its name.
+	ByOpLatency map[string]LatencySummary `json:"by_op_latency"`
 }
 
-// Generator runs one bounded load.
+// String returns the stats on one line: the counts, the rates and the
+// client-side latency.
+func (s Stats) String() string {
+	return fmt.Sprintf("%d requests (%d errors, %d client errors) in %v, %.1f req/s achieved; %d arrivals, %.1f req/s offered, %d dropped; client latency %v",
+		s.Requests, s.Errors, s.ClientErrors, s.Elapsed.Round(time.Millisecond), s.AchievedRPS,
+		s.Arrivals, s.OfferedRPS, s.Dropped, s.Latency)
+}
+
+// Generator runs one bounded load. It holds a Histogram for all requests
+// and one for each op: about 180 KiB in all, whatever the run's length.
 type Generator struct {
 	cfg    Config
 	client *http.Client
@@ -224,7 +273,10 @@ type Generator struct {
 	end    atomic.Int64
 
 	requests, errs, clientErrs atomic.Uint64
+	arrivals, dropped          atomic.Uint64
 	byOp                       [numOps]atomic.Uint64
+	latency                    Histogram
+	byOpLatency                [numOps]Histogram
 }
 
 // New validates cfg and returns a Generator. client may be nil for a
@@ -257,9 +309,14 @@ func (g *Generator) Stats() Stats {
 		Errors:       g.errs.Load(),
 		ClientErrors: g.clientErrs.Load(),
 		ByOp:         make(map[string]uint64, numOps),
+		Arrivals:     g.arrivals.Load(),
+		Dropped:      g.dropped.Load(),
+		Latency:      g.latency.Summary(),
+		ByOpLatency:  make(map[string]LatencySummary, numOps),
 	}
 	for i := range g.byOp {
 		s.ByOp[Op(i).String()] = g.byOp[i].Load()
+		s.ByOpLatency[Op(i).String()] = g.byOpLatency[i].Summary()
 	}
 	if start := g.start.Load(); start != 0 {
 		end := g.end.Load()
@@ -267,6 +324,10 @@ func (g *Generator) Stats() Stats {
 			end = time.Now().UnixNano()
 		}
 		s.Elapsed = time.Duration(end - start)
+	}
+	if secs := s.Elapsed.Seconds(); secs > 0 {
+		s.OfferedRPS = float64(s.Arrivals) / secs
+		s.AchievedRPS = float64(s.Requests) / secs
 	}
 	return s
 }
@@ -280,41 +341,53 @@ type call struct {
 	path string // Config.Path's, when set
 }
 
-// Run sends load until ctx is done, Duration has passed or MaxRequests have
-// been sent, and returns the final counts. It returns ctx's error only when
-// ctx ended the run early.
+// Run sends load until ctx is done, Duration has passed or MaxRequests
+// arrivals came due, waits for the requests in flight (those the run's end
+// cuts off are not counted), and returns the final counts. It returns ctx's
+// error only when ctx ended the run early.
 func (g *Generator) Run(ctx context.Context) (Stats, error) {
-	if !g.start.CompareAndSwap(0, time.Now().UnixNano()) {
+	return g.run(ctx, time.Now())
+}
+
+// run is Run with the schedule's start: a start in the past makes the
+// arrivals due since then overdue, as a held-up scheduler finds them.
+func (g *Generator) run(ctx context.Context, start time.Time) (Stats, error) {
+	if !g.start.CompareAndSwap(0, start.UnixNano()) {
 		return g.Stats(), errors.New("loadgen: Run called twice")
 	}
 	runCtx, cancel := context.WithTimeout(ctx, g.cfg.Duration)
 	defer cancel()
 
-	calls := make(chan call)
+	// A slot in inFlight is a request in flight; an arrival that finds
+	// none free is dropped rather than waiting for one.
+	inFlight := make(chan struct{}, g.cfg.Concurrency)
 	var wg sync.WaitGroup
-	for range g.cfg.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range calls {
-				g.do(runCtx, c)
-			}
-		}()
-	}
-
-	g.plan(runCtx, calls)
-	close(calls)
+	g.schedule(runCtx, start, func(c call, due time.Time) {
+		select {
+		case inFlight <- struct{}{}:
+			wg.Go(func() {
+				defer func() { <-inFlight }()
+				g.do(runCtx, c, due)
+			})
+		default:
+			g.dropped.Add(1)
+		}
+	})
 	wg.Wait()
 	g.end.Store(time.Now().UnixNano())
 	if err := ctx.Err(); err != nil {
-		return g.Stats(), err
+		return g.Stats(), fmt.Errorf("loadgen: %w", err)
 	}
 	return g.Stats(), nil
 }
 
-// plan paces calls at RPS, drawing each from the seeded sequence, until the
-// run's context ends or MaxRequests calls were handed out.
-func (g *Generator) plan(ctx context.Context, calls chan<- call) {
+// schedule calls arrive with every arrival's call, drawn from the seeded
+// sequence, and its due time, at that time, until the run's context ends or
+// MaxRequests arrivals came due. arrive must not block. Arrival i is due at
+// start + i/RPS (with Burst, wave k's arrivals at start + k*Burst/RPS); an
+// arrival whose time has passed, because the scheduler was held up (a GC
+// pause, a busy machine), arrives at once.
+func (g *Generator) schedule(ctx context.Context, start time.Time, arrive func(c call, due time.Time)) {
 	rnd := rand.New(rand.NewPCG(g.cfg.Seed, g.cfg.Seed+1))
 	weights := g.cfg.mix().weights()
 	total := 0
@@ -332,39 +405,31 @@ func (g *Generator) plan(ctx context.Context, calls chan<- call) {
 		bodies[i] = makeBody(rnd, size)
 	}
 
-	// Credit grows with the time that really passed, so that late ticks on
-	// a busy machine do not lower the rate; it is capped at 100ms worth of
-	// requests (or one wave) so that a stalled service is not then hit by
-	// a burst. With Burst, calls are released only once a wave's worth of
-	// credit is there, and then the whole wave at once.
-	const tick = 10 * time.Millisecond
-	ticker := time.NewTicker(tick)
-	defer ticker.Stop()
-	wave := float64(max(g.cfg.Burst, 1))
-	maxCredit := max(g.cfg.RPS*0.1+1, wave)
-	credit, last := 0.0, time.Now()
-	sent := 0
-	for sent < g.cfg.MaxRequests {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-ticker.C:
-			credit = min(credit+g.cfg.RPS*now.Sub(last).Seconds(), maxCredit)
-			last = now
-		}
-		if credit < wave {
-			continue
-		}
-		for credit >= 1 && sent < g.cfg.MaxRequests {
-			credit--
-			c := g.next(rnd, weights, total, bodies)
+	// Due times are computed from start, never from the previous arrival,
+	// so that a late wake-up does not shift the arrivals after it.
+	wave := max(g.cfg.Burst, 1)
+	period := float64(wave) / g.cfg.RPS * float64(time.Second) // between waves
+	timer := time.NewTimer(time.Hour)
+	timer.Stop() // armed for each wait below
+	defer timer.Stop()
+	for i := range g.cfg.MaxRequests {
+		due := start.Add(time.Duration(float64(i/wave) * period))
+		if wait := time.Until(due); wait > 0 {
+			timer.Reset(wait)
 			select {
-			case calls <- c:
-				sent++
 			case <-ctx.Done():
 				return
+			case <-timer.C:
 			}
 		}
+		if ctx.Err() != nil {
+			return
+		}
+		// The call is drawn for a dropped arrival too, so that arrival i
+		// makes the same call whatever became of the others.
+		c := g.next(rnd, weights, total, bodies)
+		g.arrivals.Add(1)
+		arrive(c, due)
 	}
 }
 
@@ -393,7 +458,9 @@ func (g *Generator) next(rnd *rand.Rand, weights [numOps]int, total int, bodies 
 	return c
 }
 
-func (g *Generator) do(ctx context.Context, c call) {
+// do sends c and counts its outcome; the latency of an answer is counted
+// from due, the arrival's scheduled time.
+func (g *Generator) do(ctx context.Context, c call, due time.Time) {
 	var (
 		method = http.MethodGet
 		path   string
@@ -415,34 +482,46 @@ func (g *Generator) do(ctx context.Context, c call) {
 	}
 	req, err := http.NewRequestWithContext(ctx, method, g.base+path, body)
 	if err != nil {
-		g.count(c.op, 0, err)
+		g.failed(c.op)
 		return
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := g.client.Do(req)
+	if err == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return // the run ended while this request was in flight: not the service's fault
 		}
-		g.count(c.op, 0, err)
+		g.failed(c.op)
 		return
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
-	g.count(c.op, resp.StatusCode, nil)
+	g.answered(c.op, resp.StatusCode, time.Since(due))
 }
 
-func (g *Generator) count(op Op, code int, err error) {
+// answered counts an answer with its status code and client-side latency.
+func (g *Generator) answered(op Op, code int, latency time.Duration) {
+	g.latency.Record(latency)
+	g.byOpLatency[op].Record(latency)
 	g.requests.Add(1)
 	g.byOp[op].Add(1)
 	switch {
-	case err != nil || code >= 500:
+	case code >= 500:
 		g.errs.Add(1)
 	case code >= 400:
 		g.clientErrs.Add(1)
 	}
+}
+
+// failed counts a request that got no answer: an error, without a latency.
+func (g *Generator) failed(op Op) {
+	g.requests.Add(1)
+	g.byOp[op].Add(1)
+	g.errs.Add(1)
 }
 
 var words = strings.Fields(`alpha bravo charlie delta echo foxtrot golf hotel india juliet

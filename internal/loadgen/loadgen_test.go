@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,10 +48,15 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(code)
 }
 
+// cfg is a run that sends every arrival: the load is open-loop, so a
+// Concurrency of 1 would drop the arrivals that come while a request is in
+// flight, and a busy machine that holds the run up for a moment makes the
+// overdue arrivals come at once. With MaxRequests at most Concurrency, none
+// can be dropped.
 func cfg(url string) loadgen.Config {
 	return loadgen.Config{
 		BaseURL: url, Duration: 10 * time.Second, MaxRequests: 300,
-		RPS: 3000, Concurrency: 1, Keys: 50, Seed: 1,
+		RPS: 1000, Concurrency: 1024, Keys: 50, Seed: 1,
 	}
 }
 
@@ -67,8 +73,11 @@ func TestRunStopsAtMaxRequestsWithTheMix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Requests != 300 || len(rec.calls) != 300 {
-		t.Fatalf("sent %d requests, server saw %d; want 300", st.Requests, len(rec.calls))
+	if st.Requests != 300 || len(rec.calls) != 300 || st.Arrivals != 300 || st.Dropped != 0 {
+		t.Fatalf("sent %d requests of %d arrivals (%d dropped), server saw %d; want 300 of 300", st.Requests, st.Arrivals, st.Dropped, len(rec.calls))
+	}
+	if st.Latency.Count != 300 || st.ByOpLatency["get"].Count != st.ByOp["get"] {
+		t.Errorf("latency of %d requests (%d gets of %d), want every answer's", st.Latency.Count, st.ByOpLatency["get"].Count, st.ByOp["get"])
 	}
 	if st.Errors != 0 || st.ClientErrors != 0 {
 		t.Errorf("errors %d, client errors %d; want none (every PUT body must be a valid item)", st.Errors, st.ClientErrors)
@@ -83,6 +92,9 @@ func TestRunStopsAtMaxRequestsWithTheMix(t *testing.T) {
 	}
 }
 
+// TestTheSameSeedGivesTheSameCalls: arrival i makes the same call in every
+// run with one seed. Requests in flight together may reach the server in
+// either order, so the calls are compared sorted.
 func TestTheSameSeedGivesTheSameCalls(t *testing.T) {
 	run := func() []string {
 		rec := &recorder{}
@@ -94,14 +106,19 @@ func TestTheSameSeedGivesTheSameCalls(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := g.Run(context.Background()); err != nil {
+		st, err := g.Run(context.Background())
+		if err != nil {
 			t.Fatal(err)
 		}
+		if st.Dropped != 0 {
+			t.Fatalf("%d arrivals dropped with %d in flight allowed", st.Dropped, c.Concurrency)
+		}
+		slices.Sort(rec.calls)
 		return rec.calls
 	}
 	a, b := run(), run()
-	if strings.Join(a, "\n") != strings.Join(b, "\n") {
-		t.Error("two runs with one seed (and one worker) sent different calls")
+	if len(a) != 100 || strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Errorf("two runs with one seed sent different calls (%d and %d)", len(a), len(b))
 	}
 }
 
@@ -130,6 +147,9 @@ func TestRunStopsAtItsDurationAndCountsErrors(t *testing.T) {
 	}
 	if st.Errors != st.Requests {
 		t.Errorf("errors %d of %d; every 503 is an error", st.Errors, st.Requests)
+	}
+	if st.Latency.Count != st.Requests {
+		t.Errorf("latency of %d of %d answers; an error status is an answer too", st.Latency.Count, st.Requests)
 	}
 }
 
@@ -222,7 +242,7 @@ func TestLargeBodies(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := cfg(srv.URL)
-	c.MaxRequests, c.LargeBodyBytes = 1200, large
+	c.MaxRequests, c.LargeBodyBytes = 600, large // at most Concurrency: all sent
 	st := runLoad(t, c)
 	if st.ClientErrors != 0 {
 		t.Fatalf("%d client errors: a large body is not a valid item", st.ClientErrors)
@@ -234,8 +254,9 @@ func TestLargeBodies(t *testing.T) {
 }
 
 // TestBurstSendsWaves: with Burst, a wave's calls are in flight at once.
-// Evenly paced at 40 req/s, calls of 50 ms overlap about two at a time
-// (at most 5 from a late tick's credit); waves of 8 put 8 in flight.
+// Evenly paced at 40 req/s, calls of 50 ms overlap about two at a time;
+// waves of 8, every 200 ms, put 8 in flight. (Concurrency is every request
+// of the run, so that a wave held up on a busy machine drops none.)
 func TestBurstSendsWaves(t *testing.T) {
 	const wave = 8
 	var inFlight, most atomic.Int64
@@ -250,10 +271,10 @@ func TestBurstSendsWaves(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := cfg(srv.URL)
-	c.RPS, c.Concurrency, c.Burst, c.MaxRequests, c.Duration = 40, wave, wave, 4*wave, 10*time.Second
+	c.RPS, c.Concurrency, c.Burst, c.MaxRequests, c.Duration = 40, 4*wave, wave, 4*wave, 10*time.Second
 	st := runLoad(t, c)
-	if st.Requests != uint64(c.MaxRequests) {
-		t.Errorf("%d requests, want all %d", st.Requests, c.MaxRequests)
+	if st.Requests != uint64(c.MaxRequests) || st.Dropped != 0 {
+		t.Errorf("%d requests, %d dropped; want all %d sent", st.Requests, st.Dropped, c.MaxRequests)
 	}
 	if got := most.Load(); got < wave {
 		t.Errorf("at most %d requests in flight at once, want a wave of %d", got, wave)
@@ -272,4 +293,154 @@ func runLoad(t *testing.T, c loadgen.Config) loadgen.Stats {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// slowServer answers every request after d (or when the client gives up),
+// and tells how many requests it saw and how many were in flight at most.
+type slowServer struct {
+	d              time.Duration
+	seen, inFlight atomic.Int64
+	most           atomic.Int64
+}
+
+func (s *slowServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	s.seen.Add(1)
+	n := s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	for m := s.most.Load(); n > m && !s.most.CompareAndSwap(m, n); m = s.most.Load() {
+	}
+	_, _ = io.Copy(io.Discard, req.Body)
+	select {
+	case <-time.After(s.d):
+	case <-req.Context().Done():
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// TestOpenLoop: arrivals keep their schedule when the service is slow. At
+// 50 req/s for 1 s against answers of 200 ms, about 50 arrivals come due
+// whatever the in-flight bound. With 64 in flight allowed, all of them are
+// sent, about 10 in flight at once; with 2, most are dropped instead of
+// delayed (a closed-loop generator with 2 workers would have offered about
+// 10 in that second, and counted none missing).
+func TestOpenLoop(t *testing.T) {
+	tests := []struct {
+		name                   string
+		concurrency            int
+		minDropped, maxDropped uint64
+		minMost, maxMost       int64 // requests in flight at once, at the server
+	}{
+		{"a slow service gets the rate it was offered", 64, 0, 0, 5, 64},
+		{"arrivals over the in-flight bound are dropped, not delayed", 2, 25, 50, 1, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := &slowServer{d: 200 * time.Millisecond}
+			ts := httptest.NewServer(srv)
+			defer ts.Close()
+			c := cfg(ts.URL)
+			c.RPS, c.Duration, c.MaxRequests, c.Concurrency = 50, time.Second, 1_000_000, tt.concurrency
+			st := runLoad(t, c)
+
+			// Arrivals are due at 0, 20, ..., 980 ms (and perhaps 1 s).
+			if st.Arrivals < 40 || st.Arrivals > 51 {
+				t.Errorf("%d arrivals in 1 s at 50 req/s, want about 50", st.Arrivals)
+			}
+			if st.Dropped < tt.minDropped || st.Dropped > tt.maxDropped {
+				t.Errorf("%d of %d arrivals dropped, want %d to %d", st.Dropped, st.Arrivals, tt.minDropped, tt.maxDropped)
+			}
+			// Sent = arrivals - dropped; the run's end cuts off at most the
+			// requests in flight, which are neither counted nor dropped.
+			sent := st.Arrivals - st.Dropped
+			if st.Requests > sent || st.Requests+uint64(tt.concurrency) < sent {
+				t.Errorf("%d requests counted of %d sent (%d arrivals, %d dropped)", st.Requests, sent, st.Arrivals, st.Dropped)
+			}
+			// The run's end may cut off the last few before they reach it.
+			if seen := uint64(srv.seen.Load()); seen > sent || seen+5 < sent {
+				t.Errorf("the server saw %d requests, %d were sent", seen, sent)
+			}
+			if most := srv.most.Load(); most < tt.minMost || most > tt.maxMost {
+				t.Errorf("at most %d requests in flight at once, want %d to %d", most, tt.minMost, tt.maxMost)
+			}
+			if st.Latency.Count != st.Requests || st.Requests > 0 && st.Latency.P50 < 200*time.Millisecond {
+				t.Errorf("latency %v of %d requests, want each at least the service's 200ms", st.Latency, st.Requests)
+			}
+		})
+	}
+}
+
+// TestLatencyIsMeasuredAndReported: every answer's latency, from its
+// arrival's due time, is in Stats.Latency and ByOpLatency, and in the
+// JSON and the line Stats print.
+func TestLatencyIsMeasuredAndReported(t *testing.T) {
+	ts := httptest.NewServer(&slowServer{d: 50 * time.Millisecond})
+	defer ts.Close()
+	c := cfg(ts.URL)
+	c.RPS, c.MaxRequests = 100, 20
+	st := runLoad(t, c)
+
+	l := st.Latency
+	if l.Count != 20 || st.Requests != 20 {
+		t.Fatalf("latency of %d of %d requests, want 20 of 20", l.Count, st.Requests)
+	}
+	if l.P50 < 50*time.Millisecond || l.P50 > l.P99 || l.P99 > l.Max || l.Mean < 50*time.Millisecond || l.Mean > l.Max {
+		t.Errorf("latency %+v, want p50 >= 50ms (the service's time) and p50 <= p99 <= max", l)
+	}
+	var byOp uint64
+	for _, s := range st.ByOpLatency {
+		byOp += s.Count
+	}
+	if byOp != l.Count {
+		t.Errorf("by op latency counts %d, want %d", byOp, l.Count)
+	}
+	if st.OfferedRPS <= 0 || st.AchievedRPS <= 0 || st.AchievedRPS > st.OfferedRPS {
+		t.Errorf("offered %g req/s, achieved %g; want 0 < achieved <= offered", st.OfferedRPS, st.AchievedRPS)
+	}
+
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Arrivals    *uint64  `json:"arrivals"`
+		Dropped     *uint64  `json:"dropped"`
+		OfferedRPS  *float64 `json:"offered_rps"`
+		AchievedRPS *float64 `json:"achieved_rps"`
+		Latency     struct {
+			Count uint64 `json:"count"`
+			P99   int64  `json:"p99_ns"`
+			P999  int64  `json:"p999_ns"`
+		} `json:"latency"`
+		ByOpLatency map[string]struct {
+			Count uint64 `json:"count"`
+		} `json:"by_op_latency"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Arrivals == nil || out.Dropped == nil || out.OfferedRPS == nil || out.AchievedRPS == nil || out.Latency.Count != 20 ||
+		out.Latency.P99 != int64(l.P99) || out.Latency.P999 != int64(l.P999) || len(out.ByOpLatency) != 5 {
+		t.Errorf("JSON %s lacks the new fields", b)
+	}
+	if line := st.String(); !strings.Contains(line, "0 dropped") || !strings.Contains(line, "p99 ") || !strings.Contains(line, "20 requests") {
+		t.Errorf("String() = %q, want the requests, the dropped arrivals and the latency", line)
+	}
+}
+
+// TestTransportFailuresAreErrorsWithoutLatency: a request that gets no
+// answer counts as an error and has no latency.
+func TestTransportFailuresAreErrorsWithoutLatency(t *testing.T) {
+	ts := httptest.NewServer(&recorder{})
+	url := ts.URL
+	ts.Close() // connections are refused from now on
+	c := cfg(url)
+	c.MaxRequests = 20
+	st := runLoad(t, c)
+	if st.Requests != 20 || st.Errors != 20 {
+		t.Errorf("%d requests, %d errors; want 20 refused, each an error", st.Requests, st.Errors)
+	}
+	if st.Latency != (loadgen.LatencySummary{}) {
+		t.Errorf("latency %+v, want none", st.Latency)
+	}
 }

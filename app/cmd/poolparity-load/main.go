@@ -3,11 +3,17 @@
 // ships in the service image, and the kind cluster's load Job runs it against the split Service,
 // so the share of requests per track follows the ready replicas of each.
 //
+// The load is open-loop: requests arrive at -rps whether or not earlier ones were answered, at
+// most -concurrency in flight; an arrival that finds that many in flight is dropped (counted,
+// not sent). Each answer's client-side latency is measured from its arrival's due time.
+//
 // The target must be on loopback, or, when the command runs in a Kubernetes pod
 // (KUBERNETES_SERVICE_HOST is set), a Service host name such as "poolparity" or
 // "poolparity.shop.svc" (never an IP address outside loopback). Every run is bounded by
-// -duration and -max-requests. It prints the final counts as JSON and exits 1 when more than
-// -max-error-ratio of the requests failed (5xx or transport errors), 2 for a bad setting.
+// -duration and -max-requests. It prints the final counts (with the dropped arrivals and the
+// client-side latency quantiles) as JSON on stdout and as one line on stderr, and exits 1 when
+// more than -max-error-ratio of the requests failed (5xx or transport errors), 2 for a bad
+// setting.
 package main
 
 import (
@@ -57,9 +63,9 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	e := envflag.New(fs, getenv, envflag.TrimPrefix("LOAD_"))
 	e.String(&c.Load.BaseURL, "LOAD_TARGET", "base URL of the service, e.g. http://poolparity:80")
 	e.Duration(&c.Load.Duration, "LOAD_DURATION", "how long to send load")
-	e.Int(&c.Load.MaxRequests, "LOAD_MAX_REQUESTS", "most requests to send")
-	e.Float64(&c.Load.RPS, "LOAD_RPS", "requests per second, over all workers")
-	e.Int(&c.Load.Concurrency, "LOAD_CONCURRENCY", "workers (requests in flight at most)")
+	e.Int(&c.Load.MaxRequests, "LOAD_MAX_REQUESTS", "most request arrivals (sent or dropped)")
+	e.Float64(&c.Load.RPS, "LOAD_RPS", "request arrivals per second, whether or not earlier requests were answered")
+	e.Int(&c.Load.Concurrency, "LOAD_CONCURRENCY", "most requests in flight; an arrival that finds this many is dropped, not delayed")
 	e.Int(&c.Load.Keys, "LOAD_KEYS", "size of the item id space")
 	e.Int(&c.Load.LargeBodyBytes, "LOAD_LARGE_BODY_BYTES", "when > 0, one PUT body in 16 carries a payload of about this many bytes (the long tail a pool size cap is for; at most 921600)")
 	e.Int(&c.Load.Burst, "LOAD_BURST", "when > 1, requests arrive in waves of this many at once, at the same average rate (at most LOAD_CONCURRENCY)")
@@ -107,8 +113,9 @@ func (c Config) loadConfig() (loadgen.Config, error) {
 	return lc, nil
 }
 
-// run sends the load and prints the final counts. A bad setting is a usage
-// error (exit 2); a run that stopped early or failed too often is exit 1.
+// run sends the load and prints the final counts: as JSON on stdout, and as one readable line
+// (requests, dropped arrivals, client-side latency) on stderr. A bad setting is a usage error
+// (exit 2); a run that stopped early or failed too often is exit 1.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := parse(args, getenv, stderr)
 	if err != nil {
@@ -127,6 +134,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(st)
+	fmt.Fprintf(stderr, "poolparity-load: %v\n", st)
 	if err != nil {
 		return fmt.Errorf("stopped early: %w", err)
 	}

@@ -8,31 +8,55 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/poolparity/poolparity/internal/cli"
 )
 
+// TestRunSendsBoundedLoadAndReportsCounts: the counts, the dropped arrivals and the client-side
+// latency, as JSON on stdout and as a line on stderr. As many requests may be in flight as
+// the run sends, so that none is dropped on a busy machine.
 func TestRunSendsBoundedLoadAndReportsCounts(t *testing.T) {
-	var hits int
+	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits++
+		hits.Add(1)
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte(`{}`))
 	}))
 	defer srv.Close()
 	var out, errb bytes.Buffer
-	code := cli.Exit(&errb, "poolparity-load", run(context.Background(), []string{"-target", srv.URL, "-duration", "5s", "-max-requests", "20", "-rps", "200", "-concurrency", "1"},
+	code := cli.Exit(&errb, "poolparity-load", run(context.Background(), []string{"-target", srv.URL, "-duration", "5s", "-max-requests", "20", "-rps", "200", "-concurrency", "20"},
 		func(string) string { return "" }, &out, &errb))
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
-	var st struct{ Requests, Errors uint64 }
+	var st struct {
+		Requests, Errors, Arrivals uint64
+		Dropped                    *uint64
+		Latency                    struct {
+			Count uint64
+			P50   int64 `json:"p50_ns"`
+			P99   int64 `json:"p99_ns"`
+			Max   int64 `json:"max_ns"`
+		}
+	}
 	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, out.String())
 	}
-	if st.Requests != 20 || hits != 20 || st.Errors != 0 {
-		t.Errorf("requests %d (server saw %d), errors %d; want 20, 20, 0", st.Requests, hits, st.Errors)
+	if st.Requests != 20 || hits.Load() != 20 || st.Errors != 0 || st.Arrivals != 20 {
+		t.Errorf("requests %d of %d arrivals (server saw %d), errors %d; want 20, 20, 20, 0", st.Requests, st.Arrivals, hits.Load(), st.Errors)
+	}
+	if st.Dropped == nil || *st.Dropped != 0 {
+		t.Errorf("dropped %v, want 0 in the JSON", st.Dropped)
+	}
+	if l := st.Latency; l.Count != 20 || l.P50 <= 0 || l.P50 > l.P99 || l.P99 > l.Max {
+		t.Errorf("latency %+v, want 20 answers with 0 < p50 <= p99 <= max", l)
+	}
+	for _, want := range []string{"20 requests", "0 dropped", "client latency p50 "} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr %q, want the summary line with %q", errb.String(), want)
+		}
 	}
 }
 
@@ -46,7 +70,7 @@ func TestRunGetsThePathTemplate(t *testing.T) {
 	}))
 	defer srv.Close()
 	var out, errb bytes.Buffer
-	code := cli.Exit(&errb, "poolparity-load", run(context.Background(), []string{"-target", srv.URL, "-duration", "5s", "-max-requests", "30", "-rps", "300", "-keys", "1"},
+	code := cli.Exit(&errb, "poolparity-load", run(context.Background(), []string{"-target", srv.URL, "-duration", "5s", "-max-requests", "30", "-rps", "300", "-keys", "1", "-concurrency", "30"},
 		func(k string) string { return map[string]string{"LOAD_GET": "/thumbnail/img-{key}?w={64|128}"}[k] }, &out, &errb))
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
