@@ -30,6 +30,9 @@ INSTRUMENT_BENCH_COUNT ?= 10
 # Go modules in this repository: instrument is a module of its own, and
 # `go test ./...` at the root does not descend into it.
 GO_MODULES := . instrument
+# The settings `make gc-tuning` measures (hack/misusebench's BENCH_GC): the default
+# first, then GOGC values, then GOGC=off with GOMEMLIMIT at X times the live heap.
+GC_TUNING ?= default,400,1000,off:1.1,off:2,off:8
 # How many inputs each fuzz target runs in `make test` (about 20 s each on a
 # 2-core machine). Counts, not durations: with a duration, Go 1.26's fuzzing
 # coordinator can fail a clean run with "context deadline exceeded" at the
@@ -132,6 +135,10 @@ bench: tools-go ## Run the instrument and service benchmarks and print benchstat
 .PHONY: misuse-bench
 misuse-bench: ## wrk on every POOL_MODE side by side (needs wrk, redis-server); writes the table into docs/pool-misuse.md.
 	$(GO) run ./hack/misusebench -bench-write docs/pool-misuse.md
+
+.PHONY: gc-tuning
+gc-tuning: ## GOGC and GOMEMLIMIT against pooling: unpooled and pooled under each setting with wrk (needs wrk, redis-server); writes the table into docs/gc-tuning.md.
+	BENCH_GC=$(GC_TUNING) $(GO) run ./hack/misusebench -bench-write docs/gc-tuning.md
 
 ##@ Build
 

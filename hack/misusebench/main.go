@@ -36,6 +36,9 @@ type Config struct {
 	Threads     int
 	Modes       string
 	Write       string
+	// GC, when set, measures the GC tuning table instead (docs/gc-tuning.md):
+	// comma-separated settings, default first (parseGCSettings).
+	GC string
 }
 
 // allModes is every POOL_MODE of the service, unpooled first (the base).
@@ -73,8 +76,12 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	e.Int(&c.Threads, "BENCH_THREADS", "wrk threads (-t)")
 	e.String(&c.Modes, "BENCH_MODES", "comma-separated POOL_MODEs, the first is the base of the ratios")
 	e.String(&c.Write, "BENCH_WRITE", "markdown file whose generated table to replace (empty: print only)")
+	e.String(&c.GC, "BENCH_GC", "GC tuning instead of the misuse table: settings default,N (GOGC),off:X (GOGC=off, GOMEMLIMIT X times the live heap), e.g. "+defaultGC)
 	if err := e.Parse(args); err != nil {
 		return c, err
+	}
+	if c.GC != "" && c.Modes == allModes {
+		c.Modes = "unpooled,pooled" // GC tuning against pooling: the two real builds
 	}
 	return c, c.Validate()
 }
@@ -93,6 +100,11 @@ func (c Config) Validate() error {
 	}
 	if c.Threads < 1 || c.Threads > c.Connections {
 		errs = append(errs, fmt.Errorf("BENCH_THREADS=%d: want 1 to the connections", c.Threads))
+	}
+	if c.GC != "" {
+		if _, err := parseGCSettings(c.GC); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if len(splitModes(c.Modes)) < 2 {
 		errs = append(errs, fmt.Errorf("BENCH_MODES=%q: want at least two modes, the base first", c.Modes))

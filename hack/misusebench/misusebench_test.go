@@ -1,11 +1,19 @@
 package main
 
 import (
+	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/poolparity/poolparity/instrument/promexport"
 )
 
 const wrkOutput = `Running 20s test @ http://127.0.0.1:40000
@@ -52,6 +60,9 @@ func TestValidate(t *testing.T) {
 		{"one mode has no base to compare with", func(c *Config) { c.Modes = "pooled" }, "BENCH_MODES"},
 		{"a run of hours is refused", func(c *Config) { c.Duration = time.Hour }, "BENCH_DURATION"},
 		{"more threads than connections", func(c *Config) { c.Threads = 32 }, "BENCH_THREADS"},
+		{"a GC setting that is not one", func(c *Config) { c.GC = "default,lots" }, "BENCH_GC"},
+		{"a limit row before the default", func(c *Config) { c.GC = "off:2,default" }, "first setting must be default"},
+		{"a limit below the live heap", func(c *Config) { c.GC = "default,off:0.5" }, "from 1 to 100"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,7 +81,7 @@ func TestWriteBetweenMarkers(t *testing.T) {
 	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeBetweenMarkers(p, "| new |\n"); err != nil {
+	if err := writeBetween(p, beginMarker, endMarker, "| new |\n"); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(p)
@@ -80,7 +91,67 @@ func TestWriteBetweenMarkers(t *testing.T) {
 	if err := os.WriteFile(p, []byte("no markers"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeBetweenMarkers(p, "x"); err == nil {
+	if err := writeBetween(p, beginMarker, endMarker, "x"); err == nil {
 		t.Error("a file without markers was accepted")
+	}
+}
+
+func TestParseGCSettings(t *testing.T) {
+	got, err := parseGCSettings(defaultGC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []gcSetting{
+		{Name: "default (GOGC=100)"},
+		{Name: "GOGC=400", GOGC: "400"},
+		{Name: "GOGC=1000", GOGC: "1000"},
+		{Name: "GOGC=off, GOMEMLIMIT=1.1x live heap", GOGC: "off", LimitX: 1.1},
+		{Name: "GOGC=off, GOMEMLIMIT=2x live heap", GOGC: "off", LimitX: 2},
+		{Name: "GOGC=off, GOMEMLIMIT=8x live heap", GOGC: "off", LimitX: 8},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("setting %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestPeakRSSOfThisProcess(t *testing.T) {
+	n, err := peakRSS(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 1<<20 || n > 64<<30 {
+		t.Errorf("peak RSS %d bytes: not a plausible figure for a Go test process", n)
+	}
+	if _, err := peakRSS(-1); err == nil {
+		t.Error("no error for a process that does not exist")
+	}
+}
+
+// TestScrapeRuntime reads the series the GC table needs from a real
+// exposition: the runtime collectors the service registers.
+func TestScrapeRuntime(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if err := promexport.RegisterRuntime(reg); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(srv.Close)
+	runtime.GC()
+	s, err := scrapeRuntime(context.Background(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.cycles < 1 || s.live <= 0 || s.totalCPU <= 0 || s.gcCPU <= 0 || s.gcCPU > s.totalCPU {
+		t.Errorf("implausible runtime sample %+v", s)
+	}
+	bare := httptest.NewServer(promhttp.HandlerFor(prometheus.NewRegistry(), promhttp.HandlerOpts{}))
+	t.Cleanup(bare.Close)
+	if _, err := scrapeRuntime(context.Background(), bare.URL); err == nil || !strings.Contains(err.Error(), "go_gc_heap_live_bytes") {
+		t.Errorf("an exposition without the runtime series: %v, want an error naming them", err)
 	}
 }

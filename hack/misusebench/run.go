@@ -45,45 +45,66 @@ func splitModes(s string) []string {
 	return out
 }
 
-// bench measures every mode of cfg and prints (and with cfg.Write writes) the table.
-func bench(ctx context.Context, cfg Config, stdout io.Writer) error {
-	wrk, err := exec.LookPath("wrk")
-	if err != nil {
-		return errPrereq{"wrk is not on PATH: apt-get install wrk"}
+// benchEnv is what every measurement shares: the service binary, wrk, its
+// script and the redis-server's address.
+type benchEnv struct {
+	svc, wrk, script, redisAddr string
+}
+
+// setup checks the tools, builds the service and starts a redis-server on
+// loopback; stop stops it and removes the build.
+func setup(ctx context.Context) (env benchEnv, stop func(), err error) {
+	if env.wrk, err = exec.LookPath("wrk"); err != nil {
+		return env, nil, errPrereq{"wrk is not on PATH: apt-get install wrk"}
 	}
 	redisBin, err := exec.LookPath("redis-server")
 	if err != nil {
-		return errPrereq{"redis-server is not on PATH: apt-get install redis-server"}
+		return env, nil, errPrereq{"redis-server is not on PATH: apt-get install redis-server"}
 	}
 	if runtime.GOOS != "linux" {
-		return errPrereq{"misusebench reads CPU time from /proc: it runs on Linux only"}
+		return env, nil, errPrereq{"misusebench reads CPU time from /proc: it runs on Linux only"}
 	}
 	dir, err := os.MkdirTemp("", "misusebench-")
 	if err != nil {
-		return err
+		return env, nil, err
 	}
-	defer os.RemoveAll(dir)
-	svc := filepath.Join(dir, "poolparity")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", svc, "./app/cmd/poolparity").CombinedOutput(); err != nil {
-		return fmt.Errorf("building the service (run from the repository root): %w\n%s", err, out)
+	env.svc = filepath.Join(dir, "poolparity")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", env.svc, "./app/cmd/poolparity").CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return env, nil, fmt.Errorf("building the service (run from the repository root): %w\n%s", err, out)
 	}
-	script, err := filepath.Abs(filepath.Join("hack", "misusebench", "mix.lua"))
-	if err != nil {
-		return err
+	if env.script, err = filepath.Abs(filepath.Join("hack", "misusebench", "mix.lua")); err != nil {
+		os.RemoveAll(dir)
+		return env, nil, err
 	}
 	redisPort, err := freePort()
 	if err != nil {
-		return err
+		os.RemoveAll(dir)
+		return env, nil, err
 	}
 	redis := exec.CommandContext(ctx, redisBin, "--bind", "127.0.0.1", "--port", strconv.Itoa(redisPort), "--save", "", "--appendonly", "no")
 	if err := redis.Start(); err != nil {
-		return fmt.Errorf("starting redis-server: %w", err)
+		os.RemoveAll(dir)
+		return env, nil, fmt.Errorf("starting redis-server: %w", err)
 	}
-	defer func() { _ = redis.Process.Kill(); _ = redis.Wait() }()
+	env.redisAddr = fmt.Sprintf("127.0.0.1:%d", redisPort)
+	return env, func() { _ = redis.Process.Kill(); _ = redis.Wait(); os.RemoveAll(dir) }, nil
+}
 
+// bench measures every mode of cfg and prints (and with cfg.Write writes) the table;
+// with cfg.GC, the GC tuning table instead (gcBench).
+func bench(ctx context.Context, cfg Config, stdout io.Writer) error {
+	env, stop, err := setup(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if cfg.GC != "" {
+		return gcBench(ctx, cfg, env, stdout)
+	}
 	var results []result
 	for i, mode := range splitModes(cfg.Modes) {
-		r, err := measure(ctx, cfg, svc, wrk, script, mode, fmt.Sprintf("127.0.0.1:%d", redisPort), i%16)
+		r, err := measure(ctx, cfg, env, mode, i%16, nil, nil)
 		if err != nil {
 			return fmt.Errorf("mode %s: %w", mode, err)
 		}
@@ -93,22 +114,27 @@ func bench(ctx context.Context, cfg Config, stdout io.Writer) error {
 	table := render(cfg, results)
 	fmt.Fprint(stdout, table)
 	if cfg.Write != "" {
-		return writeBetweenMarkers(cfg.Write, table)
+		return writeBetween(cfg.Write, beginMarker, endMarker, table)
 	}
 	return nil
 }
 
-// measure starts the service in mode on its own Redis DB, warms it up with
-// wrk, then measures one wrk run and the service's CPU time over it.
-func measure(ctx context.Context, cfg Config, svc, wrk, script, mode, redisAddr string, db int) (result, error) {
+// measure starts the service in mode on its own Redis DB with the extra
+// environment, warms it up with wrk, then measures one wrk run and the
+// service's CPU time over it. hook, when set, is called right before the
+// measured run and right after it (after=true), with the service's pid and
+// address.
+func measure(ctx context.Context, cfg Config, env benchEnv, mode string, db int, extra []string,
+	hook func(ctx context.Context, pid int, addr string, after bool) error) (result, error) {
 	port, err := freePort()
 	if err != nil {
 		return result{}, err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.CommandContext(ctx, svc)
-	cmd.Env = append(os.Environ(), "HTTP_ADDR="+addr, "POOL_MODE="+mode, "GRAY_STATUS=true", "REDIS_ADDR="+redisAddr,
+	cmd := exec.CommandContext(ctx, env.svc)
+	cmd.Env = append(os.Environ(), "HTTP_ADDR="+addr, "POOL_MODE="+mode, "GRAY_STATUS=true", "REDIS_ADDR="+env.redisAddr,
 		"REDIS_DB="+strconv.Itoa(db), "LOG_LEVEL=error", "SHUTDOWN_DELAY=0s", "SHUTDOWN_TIMEOUT=2s")
+	cmd.Env = append(cmd.Env, extra...)
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -120,7 +146,12 @@ func measure(ctx context.Context, cfg Config, svc, wrk, script, mode, redisAddr 
 	}
 	url := "http://" + addr
 	if cfg.Warmup > 0 {
-		if _, err := runWrk(ctx, wrk, script, url, cfg, cfg.Warmup); err != nil {
+		if _, err := runWrk(ctx, env.wrk, env.script, url, cfg, cfg.Warmup); err != nil {
+			return result{}, err
+		}
+	}
+	if hook != nil {
+		if err := hook(ctx, cmd.Process.Pid, addr, false); err != nil {
 			return result{}, err
 		}
 	}
@@ -128,13 +159,18 @@ func measure(ctx context.Context, cfg Config, svc, wrk, script, mode, redisAddr 
 	if err != nil {
 		return result{}, err
 	}
-	r, err := runWrk(ctx, wrk, script, url, cfg, cfg.Duration)
+	r, err := runWrk(ctx, env.wrk, env.script, url, cfg, cfg.Duration)
 	if err != nil {
 		return result{}, err
 	}
 	after, err := cpuTime(cmd.Process.Pid)
 	if err != nil {
 		return result{}, err
+	}
+	if hook != nil {
+		if err := hook(ctx, cmd.Process.Pid, addr, true); err != nil {
+			return result{}, err
+		}
 	}
 	r.Mode, r.CPU = mode, after-before
 	return r, nil
@@ -216,8 +252,8 @@ const (
 	endMarker   = "<!-- misusebench:end -->"
 )
 
-// writeBetweenMarkers replaces what lies between the markers in path.
-func writeBetweenMarkers(path, table string) error {
+// writeBetween replaces what lies between the markers begin and end in path.
+func writeBetween(path, beginMarker, endMarker, table string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
