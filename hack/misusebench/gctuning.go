@@ -14,6 +14,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/poolparity/poolparity/internal/loadgen"
 )
 
 // gcSetting is one row of the GC tuning table: a GOGC, and optionally a
@@ -62,11 +64,12 @@ func parseGCSettings(s string) ([]gcSetting, error) {
 type gcResult struct {
 	result
 	Setting  gcSetting
-	Limit    int64   // GOMEMLIMIT in bytes, 0: none
-	GCShare  float64 // GC CPU / busy CPU (the runtime's /cpu/classes estimates)
-	GCPerSec float64 // GC cycles per second
-	LiveHeap float64 // go_gc_heap_live_bytes after the run
-	PeakRSS  int64   // VmHWM: the process's peak resident set, bytes
+	Limit    int64         // GOMEMLIMIT in bytes, 0: none
+	GCShare  float64       // GC CPU / busy CPU (the runtime's /cpu/classes estimates)
+	GCPerSec float64       // GC cycles per second
+	LiveHeap float64       // go_gc_heap_live_bytes after the run
+	PeakRSS  int64         // VmHWM: the process's peak resident set, bytes
+	Open     loadgen.Stats // the open-loop run at Config.OpenRPS after the wrk run (zero: none)
 }
 
 // runtimeSample is what gcBench reads from the service's /metrics.
@@ -184,7 +187,10 @@ func gcBench(ctx context.Context, cfg Config, env benchEnv, stdout io.Writer) er
 				}
 				g.GCPerSec = (s.cycles - before.cycles) / cfg.Duration.Seconds()
 				g.LiveHeap = s.live
-				g.PeakRSS, err = peakRSS(pid)
+				if g.PeakRSS, err = peakRSS(pid); err != nil {
+					return err
+				}
+				g.Open, err = openLoop(ctx, cfg, addr)
 				return err
 			})
 			if err != nil {
@@ -194,18 +200,13 @@ func gcBench(ctx context.Context, cfg Config, env benchEnv, stdout io.Writer) er
 			if st.LimitX == 0 && st.GOGC == "" {
 				live[mode] = g.LiveHeap
 			}
-			fmt.Fprintf(os.Stderr, "gc-tuning: %-36s %-9s %7.0f req/s  p99 %-8s GC %4.1f%%  %5.1f GC/s  RSS %5.1f MiB  live %5.1f MiB\n",
-				st.Name, mode, r.RPS, r.P99.Round(10*time.Microsecond), g.GCShare*100, g.GCPerSec, float64(g.PeakRSS)/(1<<20), g.LiveHeap/(1<<20))
+			fmt.Fprintf(os.Stderr, "gc-tuning: %-36s %-9s %7.0f req/s  p99 %-8s GC %4.1f%%  %5.1f GC/s  RSS %5.1f MiB  live %5.1f MiB  open loop %s\n",
+				st.Name, mode, r.RPS, r.P99.Round(10*time.Microsecond), g.GCShare*100, g.GCPerSec, float64(g.PeakRSS)/(1<<20), g.LiveHeap/(1<<20), openCell(g.Open))
 			row = append(row, g)
 		}
 		rows = append(rows, row)
 	}
-	table := renderGC(cfg, rows)
-	fmt.Fprint(stdout, table)
-	if cfg.Write != "" {
-		return writeBetween(cfg.Write, gcBeginMarker, gcEndMarker, table)
-	}
-	return nil
+	return emit(stdout, cfg.Write, gcBeginMarker, gcEndMarker, renderGC(cfg, rows))
 }
 
 const (
@@ -213,15 +214,50 @@ const (
 	gcEndMarker   = "<!-- gctuning:end -->"
 )
 
+// openLoop runs the load generator at cfg.OpenRPS against the service at addr for
+// cfg.OpenDuration: arrivals on a schedule that never waits for answers, so the client-side
+// p99 counts the time a request waited to be sent (wrk's does not). A zero OpenRPS skips it.
+func openLoop(ctx context.Context, cfg Config, addr string) (loadgen.Stats, error) {
+	if cfg.OpenRPS <= 0 {
+		return loadgen.Stats{}, nil
+	}
+	g, err := loadgen.New(loadgen.Config{
+		BaseURL: "http://" + addr, Duration: cfg.OpenDuration, RPS: cfg.OpenRPS,
+		MaxRequests: int(cfg.OpenRPS*cfg.OpenDuration.Seconds()) + 1, Concurrency: 512, Keys: 200, Seed: 1,
+	}, nil)
+	if err != nil {
+		return loadgen.Stats{}, err
+	}
+	st, err := g.Run(ctx)
+	if err != nil {
+		return st, fmt.Errorf("open-loop run at %g req/s: %w", cfg.OpenRPS, err)
+	}
+	return st, nil
+}
+
+// openCell is the open-loop run's client-side p99, with the arrivals it dropped (the
+// service fell so far behind that 512 requests were in flight) and its errors when any.
+func openCell(st loadgen.Stats) string {
+	if st.Arrivals == 0 {
+		return "-"
+	}
+	s := st.Latency.P99.Round(10 * time.Microsecond).String()
+	if st.Dropped > 0 || st.Errors > 0 {
+		s += fmt.Sprintf(" (%d dropped, %d errors)", st.Dropped, st.Errors)
+	}
+	return s
+}
+
 func renderGC(cfg Config, rows [][]gcResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured %s UTC on %d CPUs (%s/%s), wrk -t%d -c%d, %s per build and setting after a %s warm-up "+
-		"(`make gc-tuning`). Throughput is relative to the same build under the default; GC share is the runtime's GC CPU "+
-		"over its busy CPU; peak RSS is the process's VmHWM.\n\n",
+		"(`make gc-tuning`), then an open-loop run of %s at %g req/s (internal/loadgen). Throughput is relative to the same "+
+		"build under the default; GC share is the runtime's GC CPU over its busy CPU during the wrk run; peak RSS is the "+
+		"process's VmHWM.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
-		cfg.Threads, cfg.Connections, cfg.Duration, cfg.Warmup)
-	fmt.Fprintln(&b, "| setting | build | GOMEMLIMIT | req/s | vs default | p99 | GC share of CPU | GC cycles/s | peak RSS | live heap |")
-	fmt.Fprintln(&b, "|---|---|---|---|---|---|---|---|---|---|")
+		cfg.Threads, cfg.Connections, cfg.Duration, cfg.Warmup, cfg.OpenDuration, cfg.OpenRPS)
+	fmt.Fprintln(&b, "| setting | build | GOMEMLIMIT | req/s | vs default | p99 (wrk) | p99 open loop | GC share of CPU | GC cycles/s | peak RSS | live heap |")
+	fmt.Fprintln(&b, "|---|---|---|---|---|---|---|---|---|---|---|")
 	base := map[string]float64{}
 	for _, row := range rows {
 		for _, g := range row {
@@ -232,8 +268,8 @@ func renderGC(cfg Config, rows [][]gcResult) string {
 			if g.Limit > 0 {
 				limit = fmt.Sprintf("%.1f MiB", float64(g.Limit)/(1<<20))
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %.0f | %.2f | %s | %.1f%% | %.1f | %.1f MiB | %.1f MiB |\n",
-				g.Setting.Name, g.Mode, limit, g.RPS, g.RPS/base[g.Mode], g.P99.Round(10*time.Microsecond),
+			fmt.Fprintf(&b, "| %s | %s | %s | %.0f | %.2f | %s | %s | %.1f%% | %.1f | %.1f MiB | %.1f MiB |\n",
+				g.Setting.Name, g.Mode, limit, g.RPS, g.RPS/base[g.Mode], g.P99.Round(10*time.Microsecond), openCell(g.Open),
 				g.GCShare*100, g.GCPerSec, float64(g.PeakRSS)/(1<<20), g.LiveHeap/(1<<20))
 		}
 	}

@@ -39,6 +39,11 @@ type Config struct {
 	// GC, when set, measures the GC tuning table instead (docs/gc-tuning.md):
 	// comma-separated settings, default first (parseGCSettings).
 	GC string
+	// OpenRPS and OpenDuration are the GC table's open-loop run after each
+	// wrk run: internal/loadgen at a fixed rate, for a client-side p99 free of
+	// coordinated omission (wrk waits for each answer). 0 skips it.
+	OpenRPS      float64
+	OpenDuration time.Duration
 }
 
 // allModes is every POOL_MODE of the service, unpooled first (the base).
@@ -66,7 +71,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 func parse(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
-	c := Config{Duration: 20 * time.Second, Warmup: 3 * time.Second, Connections: 16, Threads: 2, Modes: allModes}
+	c := Config{Duration: 20 * time.Second, Warmup: 3 * time.Second, Connections: 16, Threads: 2, Modes: allModes,
+		OpenRPS: 800, OpenDuration: 10 * time.Second}
 	fs := flag.NewFlagSet("misusebench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	e := envflag.New(fs, getenv)
@@ -76,6 +82,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	e.Int(&c.Threads, "BENCH_THREADS", "wrk threads (-t)")
 	e.String(&c.Modes, "BENCH_MODES", "comma-separated POOL_MODEs, the first is the base of the ratios")
 	e.String(&c.Write, "BENCH_WRITE", "markdown file whose generated table to replace (empty: print only)")
+	e.Float64(&c.OpenRPS, "BENCH_OPEN_RPS", "GC table: the open-loop run's fixed request rate after each wrk run (0: none)")
+	e.Duration(&c.OpenDuration, "BENCH_OPEN_DURATION", "GC table: the open-loop run's length")
 	e.String(&c.GC, "BENCH_GC", "GC tuning instead of the misuse table: settings default,N (GOGC),off:X (GOGC=off, GOMEMLIMIT X times the live heap), e.g. "+defaultGC)
 	if err := e.Parse(args); err != nil {
 		return c, err
@@ -105,6 +113,12 @@ func (c Config) Validate() error {
 		if _, err := parseGCSettings(c.GC); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if c.OpenRPS < 0 || c.OpenRPS > 20000 {
+		errs = append(errs, fmt.Errorf("BENCH_OPEN_RPS=%g: want 0 (none) to 20000", c.OpenRPS))
+	}
+	if c.OpenRPS > 0 && (c.OpenDuration < time.Second || c.OpenDuration > 5*time.Minute) {
+		errs = append(errs, fmt.Errorf("BENCH_OPEN_DURATION=%s: want 1s to 5m", c.OpenDuration))
 	}
 	if len(splitModes(c.Modes)) < 2 {
 		errs = append(errs, fmt.Errorf("BENCH_MODES=%q: want at least two modes, the base first", c.Modes))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -63,6 +64,8 @@ func TestValidate(t *testing.T) {
 		{"a GC setting that is not one", func(c *Config) { c.GC = "default,lots" }, "BENCH_GC"},
 		{"a limit row before the default", func(c *Config) { c.GC = "off:2,default" }, "first setting must be default"},
 		{"a limit below the live heap", func(c *Config) { c.GC = "default,off:0.5" }, "from 1 to 100"},
+		{"a negative open-loop rate", func(c *Config) { c.OpenRPS = -1 }, "BENCH_OPEN_RPS"},
+		{"an open-loop run of an hour", func(c *Config) { c.OpenRPS, c.OpenDuration = 100, time.Hour }, "BENCH_OPEN_DURATION"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,5 +156,33 @@ func TestScrapeRuntime(t *testing.T) {
 	t.Cleanup(bare.Close)
 	if _, err := scrapeRuntime(context.Background(), bare.URL); err == nil || !strings.Contains(err.Error(), "go_gc_heap_live_bytes") {
 		t.Errorf("an exposition without the runtime series: %v, want an error naming them", err)
+	}
+}
+
+// TestOpenLoopRun: the GC table's open-loop run offers its fixed rate to a service that
+// answers in 20 ms and reports the client-side p99 from each arrival's due time.
+func TestOpenLoopRun(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond)
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	cfg := Config{OpenRPS: 100, OpenDuration: time.Second}
+	st, err := openLoop(context.Background(), cfg, strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Arrivals < 90 || st.Dropped != 0 || st.Requests < 80 {
+		t.Errorf("%d arrivals, %d dropped, %d answered; want about 100 at 100 req/s for 1s, none dropped", st.Arrivals, st.Dropped, st.Requests)
+	}
+	if p99 := st.Latency.P99; p99 < 20*time.Millisecond {
+		t.Errorf("client p99 %v, want at least the service's 20ms", p99)
+	}
+	if c := openCell(st); !strings.HasSuffix(c, "ms") {
+		t.Errorf("cell %q, want a p99 alone when nothing was dropped", c)
+	}
+	none, err := openLoop(context.Background(), Config{}, "127.0.0.1:1")
+	if err != nil || openCell(none) != "-" {
+		t.Errorf("a zero rate: %v, cell %q; want no run and -", err, openCell(none))
 	}
 }

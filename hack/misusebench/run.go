@@ -111,12 +111,17 @@ func bench(ctx context.Context, cfg Config, stdout io.Writer) error {
 		fmt.Fprintf(os.Stderr, "misusebench: %-14s %8.0f req/s  p99 %-8s CPU %.0f µs/request\n", mode, r.RPS, r.P99, r.cpuPerRequest()*1e6)
 		results = append(results, r)
 	}
-	table := render(cfg, results)
+	return emit(stdout, cfg.Write, beginMarker, endMarker, render(cfg, results))
+}
+
+// emit prints a table and, when path is set, writes it between the markers begin and end
+// of that file.
+func emit(stdout io.Writer, path, begin, end, table string) error {
 	fmt.Fprint(stdout, table)
-	if cfg.Write != "" {
-		return writeBetween(cfg.Write, beginMarker, endMarker, table)
+	if path == "" {
+		return nil
 	}
-	return nil
+	return writeBetween(path, begin, end, table)
 }
 
 // measure starts the service in mode on its own Redis DB with the extra
