@@ -143,6 +143,11 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"an unknown log level", "logLevel=verbose", []string{"logLevel"}},
 		{"a misspelt top-level key", "replicaCount=3", []string{"replicaCount"}},
 		{"a malformed GOMEMLIMIT", "goRuntime.gomemlimit=lots", []string{"goRuntime/gomemlimit"}},
+		{"a malformed GOGC of one track", "tracks.gray.goRuntime.gogc=fast", []string{"tracks/gray/goRuntime/gogc"}},
+		{"a GOMEMLIMIT fraction above 1", "goRuntime.gomemlimitFraction=1.5", []string{"goRuntime/gomemlimitFraction"}},
+		{"a GOMEMLIMIT fraction that is no number", "tracks.stable.goRuntime.gomemlimitFraction=most", []string{"tracks/stable/goRuntime/gomemlimitFraction"}},
+		{"a live heap floor that is no size", "goRuntime.liveHeapFloor=some", []string{"goRuntime/liveHeapFloor"}},
+		{"an unknown Go runtime key", "tracks.gray.goRuntime.gomaxprocs=2", []string{"tracks/gray/goRuntime", "gomaxprocs"}},
 		{"no Redis that the pods share", "redis.enabled=false", []string{"redis", "embedded"}},
 		{"an in-cluster and an external Redis", "redis.externalAddress=r:6379", []string{"redis"}},
 		{"an in-cluster and an embedded Redis", "redis.embedded=true", []string{"redis"}},
@@ -245,17 +250,9 @@ func TestRenderFailsWhenGraceIsNotAboveTheDrain(t *testing.T) {
 		{"a grace below the drain with a preStop sleep", "shutdown.preStopSleepSeconds=10,shutdown.terminationGracePeriodSeconds=30", ""},
 		{"no slack", "shutdown.graceSlackSeconds=0", ""},
 	}
-	helm := deploytest.Tool(t, "helm")
-	chart := deploytest.ChartDir(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			var extra []string
-			if tc.set != "" {
-				extra = []string{"--set", tc.set}
-			}
-			out, err := render.Run(ctx, "", helm, render.HelmTemplateArgs(chart, render.ValueSet{Name: "default"}, extra...)...)
+			apps, err := renderApps(t, tc.set)
 			if tc.grace == "" {
 				if err == nil || !strings.Contains(err.Error(), "must be above shutdown.preStopSleepSeconds + delaySeconds + timeoutSeconds") {
 					t.Fatalf("render error %v, want the grace period check", err)
@@ -265,22 +262,117 @@ func TestRenderFailsWhenGraceIsNotAboveTheDrain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			objs, err := deploytest.Decode(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			apps := 0
-			for _, o := range objs {
-				if o.GetKind() != "Deployment" || o.GetLabels()["app.kubernetes.io/component"] != "app" {
-					continue
-				}
-				apps++
+			for _, o := range apps {
 				if got, _, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "template", "spec", "terminationGracePeriodSeconds"); fmt.Sprint(got) != tc.grace {
 					t.Errorf("%s: terminationGracePeriodSeconds %v, want %s", o.GetName(), got, tc.grace)
 				}
 			}
-			if apps != 2 {
-				t.Errorf("%d track Deployments, want 2", apps)
+		})
+	}
+}
+
+// renderApps renders the default values with --set set (nothing when empty) and returns the
+// two track Deployments by track name; a render error is returned as helm gave it, for the
+// tests of the chart's render-time checks.
+func renderApps(t *testing.T, set string) (map[string]*unstructured.Unstructured, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var extra []string
+	if set != "" {
+		extra = []string{"--set", set}
+	}
+	out, err := render.Run(ctx, "", deploytest.Tool(t, "helm"), render.HelmTemplateArgs(deploytest.ChartDir(t), render.ValueSet{Name: "default"}, extra...)...)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := deploytest.Decode(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apps := map[string]*unstructured.Unstructured{}
+	for _, o := range objs {
+		if o.GetKind() == "Deployment" && o.GetLabels()["app.kubernetes.io/component"] == "app" {
+			apps[o.GetLabels()["poolparity.dev/track"]] = o
+		}
+	}
+	if len(apps) != 2 {
+		t.Fatalf("%d track Deployments rendered, want 2", len(apps))
+	}
+	return apps, nil
+}
+
+// appEnv is the literal env values of a track Deployment's service container (those set
+// through valueFrom are left out).
+func appEnv(d *unstructured.Unstructured) map[string]string {
+	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+	out := map[string]string{}
+	for _, e := range env {
+		m := e.(map[string]any)
+		if v, ok := m["value"].(string); ok {
+			out[m["name"].(string)] = v
+		}
+	}
+	return out
+}
+
+// TestGoRuntimePerTrack renders each track's GOGC and GOMEMLIMIT: the tracks tuned apart, the
+// limit derived from the container's memory limit as a fraction or given in bytes, and the render
+// refusing a limit that cannot work, with one message naming the track.
+func TestGoRuntimePerTrack(t *testing.T) {
+	cases := []struct {
+		name, set string
+		// GOGC and GOMEMLIMIT per track ("-": not set); empty maps: the render must fail.
+		gogc, limit map[string]string
+		fail        string // a substring of the render's error
+	}{
+		{"the default: 0.9 of the 256Mi limit on both tracks", "",
+			map[string]string{"stable": "100", "gray": "100"}, map[string]string{"stable": "241591910", "gray": "241591910"}, ""},
+		{"the tracks tuned apart", "tracks.gray.goRuntime.gogc=400,tracks.gray.goRuntime.gomemlimitFraction=0.5,tracks.stable.goRuntime.gogc=off",
+			map[string]string{"stable": "off", "gray": "400"}, map[string]string{"stable": "241591910", "gray": "134217728"}, ""},
+		{"a track's own memory limit scales its fraction", "tracks.gray.resources.limits.memory=1Gi",
+			map[string]string{"stable": "100", "gray": "100"}, map[string]string{"stable": "241591910", "gray": "966367641"}, ""},
+		{"bytes given win over the fraction", "tracks.gray.goRuntime.gomemlimit=200MiB",
+			map[string]string{"stable": "100", "gray": "100"}, map[string]string{"stable": "241591910", "gray": "200MiB"}, ""},
+		{"a fraction of 0 and no GOGC leave both unset", "goRuntime.gomemlimitFraction=0,goRuntime.gogc=",
+			map[string]string{"stable": "-", "gray": "-"}, map[string]string{"stable": "-", "gray": "-"}, ""},
+		{"off is passed through", "goRuntime.gomemlimit=off",
+			map[string]string{"stable": "100", "gray": "100"}, map[string]string{"stable": "off", "gray": "off"}, ""},
+		{"a limit below the live heap floor", "tracks.gray.goRuntime.gomemlimit=8MiB", nil, nil,
+			"tracks.gray.goRuntime: GOMEMLIMIT 8MiB (8388608 bytes) is below liveHeapFloor 16MiB"},
+		{"a fraction that lands below the floor", "tracks.stable.goRuntime.gomemlimitFraction=0.05", nil, nil,
+			"tracks.stable.goRuntime: GOMEMLIMIT 13421772 (13421772 bytes) is below liveHeapFloor"},
+		{"a limit above the container's memory", "tracks.gray.goRuntime.gomemlimit=300MiB", nil, nil,
+			"tracks.gray.goRuntime: GOMEMLIMIT 300MiB (314572800 bytes) is above the container's memory limit 256Mi"},
+		{"a fraction with no memory limit", "resources.limits=null", nil, nil,
+			"tracks.stable.goRuntime.gomemlimitFraction=0.9 needs a memory limit"},
+		{"a memory limit that is no quantity", "tracks.gray.resources.limits.memory=2x", nil, nil,
+			`tracks.gray.resources.limits.memory="2x": want a whole number of bytes`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			apps, err := renderApps(t, tc.set)
+			if tc.fail != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.fail) {
+					t.Fatalf("render error %v, want one containing %q", err, tc.fail)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for track, d := range apps {
+				env := appEnv(d)
+				got := map[string]string{"GOGC": "-", "GOMEMLIMIT": "-"}
+				for name := range got {
+					if v, ok := env[name]; ok {
+						got[name] = v
+					}
+				}
+				if got["GOGC"] != tc.gogc[track] || got["GOMEMLIMIT"] != tc.limit[track] {
+					t.Errorf("%s track: GOGC %s, GOMEMLIMIT %s; want %s and %s", track, got["GOGC"], got["GOMEMLIMIT"], tc.gogc[track], tc.limit[track])
+				}
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/poolparity/poolparity/internal/cli"
@@ -56,6 +57,13 @@ type Config struct {
 	// none. It must differ from HTTPAddr: profiles never share the API's
 	// port.
 	PprofAddr string
+
+	// GOGC is the garbage collector's target percentage, as the GOGC
+	// environment variable gives it: a whole number, "off", or empty for
+	// the Go default. The Go runtime reads the variable itself but ignores a
+	// value it cannot parse; Validate refuses one, and GCPercent gives the
+	// value to apply when it came as the -gogc flag.
+	GOGC string
 
 	// RedisAddr is host:port of the Redis server. Empty starts an embedded
 	// in-process Redis-protocol server on a loopback port (data in memory).
@@ -143,7 +151,7 @@ func Default() Config {
 		RedisHealthInterval: 5 * time.Second,
 		ShutdownDelay:       5 * time.Second,
 		ShutdownTimeout:     20 * time.Second,
-		// Sized against the chart's 256Mi memory limit (GOMEMLIMIT 230MiB):
+		// Sized against the chart's 256Mi memory limit (GOMEMLIMIT 0.9 of it):
 		// a report reads items in chunks of at most 4 MiB and holds at
 		// most HeavyMaxHeldBytes besides, so two in flight stay well
 		// under 100 MiB of heap (docs/service.md, "Cost budget").
@@ -174,6 +182,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.String(&c.PoolMode, "POOL_MODE", "where hot-path buffers come from: pooled, unpooled, or a misuse mode for demos (misuse-hold, misuse-reset, misuse-retain, misuse-dirty)")
 	e.Int(&c.PoolCheckEvery, "POOL_CHECK_EVERY", "pool sanitizer: check one object in every N taken from each pool for state its reset left (0: off)")
 	e.String(&c.LogLevel, "LOG_LEVEL", "log level: debug, info, warn or error")
+	e.String(&c.GOGC, "GOGC", "the GC's target percentage: a whole number, or off; empty: the Go default (100); refused when the runtime could not parse it")
 	e.String(&c.PprofAddr, "PPROF_ADDR", "address of a separate port serving /debug/pprof/ (CPU, heap, allocs, trace); empty: off")
 	e.String(&c.RedisAddr, "REDIS_ADDR", "Redis host:port; empty starts an embedded in-memory server")
 	e.String(&c.RedisPassword, "REDIS_PASSWORD", "Redis password")
@@ -226,6 +235,9 @@ func (c Config) Validate() error {
 	}
 	if c.PoolCheckEvery < 0 {
 		errs = append(errs, fmt.Errorf("POOL_CHECK_EVERY=%d: want 0 (off) or more", c.PoolCheckEvery))
+	}
+	if _, _, err := c.GCPercent(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.PprofAddr != "" {
 		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
@@ -332,3 +344,20 @@ func (c Config) OTLP() telemetry.OTLP {
 
 // Mode returns PoolMode as a pools.Mode (Validate has checked it).
 func (c Config) Mode() pools.Mode { return pools.Mode(c.PoolMode) }
+
+// GCPercent returns GOGC as runtime/debug.SetGCPercent takes it (-1 for
+// "off") and whether it is set; an error for a value the Go runtime would
+// silently replace by its default.
+func (c Config) GCPercent() (percent int, set bool, err error) {
+	switch c.GOGC {
+	case "":
+		return 0, false, nil
+	case "off":
+		return -1, true, nil
+	}
+	n, err := strconv.Atoi(c.GOGC)
+	if err != nil || n < 0 {
+		return 0, false, fmt.Errorf("GOGC=%q: want a whole number or off (the Go runtime would ignore it and use 100)", c.GOGC)
+	}
+	return n, true, nil
+}

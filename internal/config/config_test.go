@@ -67,6 +67,9 @@ func TestParseRejectsBadSettings(t *testing.T) {
 		{"a zero Redis health interval is rejected", map[string]string{"REDIS_HEALTH_INTERVAL": "0s"}, nil, "REDIS_HEALTH_INTERVAL"},
 		{"a pprof address without a port is rejected", map[string]string{"PPROF_ADDR": "localhost"}, nil, "PPROF_ADDR"},
 		{"a pprof address on the API's port is rejected", map[string]string{"PPROF_ADDR": ":8080"}, nil, "same as HTTP_ADDR"},
+		{"a GOGC the runtime would ignore is rejected", map[string]string{"GOGC": "fast"}, nil, `GOGC="fast": want a whole number or off`},
+		{"a negative GOGC is rejected (off is spelt off)", nil, []string{"-gogc=-1"}, "GOGC"},
+		{"a GOGC with a unit is rejected", map[string]string{"GOGC": "100%"}, nil, "GOGC"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := config.Parse("t", tt.args, env(tt.env), io.Discard)
@@ -85,6 +88,7 @@ var everySetting = map[string]string{
 	"POOL_MODE":                           "pooled",
 	"POOL_CHECK_EVERY":                    "3",
 	"LOG_LEVEL":                           "debug",
+	"GOGC":                                "400",
 	"PPROF_ADDR":                          "127.0.0.1:6060",
 	"REDIS_ADDR":                          "127.0.0.1:1",
 	"REDIS_PASSWORD":                      "secret",
@@ -178,6 +182,30 @@ func TestParseRejectsBadOTELSettings(t *testing.T) {
 			_, err := config.Parse("t", nil, env(map[string]string{tt.name: tt.value}), io.Discard)
 			if err == nil || !strings.Contains(err.Error(), tt.name) {
 				t.Fatalf("err = %v, want one naming %s", err, tt.name)
+			}
+		})
+	}
+}
+
+func TestGCPercent(t *testing.T) {
+	for _, tt := range []struct {
+		gogc    string
+		percent int
+		set     bool
+	}{
+		{"", 0, false},
+		{"off", -1, true},
+		{"0", 0, true},
+		{"400", 400, true},
+	} {
+		t.Run("GOGC="+tt.gogc, func(t *testing.T) {
+			c, err := config.Parse("t", nil, env(map[string]string{"GOGC": tt.gogc}), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			percent, set, err := c.GCPercent()
+			if err != nil || percent != tt.percent || set != tt.set {
+				t.Errorf("GCPercent() = %d, %v, %v; want %d, %v", percent, set, err, tt.percent, tt.set)
 			}
 		})
 	}

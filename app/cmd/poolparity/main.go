@@ -12,6 +12,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"runtime/metrics"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
@@ -41,5 +43,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	redis.SetLogger(telemetry.RedisLogger{Log: log}) // go-redis's logger is process-wide
+	// The runtime has applied a GOGC variable already; the -gogc flag is applied here.
+	if percent, set, _ := cfg.GCPercent(); set {
+		debug.SetGCPercent(percent)
+	}
+	gc := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/gomemlimit:bytes"}}
+	metrics.Read(gc)
+	log.Info("go runtime", "gogc", gc[0].Value.Uint64(), "gomemlimit_bytes", gc[1].Value.Uint64())
 	return service.Run(ctx, cfg, log)
 }

@@ -150,3 +150,56 @@ preStop sleep + delay + timeout: the kubelet would SIGKILL a pod that is still d
 {{- end }}
 {{- $grace }}
 {{- end }}
+
+{{/*
+Bytes of a memory size: a Kubernetes quantity ("256Mi", "1G", "1048576") or a GOMEMLIMIT value ("230MiB",
+"1024B"). Fails the render naming the field when it is neither. Argument: dict "value" v "field" "path.of.value".
+*/}}
+{{- define "poolparity.bytes" -}}
+{{- $v := toString .value }}
+{{- if not (regexMatch "^[0-9]+(B|KiB|MiB|GiB|TiB|Ki|Mi|Gi|Ti|k|M|G|T)?$" $v) }}
+{{- fail (printf "%s=%q: want a whole number of bytes with an optional unit (Ki, Mi, Gi, Ti, k, M, G, T, or B, KiB, MiB, GiB, TiB)" .field $v) }}
+{{- end }}
+{{- $units := dict "" 1 "B" 1 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 "Ki" 1024 "KiB" 1024 "Mi" 1048576 "MiB" 1048576 "Gi" 1073741824 "GiB" 1073741824 "Ti" 1099511627776 "TiB" 1099511627776 }}
+{{- $n := regexReplaceAll "[^0-9].*$" $v "" }}
+{{- $unit := regexReplaceAll "^[0-9]+" $v "" }}
+{{- printf "%d" (mul (int64 $n) (int64 (index $units $unit))) }}
+{{- end }}
+
+{{/*
+GOMEMLIMIT of one track's service container, or empty for none: goRuntime.gomemlimit when set, else
+goRuntime.gomemlimitFraction of the track's memory limit, in bytes. Fails the render when the fraction has no memory
+limit to apply to, or when the limit is below goRuntime.liveHeapFloor (the GC would run back to back) or above the
+container's memory limit (the kernel would kill the pod before the GC reacts). Argument: dict "track" name "tv" the
+track's effective values (poolparity.trackValues).
+*/}}
+{{- define "poolparity.gomemlimit" -}}
+{{- $g := .tv.goRuntime }}
+{{- $field := printf "tracks.%s.goRuntime" .track }}
+{{- $mem := "" }}
+{{- with .tv.resources }}{{ with .limits }}{{ with .memory }}{{ $mem = toString . }}{{ end }}{{ end }}{{ end }}
+{{- $memBytes := 0 }}
+{{- if $mem }}
+{{- $memBytes = include "poolparity.bytes" (dict "value" $mem "field" (printf "tracks.%s.resources.limits.memory" .track)) | int64 }}
+{{- end }}
+{{- $limit := "" }}
+{{- if $g.gomemlimit }}
+{{- $limit = $g.gomemlimit }}
+{{- else if and $g.gomemlimitFraction (gt (float64 $g.gomemlimitFraction) 0.0) }}
+{{- if not $mem }}
+{{- fail (printf "%s.gomemlimitFraction=%v needs a memory limit (resources.limits.memory) on the %s track; set one, or set gomemlimit, or gomemlimitFraction: 0" $field $g.gomemlimitFraction .track) }}
+{{- end }}
+{{- $limit = printf "%d" (int64 (floor (mulf (float64 $g.gomemlimitFraction) (float64 $memBytes)))) }}
+{{- end }}
+{{- if and $limit (ne $limit "off") }}
+{{- $bytes := include "poolparity.bytes" (dict "value" $limit "field" (printf "%s.gomemlimit" $field)) | int64 }}
+{{- $floor := include "poolparity.bytes" (dict "value" (default "0" $g.liveHeapFloor) "field" (printf "%s.liveHeapFloor" $field)) | int64 }}
+{{- if lt $bytes $floor }}
+{{- fail (printf "%s: GOMEMLIMIT %s (%d bytes) is below liveHeapFloor %s: the GC would run back to back; raise the limit or lower the floor to the live heap your service holds" $field $limit $bytes $g.liveHeapFloor) }}
+{{- end }}
+{{- if and $memBytes (gt $bytes $memBytes) }}
+{{- fail (printf "%s: GOMEMLIMIT %s (%d bytes) is above the container's memory limit %s (%d bytes): the kernel would kill the pod before the GC reacts; keep it at about 90%% of the limit" $field $limit $bytes $mem $memBytes) }}
+{{- end }}
+{{- end }}
+{{- $limit }}
+{{- end }}
