@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -66,11 +68,19 @@ func selectorString(sel *metav1.LabelSelector) (string, error) {
 // rolloutHash identifies a rollout: the pool modes and the trigger. Replicas and the
 // template are left out on purpose: an HPA changes replicas all the time, and a new template
 // rolls both tracks alike, which keeps the comparison fair.
+//
+// The gray's Go runtime is part of the candidate and counts too; left out of the JSON when
+// unset, so that a canary without one keeps the hash it had before goRuntime existed.
 func rolloutHash(spec *v1alpha1.PoolCanarySpec) string {
+	var grayRuntime *v1alpha1.GoRuntime
+	if spec.GoRuntime != nil {
+		grayRuntime = spec.GoRuntime.Gray
+	}
 	b, _ := json.Marshal(struct {
-		Stable, Gray v1alpha1.PoolMode
-		Trigger      string
-	}{spec.PoolModes.Stable, spec.PoolModes.Gray, spec.Trigger})
+		Stable, Gray  v1alpha1.PoolMode
+		Trigger       string
+		GrayGoRuntime *v1alpha1.GoRuntime `json:",omitempty"`
+	}{spec.PoolModes.Stable, spec.PoolModes.Gray, spec.Trigger, grayRuntime})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
@@ -112,8 +122,12 @@ func trackDeployment(pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, track s
 		podLabels[k] = v
 	}
 	tmpl.Labels = podLabels
+	goRuntime := trackGoRuntime(pc.Spec.GoRuntime, track)
 	for i := range tmpl.Spec.Containers {
 		addDownwardEnv(&tmpl.Spec.Containers[i])
+		if err := addGoRuntimeEnv(&tmpl.Spec.Containers[i], goRuntime, track); err != nil {
+			return nil, err
+		}
 	}
 
 	// Deployment selector: the canary's selector plus the track. pool-mode stays out of it
@@ -185,6 +199,42 @@ func addDownwardEnv(c *corev1.Container) {
 			},
 		})
 	}
+}
+
+// trackGoRuntime is a track's Go runtime settings: the stable track's for stable and a
+// fresh baseline; nil when none are set.
+func trackGoRuntime(g *v1alpha1.TrackGoRuntimes, track string) *v1alpha1.GoRuntime {
+	switch {
+	case g == nil:
+		return nil
+	case track == v1alpha1.TrackGray:
+		return g.Gray
+	}
+	return g.Stable
+}
+
+// addGoRuntimeEnv gives a container GOGC and GOMEMLIMIT from g, each unless the container
+// sets it already. GOMEMLIMITPercent is applied to the container's own memory limit; a
+// container without one is an error that names it.
+func addGoRuntimeEnv(c *corev1.Container, g *v1alpha1.GoRuntime, track string) error {
+	if g == nil {
+		return nil
+	}
+	limit := g.GOMEMLIMIT
+	if g.GOMEMLIMITPercent > 0 {
+		mem, ok := c.Resources.Limits[corev1.ResourceMemory]
+		if !ok || mem.Value() <= 0 {
+			return fmt.Errorf("spec.goRuntime.%s.gomemlimitPercent %d needs a memory limit on container %q of the %s track (resources.limits.memory); set one, or set gomemlimit", track, g.GOMEMLIMITPercent, c.Name, track)
+		}
+		limit = strconv.FormatInt(mem.Value()*int64(g.GOMEMLIMITPercent)/100, 10)
+	}
+	for _, e := range []struct{ name, value string }{{"GOGC", g.GOGC}, {"GOMEMLIMIT", limit}} {
+		if e.value == "" || slices.ContainsFunc(c.Env, func(have corev1.EnvVar) bool { return have.Name == e.name }) {
+			continue
+		}
+		c.Env = append(c.Env, corev1.EnvVar{Name: e.name, Value: e.value})
+	}
+	return nil
 }
 
 // toApplyConfig converts a typed object into its apply configuration through JSON: both

@@ -139,6 +139,43 @@ type TrackPoolModes struct {
 	Gray PoolMode `json:"gray,omitempty"`
 }
 
+// GoRuntime is one track's Go runtime settings. The controller sets them as GOGC and
+// GOMEMLIMIT on every container of the track's pods that does not set that variable itself.
+// +kubebuilder:validation:XValidation:rule="!(has(self.gomemlimit) && has(self.gomemlimitPercent))",message="set gomemlimit or gomemlimitPercent, not both"
+type GoRuntime struct {
+	// GOGC is the garbage collector's target percentage: a whole number or "off".
+	// +kubebuilder:validation:Pattern=`^(off|[0-9]+)$`
+	// +optional
+	GOGC string `json:"gogc,omitempty"`
+
+	// GOMEMLIMIT is the runtime's soft memory limit: bytes with an optional B, KiB, MiB, GiB
+	// or TiB suffix, or "off".
+	// +kubebuilder:validation:Pattern=`^(off|[0-9]+(B|KiB|MiB|GiB|TiB)?)$`
+	// +optional
+	GOMEMLIMIT string `json:"gomemlimit,omitempty"`
+
+	// GOMEMLIMITPercent sets GOMEMLIMIT to this percent of each container's memory limit, in
+	// bytes (90 is the usual choice). A container without a memory limit is refused: the
+	// TracksReady condition turns False and names it.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	GOMEMLIMITPercent int32 `json:"gomemlimitPercent,omitempty"`
+}
+
+// TrackGoRuntimes sets the Go runtime of each track, so that the tracks can be tuned apart:
+// a pooled gray against an unpooled stable, each under its own GOGC and GOMEMLIMIT.
+type TrackGoRuntimes struct {
+	// Stable is the stable track's settings, and a fresh baseline's.
+	// +optional
+	Stable *GoRuntime `json:"stable,omitempty"`
+
+	// Gray is the gray track's settings: part of the candidate, so a change starts a new
+	// rollout from the first step, as a change of poolModes does.
+	// +optional
+	Gray *GoRuntime `json:"gray,omitempty"`
+}
+
 // SLIName is the ID of a parity SLI of the catalog (internal/catalog); a test holds this
 // enum to it.
 // +kubebuilder:validation:Enum=latency-p95;latency-p99;error-ratio;cpu-per-request;heap-alloc-per-request;gc-cpu-share;syncpool-hit-ratio;redis-pool-hit-ratio
@@ -398,6 +435,12 @@ type PoolCanarySpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	PoolModes TrackPoolModes `json:"poolModes,omitempty"`
+
+	// GoRuntime sets GOGC and GOMEMLIMIT per track; unset, the template's env (or the Go
+	// defaults) apply. The settings stay with their track: a promotion gives the stable track
+	// the gray's pool mode, not its Go runtime (set goRuntime.stable to keep the gray's).
+	// +optional
+	GoRuntime *TrackGoRuntimes `json:"goRuntime,omitempty"`
 
 	// Steps are the gray track's weights in percent, strictly increasing, e.g. [10, 25, 50].
 	// +kubebuilder:validation:MinItems=1
