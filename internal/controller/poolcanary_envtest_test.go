@@ -24,15 +24,12 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/internal/controller"
+	"github.com/poolparity/poolparity/internal/controller/controllertest"
 	"github.com/poolparity/poolparity/internal/testenv"
 )
 
@@ -66,45 +63,9 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 	env := testenv.Start(t, testenv.WithScheme(scheme), testenv.WithCRDPaths(crdDir(t)))
 	t.Logf("envtest control plane started in %s", env.StartDuration.Round(time.Millisecond))
 
-	// The binary's cache (only pods with the track label), so the warm-up cases read through it.
-	byObject, err := controller.CacheByObject()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 scheme,
-		Cache:                  cache.Options{ByObject: byObject},
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	reg := prometheus.NewRegistry()
-	m, err := controller.NewMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &controller.PoolCanaryReconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder("poolparity-controller"),
-		Metrics:                 m,
-		MaxConcurrentReconciles: 4,
-	}
-	if err := r.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	controllertest.Start(t, env.Config, scheme, reg)
+	ctx := context.Background()
 	c := env.Client
 
 	t.Run("the CRD refuses invalid canaries", func(t *testing.T) {
