@@ -556,6 +556,93 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client) {
 		}
 	})
 
+	t.Run("an operator's promote request skips the remaining steps and analyses", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "manualpromote")
+		pc := newCanary(ns, "shop", downPromURL(t))
+		pc.Spec.Replicas = ptr.To[int32](10)
+		pc.Spec.StepInterval = metav1.Duration{Duration: time.Hour} // the first step would hold
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 20*time.Second, "the first step's split (9 stable + 1 gray)", func() (bool, string) {
+			s, g := deployReplicas(ctx, t, c, ns, "shop")
+			return s == 9 && g == 1, fmt.Sprintf("stable %d, gray %d", s, g)
+		})
+		annotate(ctx, t, c, ns, "shop", v1alpha1.AnnotationPromote, "p1")
+		got := waitFor(t, 20*time.Second, "phase Promoted", func() (bool, *v1alpha1.PoolCanary) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhasePromoted, cur
+		})
+		if got.Status.StablePoolMode != v1alpha1.PoolModePooled || got.Status.CurrentWeight != 0 || got.Status.LastAnalysis != nil {
+			t.Errorf("after a promote request: stable pool mode %q, weight %d, last analysis %+v; want pooled, 0 and no analysis", got.Status.StablePoolMode, got.Status.CurrentWeight, got.Status.LastAnalysis)
+		}
+		if h := got.Status.HandledRequests; h == nil || h.Promote != "p1" {
+			t.Errorf("handled requests %+v, want promote p1 recorded", h)
+		}
+		waitFor(t, 10*time.Second, "every replica on a pooled stable track", func() (bool, string) {
+			s, g := deployReplicas(ctx, t, c, ns, "shop")
+			return s == 10 && g == 0, fmt.Sprintf("stable %d, gray %d", s, g)
+		})
+		checkTrackDeployment(ctx, t, c, ns, "shop-stable", "stable", "false", "pooled")
+		if ev := waitEvent(ctx, t, c, ns, "shop", controller.ReasonPromoted); !strings.Contains(ev.Note, "promoted by poolparity.dev/promote=p1 at weight 10") {
+			t.Errorf("Promoted event %q, want it to name the request and the weight", ev.Note)
+		}
+		// A promoted canary refuses an abort, and says so.
+		annotate(ctx, t, c, ns, "shop", v1alpha1.AnnotationAbort, "a1")
+		if ev := waitEvent(ctx, t, c, ns, "shop", controller.EventRequestIgnored); !strings.Contains(ev.Note, `abort request "a1" ignored: the rollout has ended (Promoted`) {
+			t.Errorf("RequestIgnored event %q, want it to say the rollout was promoted", ev.Note)
+		}
+		if cur := getCanary(ctx, t, c, ns, "shop"); cur.Status.Phase != v1alpha1.PhasePromoted || cur.Status.HandledRequests.Abort != "a1" {
+			t.Errorf("after an abort of a promoted canary: phase %s, handled %+v; want Promoted with a1 recorded", cur.Status.Phase, cur.Status.HandledRequests)
+		}
+	})
+
+	t.Run("an operator's abort rolls back at once while Prometheus is unreachable, and acts once", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "abort")
+		pc := newCanary(ns, "shop", downPromURL(t))
+		pc.Spec.Replicas = ptr.To[int32](4)
+		pc.Spec.Steps = []int32{50}
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		waitEvent(ctx, t, c, ns, "shop", controller.EventPrometheusUnavailable)
+		if s, g := deployReplicas(ctx, t, c, ns, "shop"); s != 2 || g != 2 {
+			t.Fatalf("split while Prometheus is down: stable %d, gray %d; want 2 + 2", s, g)
+		}
+		annotate(ctx, t, c, ns, "shop", v1alpha1.AnnotationAbort, "a1")
+		got := waitFor(t, 20*time.Second, "phase RolledBack", func() (bool, *v1alpha1.PoolCanary) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhaseRolledBack, cur
+		})
+		prog := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionProgressing)
+		if prog == nil || prog.Reason != controller.ReasonAborted || got.Status.CurrentWeight != 0 || got.Status.StablePoolMode != v1alpha1.PoolModeUnpooled {
+			t.Errorf("after an abort: Progressing %+v, weight %d, stable pool mode %q; want reason Aborted, 0, unpooled", prog, got.Status.CurrentWeight, got.Status.StablePoolMode)
+		}
+		waitFor(t, 10*time.Second, "gray at 0 and stable carrying every replica", func() (bool, string) {
+			s, g := deployReplicas(ctx, t, c, ns, "shop")
+			return s == 4 && g == 0, fmt.Sprintf("stable %d, gray %d", s, g)
+		})
+		waitEvent(ctx, t, c, ns, "shop", controller.ReasonAborted)
+
+		// A new trigger starts a new rollout; the abort request left on the object was handled
+		// and does not abort it again.
+		cur := getCanary(ctx, t, c, ns, "shop")
+		cur.Spec.Trigger = "again"
+		if err := c.Update(ctx, cur); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 20*time.Second, "a new rollout at weight 50", func() (bool, string) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhaseProgressing && cur.Status.CurrentWeight == 50, fmt.Sprintf("phase %s, weight %d", cur.Status.Phase, cur.Status.CurrentWeight)
+		})
+		time.Sleep(2 * time.Second) // several analyses and reconciles
+		if cur := getCanary(ctx, t, c, ns, "shop"); cur.Status.Phase != v1alpha1.PhaseProgressing {
+			t.Errorf("the handled abort request acted again: phase %s", cur.Status.Phase)
+		}
+	})
+
 	t.Run("an unreachable Prometheus holds the step with an Event", func(t *testing.T) {
 		t.Parallel()
 		ns := newNamespace(t, c, "promdown")
@@ -747,6 +834,20 @@ func waitEvent(ctx context.Context, t *testing.T, c client.Client, ns, name, rea
 		}
 		return true, evs[0]
 	})
+}
+
+// annotate sets an annotation on a canary, as kubectl annotate (or kubectl poolcanary) does.
+func annotate(ctx context.Context, t *testing.T, c client.Client, ns, name, key, value string) {
+	t.Helper()
+	pc := getCanary(ctx, t, c, ns, name)
+	patch := client.MergeFrom(pc.DeepCopy())
+	if pc.Annotations == nil {
+		pc.Annotations = map[string]string{}
+	}
+	pc.Annotations[key] = value
+	if err := c.Patch(ctx, pc, patch); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func isSubsequence(want, got []int32) bool {

@@ -50,9 +50,11 @@ const (
 	PhaseProgressing Phase = "Progressing"
 	// PhasePaused: spec.paused is set, or onSuccess/onFailure asked for a pause.
 	PhasePaused Phase = "Paused"
-	// PhasePromoted: the last step passed and the stable track runs gray's pool mode.
+	// PhasePromoted: the last step passed (or an operator promoted, annotation
+	// poolparity.dev/promote) and the stable track runs gray's pool mode.
 	PhasePromoted Phase = "Promoted"
-	// PhaseRolledBack: failureLimit analyses breached and the gray track is at 0.
+	// PhaseRolledBack: failureLimit analyses breached, or an operator aborted (annotation
+	// poolparity.dev/abort), and the gray track is at 0.
 	PhaseRolledBack Phase = "RolledBack"
 	// PhaseFailed: the controller cannot run the tracks (e.g. a Deployment it does not own
 	// has a track's name, or the API server rejects the pod template).
@@ -98,6 +100,22 @@ const (
 	LabelTrack      = "poolparity.dev/track"
 	LabelGrayStatus = "poolparity.dev/gray-status"
 	LabelPoolMode   = "poolparity.dev/pool-mode"
+)
+
+// Annotations an operator sets on a PoolCanary (kubectl poolcanary promote, abort) for the
+// controller to act on. The value is opaque (the plugin writes the time of the request): the
+// controller acts once per new value and records it in status.handledRequests, so a request
+// left on the object never acts again, not even after a new rollout starts.
+const (
+	// AnnotationPromote promotes now: the remaining steps and analyses are skipped and the
+	// controller does what a passed last step with onSuccess Promote does (the stable track
+	// adopts the gray pool mode and gets every replica), whatever onSuccess says. It acts on a
+	// rollout that runs, is paused, or ended paused (onSuccess None, onFailure Pause).
+	AnnotationPromote = "poolparity.dev/promote"
+	// AnnotationAbort rolls back now: the gray track goes to 0 and the stable track carries
+	// every replica, without an analysis (Prometheus is not asked). It acts on a rollout that
+	// runs, is paused, or ended paused; phase RolledBack, Progressing reason Aborted.
+	AnnotationAbort = "poolparity.dev/abort"
 )
 
 // Track names, the values of LabelTrack.
@@ -572,6 +590,17 @@ type AnalysisStatus struct {
 	SLIs []SLIResult `json:"slis,omitempty"`
 }
 
+// HandledRequests records the value of each operator annotation the controller last acted on
+// (or refused), so that it acts once per request.
+type HandledRequests struct {
+	// Promote is the last poolparity.dev/promote value handled.
+	// +optional
+	Promote string `json:"promote,omitempty"`
+	// Abort is the last poolparity.dev/abort value handled.
+	// +optional
+	Abort string `json:"abort,omitempty"`
+}
+
 // PoolCanaryStatus is the observed state of a PoolCanary.
 type PoolCanaryStatus struct {
 	// ObservedGeneration is the generation this status describes.
@@ -589,6 +618,11 @@ type PoolCanaryStatus struct {
 	// CurrentWeight is the gray track's weight in percent (0 after promotion or rollback).
 	// +optional
 	CurrentWeight int32 `json:"currentWeight"`
+
+	// HandledRequests records the operator annotations (poolparity.dev/promote, abort) the
+	// controller has acted on.
+	// +optional
+	HandledRequests *HandledRequests `json:"handledRequests,omitempty"`
 
 	// StepStartedAt is when the current step's weight was set.
 	// +optional
