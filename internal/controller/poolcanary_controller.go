@@ -133,6 +133,7 @@ func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 
 	sel := effectiveSelector(&pc)
 	stable, gray, applyErr := r.applyTracks(ctx, &pc, sel, out)
+	setShares(&pc.Status)
 	if applyErr != nil && !isPermanent(applyErr) {
 		// A transient error (conflict, timeout): let controller-runtime retry with backoff,
 		// and keep the state machine's progress for the next attempt.
@@ -415,6 +416,17 @@ func RequestRefusal(pc *v1alpha1.PoolCanary) string {
 		return fmt.Sprintf("the rollout has ended (%s: %s)", prog.Reason, prog.Message)
 	}
 	return "" // a rollout that has not started yet starts before a request is handled
+}
+
+// setShares sets the traffic shares the split gives: the gray track's share of the desired
+// pods, and the share of the requests the last analysis measured while it judged the current
+// weight (empty otherwise: a measurement of another split is not this one's).
+func setShares(st *v1alpha1.PoolCanaryStatus) {
+	st.ReplicaShare = percentText(ReplicaShare(st.StableReplicas, st.GrayReplicas, st.BaselineReplicas))
+	st.MeasuredShare = ""
+	if la := st.LastAnalysis; la != nil && la.Weight == st.CurrentWeight && st.CurrentWeight > 0 {
+		st.MeasuredShare = la.MeasuredShare
+	}
 }
 
 // fail applies onFailure after failureLimit breached analyses.

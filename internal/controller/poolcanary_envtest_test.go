@@ -379,7 +379,9 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client) {
 			t.Fatal(err)
 		}
 		waitFor(t, 20*time.Second, "two inconclusive analyses", func() (bool, string) {
-			n := prom.count("job_gray_status:http_requests:rate5m")
+			// One read of an SLI's rule per analysis (the request-rate rule is read twice: by
+			// the traffic guard and for the measured share).
+			n := prom.count("job_gray_status:http_request_duration_seconds:p99_rate5m")
 			return n >= 2, fmt.Sprintf("%d analyses", n)
 		})
 		cur := getCanary(ctx, t, c, ns, "shop")
@@ -640,6 +642,33 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client) {
 		time.Sleep(2 * time.Second) // several analyses and reconciles
 		if cur := getCanary(ctx, t, c, ns, "shop"); cur.Status.Phase != v1alpha1.PhaseProgressing {
 			t.Errorf("the handled abort request acted again: phase %s", cur.Status.Phase)
+		}
+	})
+
+	t.Run("the status shows the share the split gives and the share measured beside the weight", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "share")
+		prom := newFakeProm(t, "quiet") // too few requests to judge: the step holds, analysed every second
+		pc := newCanary(ns, "shop", prom.srv.URL)
+		pc.Spec.Steps = []int32{10}
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		got := waitFor(t, 20*time.Second, "a measured share", func() (bool, *v1alpha1.PoolCanary) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.MeasuredShare != "", cur
+		})
+		// Weight 10 on 2 replicas is 1 + 1: half the pods, and (equal rates) half the requests.
+		if st := got.Status; st.CurrentWeight != 10 || st.ReplicaShare != "50" || st.MeasuredShare != "50" || st.LastAnalysis.MeasuredShare != "50" {
+			t.Errorf("weight %d, replica share %q, measured share %q (last analysis %q); want 10, 50, 50, 50", st.CurrentWeight, st.ReplicaShare, st.MeasuredShare, st.LastAnalysis.MeasuredShare)
+		}
+		annotate(ctx, t, c, ns, "shop", v1alpha1.AnnotationAbort, "a1")
+		got = waitFor(t, 20*time.Second, "phase RolledBack", func() (bool, *v1alpha1.PoolCanary) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhaseRolledBack, cur
+		})
+		if st := got.Status; st.ReplicaShare != "0" || st.MeasuredShare != "" {
+			t.Errorf("after the rollback: replica share %q, measured share %q; want 0 and unknown (the measurement was of another split)", st.ReplicaShare, st.MeasuredShare)
 		}
 	})
 

@@ -583,6 +583,13 @@ type AnalysisStatus struct {
 	// Statistical is the statistical second opinion, shown beside the threshold verdict.
 	// +optional
 	Statistical *StatisticalStatus `json:"statistical,omitempty"`
+	// MeasuredShare is the gray track's share of the requests at this analysis, in percent as a
+	// decimal string (e.g. "9.8"): gray's rate over the sum of every track's rate, read from
+	// the request-rate rule of the traffic guard (analysis.requestRateRule, over
+	// requestWindow). Empty when unknown: a query failed, the gray track has no series, a
+	// track has more than one, or no track served a request.
+	// +optional
+	MeasuredShare string `json:"measuredShare,omitempty"`
 	// SLIs are the per-SLI results.
 	// +optional
 	// +listType=map
@@ -618,6 +625,21 @@ type PoolCanaryStatus struct {
 	// CurrentWeight is the gray track's weight in percent (0 after promotion or rollback).
 	// +optional
 	CurrentWeight int32 `json:"currentWeight"`
+
+	// ReplicaShare is the gray track's share of the desired pods in percent, as a decimal
+	// string (e.g. "33.3"): gray / (stable + gray + baseline). The Service spreads requests
+	// over the pods of every track, so this is the traffic share the replica split gives,
+	// which differs from currentWeight when the replicas are few (weight 10 on 2 replicas is
+	// 1 stable + 1 gray: 50). Empty when no pod is desired.
+	// +optional
+	ReplicaShare string `json:"replicaShare,omitempty"`
+
+	// MeasuredShare is lastAnalysis.measuredShare while the last analysis judged the current
+	// weight: the gray track's share of the requests as Prometheus measured it. Empty when
+	// unknown, and once the weight changes (a new step, a promotion, a rollback) until the
+	// next analysis measures it again.
+	// +optional
+	MeasuredShare string `json:"measuredShare,omitempty"`
 
 	// HandledRequests records the operator annotations (poolparity.dev/promote, abort) the
 	// controller has acted on.
@@ -695,7 +717,9 @@ type PoolCanaryStatus struct {
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=pcanary,categories=poolparity
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
-// +kubebuilder:printcolumn:name="Weight",type=integer,JSONPath=`.status.currentWeight`
+// +kubebuilder:printcolumn:name="Weight",type=integer,JSONPath=`.status.currentWeight`,description="gray weight asked, percent"
+// +kubebuilder:printcolumn:name="Share",type=string,JSONPath=`.status.replicaShare`,description="gray share of the desired pods, percent"
+// +kubebuilder:printcolumn:name="Measured",type=string,JSONPath=`.status.measuredShare`,description="gray share of the requests at the last analysis of this weight, percent"
 // +kubebuilder:printcolumn:name="Stable",type=integer,JSONPath=`.status.stableReplicas`
 // +kubebuilder:printcolumn:name="Gray",type=integer,JSONPath=`.status.grayReplicas`
 // +kubebuilder:printcolumn:name="Parity",type=string,JSONPath=`.status.lastAnalysis.verdict`
