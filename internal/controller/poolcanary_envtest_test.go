@@ -812,17 +812,7 @@ func checkTrackDeployment(ctx context.Context, t *testing.T, c client.Client, ns
 // waitFor polls cond every 50ms until it holds or timeout passes, then fails with its last note.
 func waitFor[T any](t *testing.T, timeout time.Duration, what string, cond func() (bool, T)) T {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, note := cond()
-		if ok {
-			return note
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last: %v", timeout, what, note)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return controllertest.WaitFor(t, timeout, what, cond)
 }
 
 func canaryEvents(ctx context.Context, t *testing.T, c client.Client, ns, name, reason string) []eventsv1.Event {

@@ -391,17 +391,7 @@ func readCanary(ctx context.Context, t *testing.T, c client.Client, ns, name str
 // waitFor polls cond every 50ms for up to 20s, then fails with its last note.
 func waitFor[T any](t *testing.T, what string, cond func() (bool, T)) T {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ok, note := cond()
-		if ok {
-			return note
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; last: %v", what, note)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return controllertest.WaitFor(t, 20*time.Second, what, cond)
 }
 
 func waitPhase(ctx context.Context, t *testing.T, c client.Client, ns, name string, phase v1alpha1.Phase) *v1alpha1.PoolCanary {

@@ -7,6 +7,7 @@ package controllertest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -64,4 +65,21 @@ func Start(t testing.TB, cfg *rest.Config, scheme *runtime.Scheme, reg prometheu
 			t.Errorf("manager: %v", err)
 		}
 	})
+}
+
+// WaitFor polls cond every 50ms until it holds or timeout passes, then fails the test with
+// what it waited for and cond's last note; it returns the note of the poll that held.
+func WaitFor[T any](t testing.TB, timeout time.Duration, what string, cond func() (bool, T)) T {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, note := cond()
+		if ok {
+			return note
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s; last: %v", timeout, what, note)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
