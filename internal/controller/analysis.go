@@ -11,6 +11,7 @@ import (
 
 	promapi "github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
@@ -108,7 +109,28 @@ func AnalyzeWith(ctx context.Context, q parity.Querier, a *v1alpha1.Analysis, in
 	if len(report.Notes) > 0 {
 		out.Message = truncate(out.Message + "; " + strings.Join(report.Notes, "; "))
 	}
+	out.MeasuredShare = percentText(readRequestShare(ctx, q, opts.Guard.RateExpr, now))
 	return out
+}
+
+// readRequestShare reads expr, the traffic guard's request-rate query (one series per
+// gray_status), and returns the gray track's share of the requests (see RequestShare). ok is
+// false when the query fails: the share is then unknown, and the verdict does not depend on it.
+func readRequestShare(ctx context.Context, q parity.Querier, expr string, at time.Time) (share float64, ok bool) {
+	val, _, _, err := q.Query(ctx, expr, at)
+	if err != nil {
+		return 0, false
+	}
+	vec, isVec := val.(model.Vector)
+	if !isVec {
+		return 0, false
+	}
+	rates := map[string][]float64{}
+	for _, s := range vec {
+		gs := string(s.Metric["gray_status"])
+		rates[gs] = append(rates[gs], float64(s.Value))
+	}
+	return RequestShare(rates)
 }
 
 func errorStatus(now time.Time, msg string) v1alpha1.AnalysisStatus {

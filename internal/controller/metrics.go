@@ -36,7 +36,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"namespace", "name", "verdict"}),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "poolparity_canary_rollouts_total",
-			Help: "PoolCanary rollouts that ended, by outcome (promoted, rolled_back, paused_on_success, paused_on_failure).",
+			Help: "PoolCanary rollouts that ended, by outcome (promoted, rolled_back, aborted, paused_on_success, paused_on_failure).",
 		}, []string{"namespace", "name", "outcome"}),
 		weight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "poolparity_canary_weight_percent",

@@ -40,6 +40,7 @@ const (
 	ReasonPausedOnSuccess  = "PausedOnSuccess"  // False: the last step passed and onSuccess is None.
 	ReasonRolledBack       = "RolledBack"       // False: failureLimit breaches; gray is at 0.
 	ReasonPausedOnFailure  = "PausedOnFailure"  // False: failureLimit breaches and onFailure is Pause.
+	ReasonAborted          = "Aborted"          // False: an operator aborted (poolparity.dev/abort); gray is at 0.
 )
 
 // Event reasons (besides the condition reasons above, which are also Events).
@@ -52,6 +53,7 @@ const (
 	EventApplyFailed           = "ApplyFailed"
 	EventOwnershipConflict     = "OwnershipConflict"
 	EventWarmingUp             = "WarmingUp"
+	EventRequestIgnored        = "RequestIgnored" // a promote or abort request the rollout's state refuses
 )
 
 // defaultWarmup is analysis.warmup when the API server's default was bypassed.
@@ -85,8 +87,9 @@ type PoolCanaryReconciler struct {
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// SetupWithManager registers the reconciler: it watches PoolCanaries (spec changes only,
-// which include the scale subresource's writes to spec.replicas) and the Deployments they own.
+// SetupWithManager registers the reconciler: it watches PoolCanaries (spec changes, which
+// include the scale subresource's writes to spec.replicas, and annotation changes, which carry
+// an operator's promote and abort requests) and the Deployments they own.
 func (r *PoolCanaryReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Analyzer == nil {
 		r.Analyzer = &PrometheusAnalyzer{}
@@ -95,7 +98,7 @@ func (r *PoolCanaryReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Clock = clock.RealClock{}
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.PoolCanary{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&v1alpha1.PoolCanary{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&appsv1.Deployment{}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("poolcanary").
@@ -130,6 +133,7 @@ func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 
 	sel := effectiveSelector(&pc)
 	stable, gray, applyErr := r.applyTracks(ctx, &pc, sel, out)
+	setShares(&pc.Status)
 	if applyErr != nil && !isPermanent(applyErr) {
 		// A transient error (conflict, timeout): let controller-runtime retry with backoff,
 		// and keep the state machine's progress for the next attempt.
@@ -164,6 +168,9 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 
 	if hash := rolloutHash(spec); st.RolloutHash != hash {
 		r.startRollout(pc, hash, now, out)
+	}
+	if r.handleRequests(pc, out) {
+		return 0 // promoted or aborted by hand: the rollout has ended
 	}
 	prog := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgressing)
 	if prog == nil || rolloutEnded(pc) {
@@ -334,12 +341,92 @@ func (r *PoolCanaryReconciler) succeed(pc *v1alpha1.PoolCanary, out *pending) {
 		out.outcome = "paused_on_success"
 		return
 	}
-	st.StablePoolMode = spec.PoolModes.Gray
+	r.promote(pc, out, fmt.Sprintf("parity held through every step; stable now runs %s", spec.PoolModes.Gray))
+}
+
+// promote ends the rollout with a promotion: the stable track adopts the gray pool mode and
+// carries every replica (weight 0). msg says why.
+func (r *PoolCanaryReconciler) promote(pc *v1alpha1.PoolCanary, out *pending, msg string) {
+	st := &pc.Status
+	st.StablePoolMode = pc.Spec.PoolModes.Gray
 	st.CurrentWeight = 0
-	msg := fmt.Sprintf("parity held through every step; stable now runs %s", st.StablePoolMode)
 	r.setProgressing(pc, metav1.ConditionFalse, ReasonPromoted, msg)
 	out.event(corev1.EventTypeNormal, ReasonPromoted, "Promote", "%s", msg)
 	out.outcome = "promoted"
+}
+
+// handleRequests acts on the operator's promote and abort annotations whose values it has not
+// handled yet, before any analysis: an abort never waits for Prometheus, nor is it held by
+// one that is down. Each value is recorded in status.handledRequests (acted on or refused) so
+// that it acts once. An abort wins over a promotion asked at the same time. It reports whether
+// the rollout ended by a request.
+func (r *PoolCanaryReconciler) handleRequests(pc *v1alpha1.PoolCanary, out *pending) bool {
+	st := &pc.Status
+	var handled v1alpha1.HandledRequests
+	if st.HandledRequests != nil {
+		handled = *st.HandledRequests
+	}
+	abort, promote := pc.Annotations[v1alpha1.AnnotationAbort], pc.Annotations[v1alpha1.AnnotationPromote]
+	newAbort, newPromote := abort != "" && abort != handled.Abort, promote != "" && promote != handled.Promote
+	if !newAbort && !newPromote {
+		return false
+	}
+	if newAbort {
+		handled.Abort = abort
+	}
+	if newPromote {
+		handled.Promote = promote
+	}
+	st.HandledRequests = &handled
+
+	if why := RequestRefusal(pc); why != "" {
+		if newAbort {
+			out.event(corev1.EventTypeNormal, EventRequestIgnored, "Abort", "abort request %q ignored: %s", abort, why)
+		}
+		if newPromote {
+			out.event(corev1.EventTypeNormal, EventRequestIgnored, "Promote", "promote request %q ignored: %s", promote, why)
+		}
+		return false
+	}
+	weight := st.CurrentWeight
+	if !newAbort {
+		r.promote(pc, out, fmt.Sprintf("promoted by %s=%s at weight %d, skipping the remaining analysis; stable now runs %s",
+			v1alpha1.AnnotationPromote, promote, weight, pc.Spec.PoolModes.Gray))
+		return true
+	}
+	if newPromote {
+		out.event(corev1.EventTypeWarning, EventRequestIgnored, "Promote", "promote request %q ignored: an abort was asked at the same time", promote)
+	}
+	msg := fmt.Sprintf("aborted by %s=%s at weight %d; gray is at 0", v1alpha1.AnnotationAbort, abort, weight)
+	st.CurrentWeight = 0
+	r.setProgressing(pc, metav1.ConditionFalse, ReasonAborted, msg)
+	out.event(corev1.EventTypeWarning, ReasonAborted, "Abort", "%s", msg)
+	out.outcome = "aborted"
+	return true
+}
+
+// RequestRefusal says why the controller would not act on a promote or abort request now, or
+// returns "" when it would: a rollout runs, is paused (spec.paused), or ended paused
+// (onSuccess None, onFailure Pause) with gray still at its weight, or has not started yet (it
+// starts first). A promoted, rolled back or aborted rollout, or one with nothing to compare,
+// refuses both.
+func RequestRefusal(pc *v1alpha1.PoolCanary) string {
+	prog := meta.FindStatusCondition(pc.Status.Conditions, v1alpha1.ConditionProgressing)
+	if prog != nil && rolloutEnded(pc) && prog.Reason != ReasonPausedOnSuccess && prog.Reason != ReasonPausedOnFailure {
+		return fmt.Sprintf("the rollout has ended (%s: %s)", prog.Reason, prog.Message)
+	}
+	return "" // a rollout that has not started yet starts before a request is handled
+}
+
+// setShares sets the traffic shares the split gives: the gray track's share of the desired
+// pods, and the share of the requests the last analysis measured while it judged the current
+// weight (empty otherwise: a measurement of another split is not this one's).
+func setShares(st *v1alpha1.PoolCanaryStatus) {
+	st.ReplicaShare = percentText(ReplicaShare(st.StableReplicas, st.GrayReplicas, st.BaselineReplicas))
+	st.MeasuredShare = ""
+	if la := st.LastAnalysis; la != nil && la.Weight == st.CurrentWeight && st.CurrentWeight > 0 {
+		st.MeasuredShare = la.MeasuredShare
+	}
 }
 
 // fail applies onFailure after failureLimit breached analyses.
@@ -475,7 +562,7 @@ func rolloutEnded(pc *v1alpha1.PoolCanary) bool {
 		return false
 	}
 	switch prog.Reason {
-	case ReasonPromoted, ReasonNothingToCompare, ReasonRolledBack, ReasonPausedOnSuccess, ReasonPausedOnFailure:
+	case ReasonPromoted, ReasonNothingToCompare, ReasonRolledBack, ReasonAborted, ReasonPausedOnSuccess, ReasonPausedOnFailure:
 		return true
 	}
 	return false
@@ -493,7 +580,7 @@ func phaseOf(pc *v1alpha1.PoolCanary) v1alpha1.Phase {
 	switch prog.Reason {
 	case ReasonPromoted, ReasonNothingToCompare:
 		return v1alpha1.PhasePromoted
-	case ReasonRolledBack:
+	case ReasonRolledBack, ReasonAborted:
 		return v1alpha1.PhaseRolledBack
 	case ReasonPaused, ReasonPausedOnSuccess, ReasonPausedOnFailure:
 		return v1alpha1.PhasePaused

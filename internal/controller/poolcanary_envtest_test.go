@@ -24,15 +24,12 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/internal/controller"
+	"github.com/poolparity/poolparity/internal/controller/controllertest"
 	"github.com/poolparity/poolparity/internal/testenv"
 )
 
@@ -66,45 +63,9 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 	env := testenv.Start(t, testenv.WithScheme(scheme), testenv.WithCRDPaths(crdDir(t)))
 	t.Logf("envtest control plane started in %s", env.StartDuration.Round(time.Millisecond))
 
-	// The binary's cache (only pods with the track label), so the warm-up cases read through it.
-	byObject, err := controller.CacheByObject()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 scheme,
-		Cache:                  cache.Options{ByObject: byObject},
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	reg := prometheus.NewRegistry()
-	m, err := controller.NewMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &controller.PoolCanaryReconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder("poolparity-controller"),
-		Metrics:                 m,
-		MaxConcurrentReconciles: 4,
-	}
-	if err := r.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	controllertest.Start(t, env.Config, scheme, reg)
+	ctx := context.Background()
 	c := env.Client
 
 	t.Run("the CRD refuses invalid canaries", func(t *testing.T) {
@@ -418,7 +379,9 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client) {
 			t.Fatal(err)
 		}
 		waitFor(t, 20*time.Second, "two inconclusive analyses", func() (bool, string) {
-			n := prom.count("job_gray_status:http_requests:rate5m")
+			// One read of an SLI's rule per analysis (the request-rate rule is read twice: by
+			// the traffic guard and for the measured share).
+			n := prom.count("job_gray_status:http_request_duration_seconds:p99_rate5m")
 			return n >= 2, fmt.Sprintf("%d analyses", n)
 		})
 		cur := getCanary(ctx, t, c, ns, "shop")
@@ -595,6 +558,120 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client) {
 		}
 	})
 
+	t.Run("an operator's promote request skips the remaining steps and analyses", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "manualpromote")
+		pc := newCanary(ns, "shop", downPromURL(t))
+		pc.Spec.Replicas = ptr.To[int32](10)
+		pc.Spec.StepInterval = metav1.Duration{Duration: time.Hour} // the first step would hold
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 20*time.Second, "the first step's split (9 stable + 1 gray)", func() (bool, string) {
+			s, g := deployReplicas(ctx, t, c, ns, "shop")
+			return s == 9 && g == 1, fmt.Sprintf("stable %d, gray %d", s, g)
+		})
+		annotate(ctx, t, c, ns, "shop", v1alpha1.AnnotationPromote, "p1")
+		got := waitFor(t, 20*time.Second, "phase Promoted", func() (bool, *v1alpha1.PoolCanary) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhasePromoted, cur
+		})
+		if got.Status.StablePoolMode != v1alpha1.PoolModePooled || got.Status.CurrentWeight != 0 || got.Status.LastAnalysis != nil {
+			t.Errorf("after a promote request: stable pool mode %q, weight %d, last analysis %+v; want pooled, 0 and no analysis", got.Status.StablePoolMode, got.Status.CurrentWeight, got.Status.LastAnalysis)
+		}
+		if h := got.Status.HandledRequests; h == nil || h.Promote != "p1" {
+			t.Errorf("handled requests %+v, want promote p1 recorded", h)
+		}
+		waitFor(t, 10*time.Second, "every replica on a pooled stable track", func() (bool, string) {
+			s, g := deployReplicas(ctx, t, c, ns, "shop")
+			return s == 10 && g == 0, fmt.Sprintf("stable %d, gray %d", s, g)
+		})
+		checkTrackDeployment(ctx, t, c, ns, "shop-stable", "stable", "false", "pooled")
+		if ev := waitEvent(ctx, t, c, ns, "shop", controller.ReasonPromoted); !strings.Contains(ev.Note, "promoted by poolparity.dev/promote=p1 at weight 10") {
+			t.Errorf("Promoted event %q, want it to name the request and the weight", ev.Note)
+		}
+		// A promoted canary refuses an abort, and says so.
+		annotate(ctx, t, c, ns, "shop", v1alpha1.AnnotationAbort, "a1")
+		if ev := waitEvent(ctx, t, c, ns, "shop", controller.EventRequestIgnored); !strings.Contains(ev.Note, `abort request "a1" ignored: the rollout has ended (Promoted`) {
+			t.Errorf("RequestIgnored event %q, want it to say the rollout was promoted", ev.Note)
+		}
+		if cur := getCanary(ctx, t, c, ns, "shop"); cur.Status.Phase != v1alpha1.PhasePromoted || cur.Status.HandledRequests.Abort != "a1" {
+			t.Errorf("after an abort of a promoted canary: phase %s, handled %+v; want Promoted with a1 recorded", cur.Status.Phase, cur.Status.HandledRequests)
+		}
+	})
+
+	t.Run("an operator's abort rolls back at once while Prometheus is unreachable, and acts once", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "abort")
+		pc := newCanary(ns, "shop", downPromURL(t))
+		pc.Spec.Replicas = ptr.To[int32](4)
+		pc.Spec.Steps = []int32{50}
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		waitEvent(ctx, t, c, ns, "shop", controller.EventPrometheusUnavailable)
+		if s, g := deployReplicas(ctx, t, c, ns, "shop"); s != 2 || g != 2 {
+			t.Fatalf("split while Prometheus is down: stable %d, gray %d; want 2 + 2", s, g)
+		}
+		annotate(ctx, t, c, ns, "shop", v1alpha1.AnnotationAbort, "a1")
+		got := waitFor(t, 20*time.Second, "phase RolledBack", func() (bool, *v1alpha1.PoolCanary) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhaseRolledBack, cur
+		})
+		prog := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionProgressing)
+		if prog == nil || prog.Reason != controller.ReasonAborted || got.Status.CurrentWeight != 0 || got.Status.StablePoolMode != v1alpha1.PoolModeUnpooled {
+			t.Errorf("after an abort: Progressing %+v, weight %d, stable pool mode %q; want reason Aborted, 0, unpooled", prog, got.Status.CurrentWeight, got.Status.StablePoolMode)
+		}
+		waitFor(t, 10*time.Second, "gray at 0 and stable carrying every replica", func() (bool, string) {
+			s, g := deployReplicas(ctx, t, c, ns, "shop")
+			return s == 4 && g == 0, fmt.Sprintf("stable %d, gray %d", s, g)
+		})
+		waitEvent(ctx, t, c, ns, "shop", controller.ReasonAborted)
+
+		// A new trigger starts a new rollout; the abort request left on the object was handled
+		// and does not abort it again.
+		cur := getCanary(ctx, t, c, ns, "shop")
+		cur.Spec.Trigger = "again"
+		if err := c.Update(ctx, cur); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 20*time.Second, "a new rollout at weight 50", func() (bool, string) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhaseProgressing && cur.Status.CurrentWeight == 50, fmt.Sprintf("phase %s, weight %d", cur.Status.Phase, cur.Status.CurrentWeight)
+		})
+		time.Sleep(2 * time.Second) // several analyses and reconciles
+		if cur := getCanary(ctx, t, c, ns, "shop"); cur.Status.Phase != v1alpha1.PhaseProgressing {
+			t.Errorf("the handled abort request acted again: phase %s", cur.Status.Phase)
+		}
+	})
+
+	t.Run("the status shows the share the split gives and the share measured beside the weight", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, c, "share")
+		prom := newFakeProm(t, "quiet") // too few requests to judge: the step holds, analysed every second
+		pc := newCanary(ns, "shop", prom.srv.URL)
+		pc.Spec.Steps = []int32{10}
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		got := waitFor(t, 20*time.Second, "a measured share", func() (bool, *v1alpha1.PoolCanary) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.MeasuredShare != "", cur
+		})
+		// Weight 10 on 2 replicas is 1 + 1: half the pods, and (equal rates) half the requests.
+		if st := got.Status; st.CurrentWeight != 10 || st.ReplicaShare != "50" || st.MeasuredShare != "50" || st.LastAnalysis.MeasuredShare != "50" {
+			t.Errorf("weight %d, replica share %q, measured share %q (last analysis %q); want 10, 50, 50, 50", st.CurrentWeight, st.ReplicaShare, st.MeasuredShare, st.LastAnalysis.MeasuredShare)
+		}
+		annotate(ctx, t, c, ns, "shop", v1alpha1.AnnotationAbort, "a1")
+		got = waitFor(t, 20*time.Second, "phase RolledBack", func() (bool, *v1alpha1.PoolCanary) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhaseRolledBack, cur
+		})
+		if st := got.Status; st.ReplicaShare != "0" || st.MeasuredShare != "" {
+			t.Errorf("after the rollback: replica share %q, measured share %q; want 0 and unknown (the measurement was of another split)", st.ReplicaShare, st.MeasuredShare)
+		}
+	})
+
 	t.Run("an unreachable Prometheus holds the step with an Event", func(t *testing.T) {
 		t.Parallel()
 		ns := newNamespace(t, c, "promdown")
@@ -735,17 +812,7 @@ func checkTrackDeployment(ctx context.Context, t *testing.T, c client.Client, ns
 // waitFor polls cond every 50ms until it holds or timeout passes, then fails with its last note.
 func waitFor[T any](t *testing.T, timeout time.Duration, what string, cond func() (bool, T)) T {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, note := cond()
-		if ok {
-			return note
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last: %v", timeout, what, note)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return controllertest.WaitFor(t, timeout, what, cond)
 }
 
 func canaryEvents(ctx context.Context, t *testing.T, c client.Client, ns, name, reason string) []eventsv1.Event {
@@ -786,6 +853,20 @@ func waitEvent(ctx context.Context, t *testing.T, c client.Client, ns, name, rea
 		}
 		return true, evs[0]
 	})
+}
+
+// annotate sets an annotation on a canary, as kubectl annotate (or kubectl poolcanary) does.
+func annotate(ctx context.Context, t *testing.T, c client.Client, ns, name, key, value string) {
+	t.Helper()
+	pc := getCanary(ctx, t, c, ns, name)
+	patch := client.MergeFrom(pc.DeepCopy())
+	if pc.Annotations == nil {
+		pc.Annotations = map[string]string{}
+	}
+	pc.Annotations[key] = value
+	if err := c.Patch(ctx, pc, patch); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func isSubsequence(want, got []int32) bool {

@@ -53,6 +53,9 @@ type Env struct {
 	Client client.Client
 	// StartDuration is how long the control plane (and CRD installation) took to start.
 	StartDuration time.Duration
+	// KubeConfig is a kubeconfig file's content that reaches the apiserver as an administrator,
+	// for commands that find the cluster as kubectl does.
+	KubeConfig []byte
 
 	env *envtest.Environment
 }
@@ -184,7 +187,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	if err != nil {
 		t.Fatalf("creating client: %v", err)
 	}
-	return &Env{Config: cfg, Client: c, StartDuration: time.Since(begin), env: te}
+	return &Env{Config: cfg, Client: c, StartDuration: time.Since(begin), KubeConfig: te.KubeConfig, env: te}
 }
 
 // CreateNamespace creates a namespace with labels (e.g. pod-security.kubernetes.io/enforce) and

@@ -50,9 +50,11 @@ const (
 	PhaseProgressing Phase = "Progressing"
 	// PhasePaused: spec.paused is set, or onSuccess/onFailure asked for a pause.
 	PhasePaused Phase = "Paused"
-	// PhasePromoted: the last step passed and the stable track runs gray's pool mode.
+	// PhasePromoted: the last step passed (or an operator promoted, annotation
+	// poolparity.dev/promote) and the stable track runs gray's pool mode.
 	PhasePromoted Phase = "Promoted"
-	// PhaseRolledBack: failureLimit analyses breached and the gray track is at 0.
+	// PhaseRolledBack: failureLimit analyses breached, or an operator aborted (annotation
+	// poolparity.dev/abort), and the gray track is at 0.
 	PhaseRolledBack Phase = "RolledBack"
 	// PhaseFailed: the controller cannot run the tracks (e.g. a Deployment it does not own
 	// has a track's name, or the API server rejects the pod template).
@@ -98,6 +100,22 @@ const (
 	LabelTrack      = "poolparity.dev/track"
 	LabelGrayStatus = "poolparity.dev/gray-status"
 	LabelPoolMode   = "poolparity.dev/pool-mode"
+)
+
+// Annotations an operator sets on a PoolCanary (kubectl poolcanary promote, abort) for the
+// controller to act on. The value is opaque (the plugin writes the time of the request): the
+// controller acts once per new value and records it in status.handledRequests, so a request
+// left on the object never acts again, not even after a new rollout starts.
+const (
+	// AnnotationPromote promotes now: the remaining steps and analyses are skipped and the
+	// controller does what a passed last step with onSuccess Promote does (the stable track
+	// adopts the gray pool mode and gets every replica), whatever onSuccess says. It acts on a
+	// rollout that runs, is paused, or ended paused (onSuccess None, onFailure Pause).
+	AnnotationPromote = "poolparity.dev/promote"
+	// AnnotationAbort rolls back now: the gray track goes to 0 and the stable track carries
+	// every replica, without an analysis (Prometheus is not asked). It acts on a rollout that
+	// runs, is paused, or ended paused; phase RolledBack, Progressing reason Aborted.
+	AnnotationAbort = "poolparity.dev/abort"
 )
 
 // Track names, the values of LabelTrack.
@@ -608,11 +626,29 @@ type AnalysisStatus struct {
 	// Statistical is the statistical second opinion, shown beside the threshold verdict.
 	// +optional
 	Statistical *StatisticalStatus `json:"statistical,omitempty"`
+	// MeasuredShare is the gray track's share of the requests at this analysis, in percent as a
+	// decimal string (e.g. "9.8"): gray's rate over the sum of every track's rate, read from
+	// the request-rate rule of the traffic guard (analysis.requestRateRule, over
+	// requestWindow). Empty when unknown: a query failed, the gray track has no series, a
+	// track has more than one, or no track served a request.
+	// +optional
+	MeasuredShare string `json:"measuredShare,omitempty"`
 	// SLIs are the per-SLI results.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
 	SLIs []SLIResult `json:"slis,omitempty"`
+}
+
+// HandledRequests records the value of each operator annotation the controller last acted on
+// (or refused), so that it acts once per request.
+type HandledRequests struct {
+	// Promote is the last poolparity.dev/promote value handled.
+	// +optional
+	Promote string `json:"promote,omitempty"`
+	// Abort is the last poolparity.dev/abort value handled.
+	// +optional
+	Abort string `json:"abort,omitempty"`
 }
 
 // PoolCanaryStatus is the observed state of a PoolCanary.
@@ -632,6 +668,26 @@ type PoolCanaryStatus struct {
 	// CurrentWeight is the gray track's weight in percent (0 after promotion or rollback).
 	// +optional
 	CurrentWeight int32 `json:"currentWeight"`
+
+	// ReplicaShare is the gray track's share of the desired pods in percent, as a decimal
+	// string (e.g. "33.3"): gray / (stable + gray + baseline). The Service spreads requests
+	// over the pods of every track, so this is the traffic share the replica split gives,
+	// which differs from currentWeight when the replicas are few (weight 10 on 2 replicas is
+	// 1 stable + 1 gray: 50). Empty when no pod is desired.
+	// +optional
+	ReplicaShare string `json:"replicaShare,omitempty"`
+
+	// MeasuredShare is lastAnalysis.measuredShare while the last analysis judged the current
+	// weight: the gray track's share of the requests as Prometheus measured it. Empty when
+	// unknown, and once the weight changes (a new step, a promotion, a rollback) until the
+	// next analysis measures it again.
+	// +optional
+	MeasuredShare string `json:"measuredShare,omitempty"`
+
+	// HandledRequests records the operator annotations (poolparity.dev/promote, abort) the
+	// controller has acted on.
+	// +optional
+	HandledRequests *HandledRequests `json:"handledRequests,omitempty"`
 
 	// StepStartedAt is when the current step's weight was set.
 	// +optional
@@ -704,7 +760,9 @@ type PoolCanaryStatus struct {
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=pcanary,categories=poolparity
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
-// +kubebuilder:printcolumn:name="Weight",type=integer,JSONPath=`.status.currentWeight`
+// +kubebuilder:printcolumn:name="Weight",type=integer,JSONPath=`.status.currentWeight`,description="gray weight asked, percent"
+// +kubebuilder:printcolumn:name="Share",type=string,JSONPath=`.status.replicaShare`,description="gray share of the desired pods, percent"
+// +kubebuilder:printcolumn:name="Measured",type=string,JSONPath=`.status.measuredShare`,description="gray share of the requests at the last analysis of this weight, percent"
 // +kubebuilder:printcolumn:name="Stable",type=integer,JSONPath=`.status.stableReplicas`
 // +kubebuilder:printcolumn:name="Gray",type=integer,JSONPath=`.status.grayReplicas`
 // +kubebuilder:printcolumn:name="Parity",type=string,JSONPath=`.status.lastAnalysis.verdict`

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/internal/controller"
+)
+
+// view is what `get` shows, in the order it shows it; -o json prints it as it is.
+type view struct {
+	Name      string         `json:"name"`
+	Namespace string         `json:"namespace"`
+	Phase     v1alpha1.Phase `json:"phase"`
+	// PoolModes are the modes compared; StablePoolMode is the one stable runs (gray's after a
+	// promotion).
+	PoolModes      v1alpha1.TrackPoolModes `json:"poolModes"`
+	StablePoolMode v1alpha1.PoolMode       `json:"stablePoolMode,omitempty"`
+	Paused         bool                    `json:"paused"`
+	Steps          []stepView              `json:"steps"`
+	// Weight is the gray weight asked, ReplicaShare the share of the pods the split gives and
+	// MeasuredShare the share of the requests the last analysis measured at this weight (all
+	// percent; the shares are empty when unknown).
+	Weight         int32                    `json:"weight"`
+	ReplicaShare   string                   `json:"replicaShare,omitempty"`
+	MeasuredShare  string                   `json:"measuredShare,omitempty"`
+	Replicas       replicasView             `json:"replicas"`
+	FailedAnalyses int32                    `json:"failedAnalyses"`
+	FailureLimit   int32                    `json:"failureLimit"`
+	Conditions     []metav1.Condition       `json:"conditions,omitempty"`
+	LastAnalysis   *v1alpha1.AnalysisStatus `json:"lastAnalysis,omitempty"`
+}
+
+// stepView is one step: its weight and where the rollout is with it (passed, current,
+// pending, or skipped once the rollout ended before it).
+type stepView struct {
+	Step    int    `json:"step"`
+	Weight  int32  `json:"weight"`
+	State   string `json:"state"`
+	Current bool   `json:"current"`
+}
+
+type replicasView struct {
+	Spec     int32 `json:"spec"`
+	Stable   int32 `json:"stable"`
+	Gray     int32 `json:"gray"`
+	Baseline int32 `json:"baseline,omitempty"`
+}
+
+// newView gathers what `get` shows from the canary.
+func newView(pc *v1alpha1.PoolCanary) view {
+	st := &pc.Status
+	v := view{
+		Name: pc.Name, Namespace: pc.Namespace, Phase: st.Phase,
+		PoolModes: pc.Spec.PoolModes, StablePoolMode: st.StablePoolMode, Paused: pc.Spec.Paused,
+		Weight: st.CurrentWeight, ReplicaShare: st.ReplicaShare, MeasuredShare: st.MeasuredShare,
+		Replicas:       replicasView{Stable: st.StableReplicas, Gray: st.GrayReplicas, Baseline: st.BaselineReplicas},
+		FailedAnalyses: st.FailedAnalyses, FailureLimit: pc.Spec.Analysis.FailureLimit,
+		Conditions: st.Conditions, LastAnalysis: st.LastAnalysis,
+	}
+	if pc.Spec.Replicas != nil {
+		v.Replicas.Spec = *pc.Spec.Replicas
+	}
+	ended := false
+	if prog := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgressing); prog != nil {
+		ended = prog.Status == metav1.ConditionFalse && prog.Reason != controller.ReasonPaused
+	}
+	for i, w := range pc.Spec.Steps {
+		s := stepView{Step: i + 1, Weight: w, Current: int32(i) == st.CurrentStep}
+		switch {
+		case int32(i) < st.CurrentStep:
+			s.State = "passed"
+		case s.Current && ended:
+			s.State = "ended here"
+		case s.Current:
+			s.State = "current"
+		case ended:
+			s.State = "skipped"
+		default:
+			s.State = "pending"
+		}
+		v.Steps = append(v.Steps, s)
+	}
+	return v
+}
+
+// printCanary writes the canary as text tables or as JSON.
+func printCanary(w io.Writer, pc *v1alpha1.PoolCanary, format string) error {
+	v := newView(pc)
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	var buf bytes.Buffer
+	if err := printText(&buf, v); err != nil {
+		return err
+	}
+	// A table's empty last cell leaves the padding of the one before it.
+	for line := range strings.Lines(buf.String()) {
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printText writes the view as text tables.
+func printText(w io.Writer, v view) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
+	phase := string(v.Phase)
+	if phase == "" {
+		phase = "(not reconciled yet)"
+	}
+	if v.Paused {
+		phase += " (spec.paused)"
+	}
+	row("Name:", v.Namespace+"/"+v.Name)
+	row("Phase:", phase)
+	row("Pool modes:", fmt.Sprintf("stable %s, gray %s; stable runs %s", v.PoolModes.Stable, v.PoolModes.Gray, orDash(string(v.StablePoolMode))))
+	row("Weight:", fmt.Sprintf("%d%% asked", v.Weight))
+	row("Share:", fmt.Sprintf("%s of the pods (the replica split), %s of the requests (measured)", percentOrUnknown(v.ReplicaShare), percentOrUnknown(v.MeasuredShare)))
+	reps := fmt.Sprintf("stable %d, gray %d", v.Replicas.Stable, v.Replicas.Gray)
+	if v.Replicas.Baseline > 0 {
+		reps += fmt.Sprintf(", baseline %d", v.Replicas.Baseline)
+	}
+	row("Replicas:", fmt.Sprintf("%s (spec.replicas %d)", reps, v.Replicas.Spec))
+	row("Failed analyses:", fmt.Sprintf("%d of %d", v.FailedAnalyses, v.FailureLimit))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w, "\nSteps:")
+	row("", "STEP", "WEIGHT", "STATE")
+	for _, s := range v.Steps {
+		mark := ""
+		if s.Current {
+			mark = ">"
+		}
+		row(mark, fmt.Sprint(s.Step), fmt.Sprintf("%d%%", s.Weight), s.State)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w, "\nConditions:")
+	row("", "TYPE", "STATUS", "REASON", "SINCE", "MESSAGE")
+	for _, c := range v.Conditions {
+		row("", c.Type, string(c.Status), c.Reason, c.LastTransitionTime.UTC().Format(time.RFC3339), c.Message)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	la := v.LastAnalysis
+	if la == nil {
+		fmt.Fprintln(w, "\nLast analysis: none yet")
+		return nil
+	}
+	fmt.Fprintf(w, "\nLast analysis: %s at weight %d%%, %s", la.Verdict, la.Weight, la.Time.UTC().Format(time.RFC3339))
+	if la.MeasuredShare != "" {
+		fmt.Fprintf(w, ", gray served %s%% of the requests", la.MeasuredShare)
+	}
+	fmt.Fprintln(w)
+	if la.Message != "" {
+		fmt.Fprintf(w, "  %s\n", la.Message)
+	}
+	if s := la.Statistical; s != nil {
+		fmt.Fprintf(w, "  statistical (%s): %s. %s\n", s.Mode, s.Verdict, s.Message)
+	}
+	row("", "SLI", "STABLE", "GRAY", "RATIO", "DELTA", "THRESHOLD", "VERDICT", "NOTE")
+	for _, s := range la.SLIs {
+		row("", s.Name, orDash(s.Stable), orDash(s.Gray), orDash(s.Ratio), orDash(s.Delta), orDash(s.Threshold), string(s.Verdict), s.Note)
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func percentOrUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s + "%"
+}
