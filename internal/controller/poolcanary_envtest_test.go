@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -85,6 +86,69 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 		if err := c.Create(ctx, pc); err == nil || !strings.Contains(err.Error(), "latency-p99") {
 			t.Errorf("an SLI name outside the catalog: got %v, want a validation error listing the catalog's IDs", err)
 		}
+	})
+
+	t.Run("each track runs its own Go runtime settings, which the CRD checks", func(t *testing.T) {
+		ns := newNamespace(t, c, "goruntime")
+		for _, bad := range []struct {
+			name, want string
+			g          v1alpha1.GoRuntime
+		}{
+			{"a GOGC that is no number", "gogc", v1alpha1.GoRuntime{GOGC: "fast"}},
+			{"a GOMEMLIMIT without a unit the runtime knows", "gomemlimit", v1alpha1.GoRuntime{GOMEMLIMIT: "200M"}},
+			{"bytes and a percent at once", "set gomemlimit or gomemlimitPercent, not both", v1alpha1.GoRuntime{GOMEMLIMIT: "200MiB", GOMEMLIMITPercent: 90}},
+			{"a percent above 100", "gomemlimitPercent", v1alpha1.GoRuntime{GOMEMLIMITPercent: 150}},
+		} {
+			pc := newCanary(ns, "bad", "http://127.0.0.1:1")
+			pc.Spec.GoRuntime = &v1alpha1.TrackGoRuntimes{Gray: &bad.g}
+			if err := c.Create(ctx, pc); err == nil || !strings.Contains(err.Error(), bad.want) {
+				t.Errorf("%s: got %v, want a validation error naming %s", bad.name, err, bad.want)
+			}
+		}
+
+		pc := newCanary(ns, "tuned", "http://127.0.0.1:1")
+		pc.Spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}
+		pc.Spec.GoRuntime = &v1alpha1.TrackGoRuntimes{
+			Stable: &v1alpha1.GoRuntime{GOGC: "100", GOMEMLIMIT: "200MiB"},
+			Gray:   &v1alpha1.GoRuntime{GOGC: "400", GOMEMLIMITPercent: 90},
+		}
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]map[string]string{
+			"stable": {"GOGC": "100", "GOMEMLIMIT": "200MiB"},
+			"gray":   {"GOGC": "400", "GOMEMLIMIT": "241591910"},
+		}
+		waitFor(t, 20*time.Second, "each track's GOGC and GOMEMLIMIT on its Deployment", func() (bool, string) {
+			got := map[string]map[string]string{}
+			for track := range want {
+				var d appsv1.Deployment
+				if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "tuned-" + track}, &d); err != nil {
+					return false, err.Error()
+				}
+				got[track] = map[string]string{}
+				for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+					if e.Name == "GOGC" || e.Name == "GOMEMLIMIT" {
+						got[track][e.Name] = e.Value
+					}
+				}
+			}
+			return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprint(got)
+		})
+
+		// A percent needs a memory limit: TracksReady turns False and names the container.
+		pc = newCanary(ns, "nolimit", "http://127.0.0.1:1")
+		pc.Spec.GoRuntime = &v1alpha1.TrackGoRuntimes{Gray: &v1alpha1.GoRuntime{GOMEMLIMITPercent: 90}}
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 20*time.Second, "TracksReady False naming the container without a memory limit", func() (bool, string) {
+			cond := meta.FindStatusCondition(getCanary(ctx, t, c, ns, "nolimit").Status.Conditions, v1alpha1.ConditionTracksReady)
+			if cond == nil {
+				return false, "no TracksReady condition"
+			}
+			return cond.Status == metav1.ConditionFalse && strings.Contains(cond.Message, `needs a memory limit on container "poolparity"`), cond.Message
+		})
 	})
 
 	t.Run("the CRD checks the sequential, warm-up and baseline settings", func(t *testing.T) {
