@@ -96,31 +96,69 @@ func trackSelector(sel *metav1.LabelSelector, track string) *metav1.LabelSelecto
 	return s
 }
 
-// trackDeployment builds the server-side apply configuration of one track's Deployment:
-// the chart's labels, the track labels, the Downward API env, the replica count and a
-// controller owner reference to the canary.
-func trackDeployment(pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, track string, mode v1alpha1.PoolMode, replicas int32) (*appsv1ac.DeploymentApplyConfiguration, error) {
-	trackLabels := map[string]string{
+// trackLabels are the labels that say which track a pod or object belongs to.
+func trackLabels(track string, mode v1alpha1.PoolMode) map[string]string {
+	return map[string]string{
 		v1alpha1.LabelTrack:      track,
 		v1alpha1.LabelGrayStatus: grayStatus(track),
 		v1alpha1.LabelPoolMode:   string(mode),
 	}
+}
 
-	tmpl := pc.Spec.Template.DeepCopy()
+// trackPodLabels are the labels of a track's pods: the chart's, the template's, the
+// selector's and the track's, each overriding the ones before.
+func trackPodLabels(pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, track string, mode v1alpha1.PoolMode) map[string]string {
 	podLabels := map[string]string{
 		v1alpha1.LabelName:      appName,
 		v1alpha1.LabelInstance:  pc.Name,
 		v1alpha1.LabelComponent: "app",
 	}
-	for k, v := range tmpl.Labels {
+	for k, v := range pc.Spec.Template.Labels {
 		podLabels[k] = v
 	}
 	for k, v := range sel.MatchLabels {
 		podLabels[k] = v
 	}
-	for k, v := range trackLabels {
+	for k, v := range trackLabels(track, mode) {
 		podLabels[k] = v
 	}
+	return podLabels
+}
+
+// trackObjectLabels are the labels of the objects the controller writes for a track (its
+// Deployment, its Service).
+func trackObjectLabels(pc *v1alpha1.PoolCanary, track string, mode v1alpha1.PoolMode) map[string]string {
+	objLabels := map[string]string{
+		v1alpha1.LabelName:      appName,
+		v1alpha1.LabelInstance:  pc.Name,
+		v1alpha1.LabelComponent: "app",
+		v1alpha1.LabelManagedBy: managerName,
+	}
+	for k, v := range trackLabels(track, mode) {
+		objLabels[k] = v
+	}
+	return objLabels
+}
+
+// controllerRef is the controller owner reference to the canary that the objects it owns
+// carry, so that they go with it.
+func controllerRef(pc *v1alpha1.PoolCanary) *metav1ac.OwnerReferenceApplyConfiguration {
+	gvk := v1alpha1.GroupVersion.WithKind("PoolCanary")
+	return metav1ac.OwnerReference().
+		WithAPIVersion(gvk.GroupVersion().String()).
+		WithKind(gvk.Kind).
+		WithName(pc.Name).
+		WithUID(pc.UID).
+		WithController(true).
+		WithBlockOwnerDeletion(true)
+}
+
+// trackDeployment builds the server-side apply configuration of one track's Deployment:
+// the chart's labels, the track labels, the Downward API env, the replica count and a
+// controller owner reference to the canary.
+func trackDeployment(pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, track string, mode v1alpha1.PoolMode, replicas int32) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	tmpl := pc.Spec.Template.DeepCopy()
+	podLabels := trackPodLabels(pc, sel, track, mode)
 	tmpl.Labels = podLabels
 	goRuntime := trackGoRuntime(pc.Spec.GoRuntime, track)
 	for i := range tmpl.Spec.Containers {
@@ -148,26 +186,9 @@ func trackDeployment(pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, track s
 		return nil, fmt.Errorf("converting the selector: %w", err)
 	}
 
-	objLabels := map[string]string{
-		v1alpha1.LabelName:      appName,
-		v1alpha1.LabelInstance:  pc.Name,
-		v1alpha1.LabelComponent: "app",
-		v1alpha1.LabelManagedBy: managerName,
-	}
-	for k, v := range trackLabels {
-		objLabels[k] = v
-	}
-
-	gvk := v1alpha1.GroupVersion.WithKind("PoolCanary")
 	d := appsv1ac.Deployment(trackName(pc, track), pc.Namespace).
-		WithLabels(objLabels).
-		WithOwnerReferences(metav1ac.OwnerReference().
-			WithAPIVersion(gvk.GroupVersion().String()).
-			WithKind(gvk.Kind).
-			WithName(pc.Name).
-			WithUID(pc.UID).
-			WithController(true).
-			WithBlockOwnerDeletion(true)).
+		WithLabels(trackObjectLabels(pc, track, mode)).
+		WithOwnerReferences(controllerRef(pc)).
 		WithSpec(appsv1ac.DeploymentSpec().
 			WithReplicas(replicas).
 			WithSelector(selAC).
