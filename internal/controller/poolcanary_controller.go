@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -79,6 +80,10 @@ type PoolCanaryReconciler struct {
 	Clock clock.PassiveClock
 	// MaxConcurrentReconciles bounds parallel reconciles (of different canaries); 0 means 1.
 	MaxConcurrentReconciles int
+	// RouteResync is how often a canary with spec.trafficRouting is reconciled at least, since
+	// HTTPRoutes are not watched: a route created late, or whose weights someone else changed,
+	// is set within it. 0 means 30s.
+	RouteResync time.Duration
 }
 
 // +kubebuilder:rbac:groups=poolparity.dev,resources=poolcanaries,verbs=get;list;watch
@@ -86,6 +91,8 @@ type PoolCanaryReconciler struct {
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;patch;update
 
 // SetupWithManager registers the reconciler: it watches PoolCanaries (spec changes, which
 // include the scale subresource's writes to spec.replicas, and annotation changes, which carry
@@ -109,11 +116,7 @@ func (r *PoolCanaryReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // is due, apply both track Deployments with the split, and write the status.
 func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var pc v1alpha1.PoolCanary
-	reader := r.APIReader
-	if reader == nil {
-		reader = r.Client
-	}
-	if err := reader.Get(ctx, req.NamespacedName, &pc); err != nil {
+	if err := r.apiReader().Get(ctx, req.NamespacedName, &pc); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Metrics.forget(req.Namespace, req.Name)
 			return ctrl.Result{}, nil
@@ -129,10 +132,38 @@ func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	// Events and outcome metrics wait until the status that records them is written: a
 	// reconcile that read a stale cache loses the optimistic-lock race and says nothing.
 	out := &pending{}
-	requeue := r.advance(ctx, &pc, now, out)
+	rt, routed := RoutingOf(&pc)
+	var route *unstructured.Unstructured
+	var problem *routeProblem
+	if routed {
+		// A route that cannot be set holds the rollout: no step, no analysis, no weight.
+		var err error
+		if route, problem, err = r.readRoute(ctx, &pc, rt); err != nil {
+			return ctrl.Result{}, err
+		}
+		if problem == nil {
+			_, problem = routeWeights(route, rt, 0)
+		}
+		if problem != nil {
+			r.degrade(&pc, problem, out)
+		} else if routeDegraded(&pc) && !rolloutEnded(&pc) {
+			// The weight goes in force only now: the step gets a full interval.
+			pc.Status.StepStartedAt = ptrTime(now)
+		}
+	} else {
+		meta.RemoveStatusCondition(&pc.Status.Conditions, v1alpha1.ConditionDegraded)
+		pc.Status.RouteWeight = nil
+	}
+	requeue := r.advance(ctx, &pc, now, out, problem != nil)
+	if routed && (requeue == 0 || requeue > r.routeResync()) {
+		requeue = r.routeResync()
+	}
 
 	sel := effectiveSelector(&pc)
 	stable, gray, applyErr := r.applyTracks(ctx, &pc, sel, out)
+	if applyErr == nil && routed && problem == nil {
+		applyErr = r.setRoute(ctx, &pc, rt, route, out)
+	}
 	setShares(&pc.Status)
 	if applyErr != nil && !isPermanent(applyErr) {
 		// A transient error (conflict, timeout): let controller-runtime retry with backoff,
@@ -162,8 +193,9 @@ func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 }
 
 // advance runs the rollout state machine on pc.Status and returns when to look again
-// (0: only on a change).
-func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCanary, now time.Time, out *pending) time.Duration {
+// (0: only on a change). routeHeld holds a running rollout where it is (its route cannot be
+// set); an operator's promote or abort still acts.
+func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCanary, now time.Time, out *pending, routeHeld bool) time.Duration {
 	spec, st := &pc.Spec, &pc.Status
 
 	if hash := rolloutHash(spec); st.RolloutHash != hash {
@@ -189,6 +221,10 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 		st.StepStartedAt = ptrTime(now)
 		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("resumed at weight %d", st.CurrentWeight))
 		out.event(corev1.EventTypeNormal, "Resumed", "Resume", "resumed at weight %d", st.CurrentWeight)
+	}
+
+	if routeHeld {
+		return 0 // the route is read again within RouteResync
 	}
 
 	// Steps may have been edited: clamp, and restart the step timer when its weight changed.
@@ -454,7 +490,12 @@ func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.Poo
 	if pc.Spec.Replicas != nil {
 		replicas = *pc.Spec.Replicas
 	}
-	st.StableReplicas, st.GrayReplicas = Split(replicas, st.CurrentWeight)
+	rt, routed := RoutingOf(pc)
+	if routed {
+		st.StableReplicas, st.GrayReplicas = SplitRouted(replicas, st.CurrentWeight)
+	} else {
+		st.StableReplicas, st.GrayReplicas = Split(replicas, st.CurrentWeight)
+	}
 	fresh := pc.Spec.Analysis.Baseline == v1alpha1.BaselineFresh
 	st.BaselineReplicas = 0
 	if fresh && st.CurrentWeight > 0 && !rolloutEnded(pc) {
@@ -480,10 +521,7 @@ func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.Poo
 		case err != nil:
 			return nil, nil, fmt.Errorf("reading Deployment %s: %w", name, err)
 		case !metav1.IsControlledBy(&cur, pc):
-			msg := fmt.Sprintf("Deployment %s exists and is not controlled by this PoolCanary", name)
-			r.setTracksReady(pc, metav1.ConditionFalse, EventOwnershipConflict, msg)
-			out.event(corev1.EventTypeWarning, EventOwnershipConflict, "Apply", "%s", msg)
-			return nil, nil, reconcile.TerminalError(errors.New(msg))
+			return nil, nil, r.ownershipConflict(pc, "Deployment", name, out)
 		default:
 			deps[t.track] = &cur
 		}
@@ -498,21 +536,58 @@ func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.Poo
 			return nil, nil, reconcile.TerminalError(err)
 		}
 		if err := r.Client.Apply(ctx, d, client.FieldOwner(managerName), client.ForceOwnership); err != nil {
-			if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) {
-				msg := fmt.Sprintf("applying Deployment %s: %v", name, err)
-				r.setTracksReady(pc, metav1.ConditionFalse, EventApplyFailed, msg)
-				out.event(corev1.EventTypeWarning, EventApplyFailed, "Apply", "%s", msg)
-				return nil, nil, reconcile.TerminalError(err)
-			}
-			return nil, nil, fmt.Errorf("applying Deployment %s: %w", name, err)
+			return nil, nil, r.applyFailed(pc, "Deployment", name, err, out)
+		}
+		if t.track == v1alpha1.TrackBaseline || !routed {
+			continue
+		}
+		// The track's Service, which the route's backendRef names. Read from the API server:
+		// Services are not cached (nor watched), and one the canary does not own is never
+		// taken over.
+		svcName := rt.service(t.track)
+		var svc corev1.Service
+		switch err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: pc.Namespace, Name: svcName}, &svc); {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, nil, fmt.Errorf("reading Service %s: %w", svcName, err)
+		case !metav1.IsControlledBy(&svc, pc):
+			return nil, nil, r.ownershipConflict(pc, "Service", svcName, out)
+		}
+		if err := r.Client.Apply(ctx, trackService(pc, sel, t.track, svcName, mode), client.FieldOwner(managerName), client.ForceOwnership); err != nil {
+			return nil, nil, r.applyFailed(pc, "Service", svcName, err, out)
 		}
 	}
 	msg := fmt.Sprintf("stable %d (%s), gray %d (%s)", st.StableReplicas, st.StablePoolMode, st.GrayReplicas, pc.Spec.PoolModes.Gray)
 	if fresh {
 		msg += fmt.Sprintf(", baseline %d (%s)", st.BaselineReplicas, st.StablePoolMode)
 	}
+	if routed {
+		msg += fmt.Sprintf("; Services %s and %s", rt.StableService, rt.GrayService)
+	}
 	r.setTracksReady(pc, metav1.ConditionTrue, "Applied", msg)
 	return deps[v1alpha1.TrackStable], deps[v1alpha1.TrackGray], nil
+}
+
+// ownershipConflict reports an object of a track's name that the canary does not control:
+// TracksReady False and a Warning Event. The returned error is terminal.
+func (r *PoolCanaryReconciler) ownershipConflict(pc *v1alpha1.PoolCanary, kind, name string, out *pending) error {
+	msg := fmt.Sprintf("%s %s exists and is not controlled by this PoolCanary", kind, name)
+	r.setTracksReady(pc, metav1.ConditionFalse, EventOwnershipConflict, msg)
+	out.event(corev1.EventTypeWarning, EventOwnershipConflict, "Apply", "%s", msg)
+	return reconcile.TerminalError(errors.New(msg))
+}
+
+// applyFailed classifies an error applying a track's object: one the API server refuses for
+// what the canary asks (invalid, bad request, forbidden) turns TracksReady False with a Warning
+// Event and is terminal; any other is returned for a retry.
+func (r *PoolCanaryReconciler) applyFailed(pc *v1alpha1.PoolCanary, kind, name string, err error, out *pending) error {
+	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) {
+		msg := fmt.Sprintf("applying %s %s: %v", kind, name, err)
+		r.setTracksReady(pc, metav1.ConditionFalse, EventApplyFailed, msg)
+		out.event(corev1.EventTypeWarning, EventApplyFailed, "Apply", "%s", msg)
+		return reconcile.TerminalError(err)
+	}
+	return fmt.Errorf("applying %s %s: %w", kind, name, err)
 }
 
 // writeStatus patches the status subresource when it changed, with an optimistic lock: a
@@ -626,6 +701,13 @@ const maxEventNote = 1000
 // permanentRetry is how long the reconciler waits before retrying an error a retry is not
 // expected to fix (an ownership conflict, a refused template).
 const permanentRetry = time.Minute
+
+func (r *PoolCanaryReconciler) routeResync() time.Duration {
+	if r.RouteResync > 0 {
+		return r.RouteResync
+	}
+	return defaultRouteResync
+}
 
 func analysisInterval(spec *v1alpha1.PoolCanarySpec) time.Duration {
 	if d := spec.Analysis.Interval.Duration; d > 0 {

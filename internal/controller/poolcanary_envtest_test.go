@@ -61,7 +61,7 @@ func testScheme(t *testing.T) *runtime.Scheme {
 // Deployments never get pods: the tests read the replica counts the controller sets.
 func TestPoolCanaryOnAPIServer(t *testing.T) {
 	scheme := testScheme(t)
-	env := testenv.Start(t, testenv.WithScheme(scheme), testenv.WithCRDPaths(crdDir(t)))
+	env := testenv.Start(t, testenv.WithScheme(scheme), testenv.WithCRDPaths(crdDir(t)), testenv.WithGatewayAPICRDs())
 	t.Logf("envtest control plane started in %s", env.StartDuration.Round(time.Millisecond))
 
 	reg := prometheus.NewRegistry()
@@ -202,6 +202,36 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 		}
 	})
 
+	t.Run("the CRD refuses a trafficRouting whose Services could not exist", func(t *testing.T) {
+		ns := newNamespace(t, c, "routecrd")
+		for _, bad := range []struct {
+			name, want string
+			edit       func(*v1alpha1.PoolCanary)
+		}{
+			{"no route name", "httpRoute", func(p *v1alpha1.PoolCanary) { p.Spec.TrafficRouting.GatewayAPI.HTTPRoute = "" }},
+			{"one Service for both tracks", "different names", func(p *v1alpha1.PoolCanary) {
+				p.Spec.TrafficRouting.GatewayAPI.StableService, p.Spec.TrafficRouting.GatewayAPI.GrayService = "web", "web"
+			}},
+			{"a gray Service named as the default stable one", "different names", func(p *v1alpha1.PoolCanary) {
+				p.Spec.TrafficRouting.GatewayAPI.GrayService = "bad-stable"
+			}},
+			{"a Service name that is no DNS label", "grayService", func(p *v1alpha1.PoolCanary) { p.Spec.TrafficRouting.GatewayAPI.GrayService = "Web.Gray" }},
+			{"a dotted canary name with the default Service names", "DNS-1035", func(p *v1alpha1.PoolCanary) { p.Name = "bad.v2" }},
+		} {
+			p := newCanary(ns, "bad", "http://127.0.0.1:1")
+			p.Spec.TrafficRouting = &v1alpha1.TrafficRouting{GatewayAPI: v1alpha1.GatewayAPIRouting{HTTPRoute: "web"}}
+			bad.edit(p)
+			if err := c.Create(ctx, p); err == nil || !strings.Contains(err.Error(), bad.want) {
+				t.Errorf("%s: got %v, want a validation error naming %s", bad.name, err, bad.want)
+			}
+		}
+		p := newCanary(ns, "ok.v2", "http://127.0.0.1:1")
+		p.Spec.TrafficRouting = &v1alpha1.TrafficRouting{GatewayAPI: v1alpha1.GatewayAPIRouting{HTTPRoute: "web", StableService: "web-stable", GrayService: "web-gray"}}
+		if err := c.Create(ctx, p); err != nil {
+			t.Errorf("a dotted canary name with its Services named: %v", err)
+		}
+	})
+
 	t.Run("the CRD refuses a sampleRule that is no rule name", func(t *testing.T) {
 		ns := newNamespace(t, c, "invalid")
 		pc := newCanary(ns, "bad", "http://127.0.0.1:1")
@@ -244,7 +274,10 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 
 	// The scenarios run in parallel, each in its own namespace with its own fake Prometheus;
 	// the group returns when all of them have.
-	t.Run("scenarios", func(t *testing.T) { runScenarios(ctx, t, c) })
+	t.Run("scenarios", func(t *testing.T) {
+		runScenarios(ctx, t, c)
+		runRouteScenarios(ctx, t, c)
+	})
 
 	if t.Failed() {
 		return
@@ -933,7 +966,7 @@ func annotate(ctx context.Context, t *testing.T, c client.Client, ns, name, key,
 	}
 }
 
-func isSubsequence(want, got []int32) bool {
+func isSubsequence[T comparable](want, got []T) bool {
 	i := 0
 	for _, g := range got {
 		if i < len(want) && g == want[i] {

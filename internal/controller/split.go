@@ -38,6 +38,32 @@ func Split(replicas, weight int32) (stable, gray int32) {
 	return replicas - int32(g), int32(g)
 }
 
+// SplitRouted sizes the tracks for a gray weight in percent when a route (spec.trafficRouting)
+// splits the traffic by weight: the replica counts no longer decide the share, so each track
+// gets enough pods to carry its part of the traffic at the density of replicas pods for all of it.
+//
+//   - while weight > 0, gray = max(1, ceil(replicas * weight / 100)) and
+//     stable = max(1, ceil(replicas * (100 - weight) / 100)): each track carries its weight,
+//     and the stable baseline keeps one pod even at weight 100 (the route sends it nothing
+//     then, but the gray track is judged against it). Rounding both up can give the tracks
+//     one pod more than replicas (weight 25 of 10: 8 + 3), and a single replica runs 1 + 1;
+//   - replicas <= 0 gives 0 + 0 and weight <= 0 (a promotion, a rollback) gives every replica
+//     to stable, as Split does.
+func SplitRouted(replicas, weight int32) (stable, gray int32) {
+	if replicas <= 0 {
+		return 0, 0
+	}
+	if weight <= 0 {
+		return replicas, 0
+	}
+	weight = min(weight, 100)
+	carry := func(w int32) int32 {
+		// int64: replicas * weight overflows int32 above ~21 million replicas.
+		return int32(max(1, (int64(replicas)*int64(w)+99)/100))
+	}
+	return carry(100 - weight), carry(weight)
+}
+
 // ReplicaShare is the gray track's share of the desired pods in percent: gray / (stable + gray
 // + baseline), the share of requests a Service that spreads them evenly over the pods of every
 // track gives the gray track. ok is false when no pod is desired.

@@ -89,6 +89,11 @@ const (
 	// phase Failed) when the API server refused them or a Deployment of the same name
 	// belongs to something else.
 	ConditionTracksReady = "TracksReady"
+	// ConditionDegraded is set with spec.trafficRouting only: True when the controller cannot
+	// set the weights on the HTTPRoute (it does not exist, or names no backend for one of the
+	// track Services; the message says which route and what is missing), and then it touches
+	// no weight and the rollout does not advance; False once the weights are set.
+	ConditionDegraded = "Degraded"
 )
 
 // Label keys shared with the Helm chart (docs/contracts.md, section 2).
@@ -143,6 +148,39 @@ const (
 	// spec.replicas, and go to 0 when the rollout ends.
 	BaselineFresh BaselineMode = "Fresh"
 )
+
+// TrafficRouting says what decides the gray track's share of the traffic. Unset, the share is
+// the replica split behind one Service that selects both tracks.
+type TrafficRouting struct {
+	// GatewayAPI sets the backendRef weights of a Gateway API HTTPRoute.
+	GatewayAPI GatewayAPIRouting `json:"gatewayAPI"`
+}
+
+// GatewayAPIRouting names the HTTPRoute whose backendRef weights the controller sets and the
+// per-track Services those backendRefs name. The controller creates the Services itself: a
+// ClusterIP Service per track, owned by the canary, selecting that track's pods.
+type GatewayAPIRouting struct {
+	// HTTPRoute is the name of a gateway.networking.k8s.io/v1 HTTPRoute in the canary's
+	// namespace. In every rule that has a backendRef naming the stable Service and one naming
+	// the gray Service, the controller sets the gray backend's weight to the current weight
+	// and the stable backend's to 100 minus it; nothing else on the route changes.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	HTTPRoute string `json:"httpRoute"`
+
+	// StableService is the name of the stable track's Service; default <canary>-stable.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	StableService string `json:"stableService,omitempty"`
+
+	// GrayService is the name of the gray track's Service; default <canary>-gray.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	GrayService string `json:"grayService,omitempty"`
+}
 
 // TrackPoolModes sets the pool mode of each track.
 type TrackPoolModes struct {
@@ -428,7 +466,9 @@ type Analysis struct {
 type PoolCanarySpec struct {
 	// Replicas is the pod count of both tracks together. The scale subresource reads and
 	// writes it, so one HorizontalPodAutoscaler can target the PoolCanary; the controller
-	// splits it by the current weight.
+	// splits it by the current weight. With trafficRouting each track gets enough replicas to
+	// carry its weight, at least one while a rollout runs, so the tracks may hold one pod
+	// more than replicas between them.
 	// +kubebuilder:default=2
 	// +kubebuilder:validation:Minimum=0
 	// +optional
@@ -476,6 +516,12 @@ type PoolCanarySpec struct {
 
 	// Analysis judges the gray track against the stable track at the end of each step.
 	Analysis Analysis `json:"analysis"`
+
+	// TrafficRouting routes the traffic by weight through a Gateway API HTTPRoute instead of
+	// by the replica split: each step sets the route's backend weights (gray: the weight,
+	// stable: 100 minus it), and each track gets enough replicas to carry its weight.
+	// +optional
+	TrafficRouting *TrafficRouting `json:"trafficRouting,omitempty"`
 
 	// OnSuccess is the action after the last step passed.
 	// +kubebuilder:default=Promote
@@ -670,12 +716,21 @@ type PoolCanaryStatus struct {
 	CurrentWeight int32 `json:"currentWeight"`
 
 	// ReplicaShare is the gray track's share of the desired pods in percent, as a decimal
-	// string (e.g. "33.3"): gray / (stable + gray + baseline). The Service spreads requests
-	// over the pods of every track, so this is the traffic share the replica split gives,
-	// which differs from currentWeight when the replicas are few (weight 10 on 2 replicas is
-	// 1 stable + 1 gray: 50). Empty when no pod is desired.
+	// string (e.g. "33.3"): gray / (stable + gray + baseline). Without trafficRouting the
+	// Service spreads requests over the pods of every track, so this is the traffic share the
+	// replica split gives, which differs from currentWeight when the replicas are few (weight
+	// 10 on 2 replicas is 1 stable + 1 gray: 50). With trafficRouting it is only the share of
+	// the pods: the route's weights (routeWeight) decide the traffic. Empty when no pod is
+	// desired.
 	// +optional
 	ReplicaShare string `json:"replicaShare,omitempty"`
+
+	// RouteWeight is, with trafficRouting, the gray backend's share of the weights on the
+	// HTTPRoute in percent (gray / (stable + gray)), read back from the route as the API
+	// server stored it after the controller set it: the traffic split in force. Unset
+	// without trafficRouting and while the route cannot be set (condition Degraded).
+	// +optional
+	RouteWeight *int32 `json:"routeWeight,omitempty"`
 
 	// MeasuredShare is lastAnalysis.measuredShare while the last analysis judged the current
 	// weight: the gray track's share of the requests as Prometheus measured it. Empty when
@@ -742,7 +797,7 @@ type PoolCanaryStatus struct {
 	// +optional
 	LastAnalysis *AnalysisStatus `json:"lastAnalysis,omitempty"`
 
-	// Conditions: Progressing, Parity and TracksReady.
+	// Conditions: Progressing, Parity, TracksReady and, with trafficRouting, Degraded.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -757,11 +812,14 @@ type PoolCanaryStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 56",message="name must be at most 56 characters: the Deployments are <name>-stable and <name>-gray"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.analysis.baseline) || self.spec.analysis.baseline != 'Fresh' || size(self.metadata.name) <= 54",message="with analysis.baseline Fresh the name must be at most 54 characters: the baseline Deployment is <name>-baseline"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.trafficRouting) || (has(self.spec.trafficRouting.gatewayAPI.stableService) && has(self.spec.trafficRouting.gatewayAPI.grayService)) || self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="with trafficRouting the default Service names <name>-stable and <name>-gray need a name that is a DNS-1035 label (lower case letters, digits and '-', starting with a letter); or set stableService and grayService"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.trafficRouting) || (has(self.spec.trafficRouting.gatewayAPI.stableService) ? self.spec.trafficRouting.gatewayAPI.stableService : self.metadata.name + '-stable') != (has(self.spec.trafficRouting.gatewayAPI.grayService) ? self.spec.trafficRouting.gatewayAPI.grayService : self.metadata.name + '-gray')",message="trafficRouting: the stable and gray Services must have different names"
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=pcanary,categories=poolparity
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Weight",type=integer,JSONPath=`.status.currentWeight`,description="gray weight asked, percent"
 // +kubebuilder:printcolumn:name="Share",type=string,JSONPath=`.status.replicaShare`,description="gray share of the desired pods, percent"
+// +kubebuilder:printcolumn:name="Route",type=integer,JSONPath=`.status.routeWeight`,description="gray weight in force on the HTTPRoute (trafficRouting), percent"
 // +kubebuilder:printcolumn:name="Measured",type=string,JSONPath=`.status.measuredShare`,description="gray share of the requests at the last analysis of this weight, percent"
 // +kubebuilder:printcolumn:name="Stable",type=integer,JSONPath=`.status.stableReplicas`
 // +kubebuilder:printcolumn:name="Gray",type=integer,JSONPath=`.status.grayReplicas`

@@ -21,8 +21,8 @@ import (
 	"github.com/poolparity/poolparity/internal/controller"
 )
 
-// Start runs the reconciler (with the Prometheus analyzer, four concurrent reconciles and the
-// binary's cache options) in a manager on cfg until the test ends, and registers its metrics
+// Start runs the reconciler (with the Prometheus analyzer, four concurrent reconciles, the
+// binary's cache options and HTTPRoutes read again every second) in a manager on cfg until the test ends, and registers its metrics
 // on reg. The manager serves neither metrics nor probes. A manager that stops with an error
 // fails the test.
 func Start(t testing.TB, cfg *rest.Config, scheme *runtime.Scheme, reg prometheus.Registerer) {
@@ -52,6 +52,7 @@ func Start(t testing.TB, cfg *rest.Config, scheme *runtime.Scheme, reg prometheu
 		Recorder:                mgr.GetEventRecorder("poolparity-controller"),
 		Metrics:                 m,
 		MaxConcurrentReconciles: 4,
+		RouteResync:             time.Second, // a test's route edits are seen within a second
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
