@@ -30,9 +30,11 @@ type view struct {
 	// Weight is the gray weight asked, ReplicaShare the share of the pods the split gives and
 	// MeasuredShare the share of the requests the last analysis measured at this weight (all
 	// percent; the shares are empty when unknown).
-	Weight         int32                    `json:"weight"`
-	ReplicaShare   string                   `json:"replicaShare,omitempty"`
-	MeasuredShare  string                   `json:"measuredShare,omitempty"`
+	Weight        int32  `json:"weight"`
+	ReplicaShare  string `json:"replicaShare,omitempty"`
+	MeasuredShare string `json:"measuredShare,omitempty"`
+	// Route is spec.trafficRouting's HTTPRoute and the weights in force on it, when set.
+	Route          *routeView               `json:"route,omitempty"`
 	Replicas       replicasView             `json:"replicas"`
 	FailedAnalyses int32                    `json:"failedAnalyses"`
 	FailureLimit   int32                    `json:"failureLimit"`
@@ -47,6 +49,16 @@ type stepView struct {
 	Weight  int32  `json:"weight"`
 	State   string `json:"state"`
 	Current bool   `json:"current"`
+}
+
+// routeView is the HTTPRoute that splits the traffic and the weights the controller read back
+// from it (nil while it cannot set them: the Degraded condition says why).
+type routeView struct {
+	HTTPRoute     string `json:"httpRoute"`
+	StableService string `json:"stableService"`
+	GrayService   string `json:"grayService"`
+	GrayWeight    *int32 `json:"grayWeight,omitempty"`
+	StableWeight  *int32 `json:"stableWeight,omitempty"`
 }
 
 type replicasView struct {
@@ -69,6 +81,13 @@ func newView(pc *v1alpha1.PoolCanary) view {
 	}
 	if pc.Spec.Replicas != nil {
 		v.Replicas.Spec = *pc.Spec.Replicas
+	}
+	if rt, ok := controller.RoutingOf(pc); ok {
+		v.Route = &routeView{HTTPRoute: rt.Route, StableService: rt.StableService, GrayService: rt.GrayService}
+		if w := st.RouteWeight; w != nil {
+			stable := 100 - *w
+			v.Route.GrayWeight, v.Route.StableWeight = w, &stable
+		}
 	}
 	ended := false
 	if prog := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgressing); prog != nil {
@@ -129,7 +148,16 @@ func printText(w io.Writer, v view) error {
 	row("Phase:", phase)
 	row("Pool modes:", fmt.Sprintf("stable %s, gray %s; stable runs %s", v.PoolModes.Stable, v.PoolModes.Gray, orDash(string(v.StablePoolMode))))
 	row("Weight:", fmt.Sprintf("%d%% asked", v.Weight))
-	row("Share:", fmt.Sprintf("%s of the pods (the replica split), %s of the requests (measured)", percentOrUnknown(v.ReplicaShare), percentOrUnknown(v.MeasuredShare)))
+	split := "the replica split"
+	if r := v.Route; r != nil {
+		weights := "no weights set (see the Degraded condition)"
+		if r.GrayWeight != nil {
+			weights = fmt.Sprintf("gray %s %d%%, stable %s %d%% in force", r.GrayService, *r.GrayWeight, r.StableService, *r.StableWeight)
+		}
+		row("Route:", fmt.Sprintf("HTTPRoute %s: %s", r.HTTPRoute, weights))
+		split = "the route splits the requests"
+	}
+	row("Share:", fmt.Sprintf("%s of the pods (%s), %s of the requests (measured)", percentOrUnknown(v.ReplicaShare), split, percentOrUnknown(v.MeasuredShare)))
 	reps := fmt.Sprintf("stable %d, gray %d", v.Replicas.Stable, v.Replicas.Gray)
 	if v.Replicas.Baseline > 0 {
 		reps += fmt.Sprintf(", baseline %d", v.Replicas.Baseline)
