@@ -841,23 +841,10 @@ func newCanary(ns, name, promURL string) *v1alpha1.PoolCanary {
 	}
 }
 
-func newNamespace(t *testing.T, c client.Client, prefix string) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	if err := c.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
-
-func getCanary(ctx context.Context, t *testing.T, c client.Client, ns, name string) *v1alpha1.PoolCanary {
-	t.Helper()
-	var pc v1alpha1.PoolCanary
-	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &pc); err != nil {
-		t.Fatal(err)
-	}
-	return &pc
-}
+var (
+	newNamespace = controllertest.NewNamespace
+	getCanary    = controllertest.GetCanary
+)
 
 // deployReplicas returns spec.replicas of the canary's two Deployments (-1 when absent).
 func deployReplicas(ctx context.Context, t *testing.T, c client.Client, ns, canary string) (stable, gray int32) {

@@ -169,7 +169,7 @@ func TestOnAPIServer(t *testing.T) {
 	down.Close()
 
 	t.Run("get shows the steps, the weight against the shares, the conditions and the last analysis", func(t *testing.T) {
-		ns := newNamespace(ctx, t, c)
+		ns := controllertest.NewNamespace(t, c, "plugin")
 		pc := newCanary(ns, "shop", down.URL)
 		pc.Spec.Paused = true // no analysis of the controller's overwrites the one written below
 		if err := c.Create(ctx, pc); err != nil {
@@ -225,7 +225,7 @@ func TestOnAPIServer(t *testing.T) {
 	})
 
 	t.Run("a missing canary is one line and status 1", func(t *testing.T) {
-		ns := newNamespace(ctx, t, c)
+		ns := controllertest.NewNamespace(t, c, "plugin")
 		for _, cmd := range commands {
 			r := kubectl(t, cmd, "nope", "-n", ns)
 			if r.status != cli.ExitFailure {
@@ -236,7 +236,7 @@ func TestOnAPIServer(t *testing.T) {
 	})
 
 	t.Run("the namespace defaults to the kubeconfig context's", func(t *testing.T) {
-		ns := newNamespace(ctx, t, c)
+		ns := controllertest.NewNamespace(t, c, "plugin")
 		if err := c.Create(ctx, newCanary(ns, "shop", down.URL)); err != nil {
 			t.Fatal(err)
 		}
@@ -258,7 +258,7 @@ func TestOnAPIServer(t *testing.T) {
 	})
 
 	t.Run("pause and resume toggle spec.paused", func(t *testing.T) {
-		ns := newNamespace(ctx, t, c)
+		ns := controllertest.NewNamespace(t, c, "plugin")
 		if err := c.Create(ctx, newCanary(ns, "shop", down.URL)); err != nil {
 			t.Fatal(err)
 		}
@@ -283,7 +283,7 @@ func TestOnAPIServer(t *testing.T) {
 	})
 
 	t.Run("promote leads to Promoted, and a second promote is refused", func(t *testing.T) {
-		ns := newNamespace(ctx, t, c)
+		ns := controllertest.NewNamespace(t, c, "plugin")
 		pc := newCanary(ns, "shop", down.URL)
 		pc.Spec.StepInterval = metav1.Duration{Duration: time.Hour} // no analysis would end the step
 		if err := c.Create(ctx, pc); err != nil {
@@ -311,14 +311,14 @@ func TestOnAPIServer(t *testing.T) {
 	})
 
 	t.Run("abort rolls back with gray at 0 while the analysis errors, and retry starts again", func(t *testing.T) {
-		ns := newNamespace(ctx, t, c)
+		ns := controllertest.NewNamespace(t, c, "plugin")
 		pc := newCanary(ns, "shop", down.URL) // Prometheus refuses connections: every analysis is an Error
 		pc.Spec.Replicas = ptr.To[int32](4)
 		if err := c.Create(ctx, pc); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, "an analysis that errored", func() (bool, string) {
-			cur := readCanary(ctx, t, c, ns, "shop")
+			cur := controllertest.GetCanary(ctx, t, c, ns, "shop")
 			la := cur.Status.LastAnalysis
 			return la != nil && la.Verdict == v1alpha1.VerdictError, fmt.Sprintf("last analysis %+v", la)
 		})
@@ -370,24 +370,6 @@ func newCanary(ns, name, promURL string) *v1alpha1.PoolCanary {
 	}
 }
 
-func newNamespace(ctx context.Context, t *testing.T, c client.Client) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "plugin-"}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
-
-func readCanary(ctx context.Context, t *testing.T, c client.Client, ns, name string) *v1alpha1.PoolCanary {
-	t.Helper()
-	var pc v1alpha1.PoolCanary
-	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &pc); err != nil {
-		t.Fatal(err)
-	}
-	return &pc
-}
-
 // waitFor polls cond every 50ms for up to 20s, then fails with its last note.
 func waitFor[T any](t *testing.T, what string, cond func() (bool, T)) T {
 	t.Helper()
@@ -397,7 +379,7 @@ func waitFor[T any](t *testing.T, what string, cond func() (bool, T)) T {
 func waitPhase(ctx context.Context, t *testing.T, c client.Client, ns, name string, phase v1alpha1.Phase) *v1alpha1.PoolCanary {
 	t.Helper()
 	return waitFor(t, "phase "+string(phase), func() (bool, *v1alpha1.PoolCanary) {
-		cur := readCanary(ctx, t, c, ns, name)
+		cur := controllertest.GetCanary(ctx, t, c, ns, name)
 		return cur.Status.Phase == phase && cur.Status.ObservedGeneration == cur.Generation, cur
 	})
 }

@@ -10,14 +10,19 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/internal/controller"
 )
 
@@ -83,4 +88,24 @@ func WaitFor[T any](t testing.TB, timeout time.Duration, what string, cond func(
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// NewNamespace creates a namespace named prefix-<random> and returns its name.
+func NewNamespace(t testing.TB, c client.Client, prefix string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	if err := c.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// GetCanary reads a PoolCanary, failing the test when it cannot.
+func GetCanary(ctx context.Context, t testing.TB, c client.Client, ns, name string) *v1alpha1.PoolCanary {
+	t.Helper()
+	var pc v1alpha1.PoolCanary
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &pc); err != nil {
+		t.Fatal(err)
+	}
+	return &pc
 }
