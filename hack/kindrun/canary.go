@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"text/template"
@@ -40,11 +41,17 @@ type canaryPoint struct {
 	Analysis  time.Time `json:"analysis_at"` // the last analysis
 	Verdict   string    `json:"verdict"`     // its verdict
 	Parity    string    `json:"parity"`      // the Parity condition's status/reason
+	Route     int32     `json:"route_weight"` // status.routeWeight: the gray weight in force on the HTTPRoute (-1 unread)
+	Measured  string    `json:"measured_share,omitempty"`
 }
 
 // pointOf is the part of pc's status the harness follows.
 func pointOf(pc *v1alpha1.PoolCanary, at time.Time) canaryPoint {
-	p := canaryPoint{At: at, Phase: string(pc.Status.Phase), Step: pc.Status.CurrentStep, Weight: pc.Status.CurrentWeight}
+	p := canaryPoint{At: at, Phase: string(pc.Status.Phase), Step: pc.Status.CurrentStep, Weight: pc.Status.CurrentWeight,
+		Route: -1, Measured: pc.Status.MeasuredShare}
+	if pc.Status.RouteWeight != nil {
+		p.Route = *pc.Status.RouteWeight
+	}
 	if pc.Status.StepStartedAt != nil {
 		p.StepStart = pc.Status.StepStartedAt.Time
 	}
@@ -130,6 +137,7 @@ func (s canaryStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 		err := tmpl.Execute(&y, map[string]any{
 			"Name": c.name, "Stable": c.stable, "Gray": c.gray, "Image": env.serviceImage(), "Namespace": env.cfg.Namespace,
 			"Redis": env.fullname() + "-redis:6379", "PromService": env.promService(), "Steps": c.steps,
+			"Gateway": gatewayName, "GatewayNamespace": gatewayNS, "Host": canaryHost(c.name),
 		})
 		if err != nil {
 			return Outcome{}, fmt.Errorf("rendering PoolCanary %s: %w", c.name, err)
@@ -172,8 +180,17 @@ func (s canaryStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	for i, r := range runs {
 		if errs[i] != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", r.Name, errs[i]))
+			continue
 		} else if !r.OK {
 			failed = append(failed, fmt.Sprintf("%s ended %s, want %s (%s)", r.Name, r.Phase, r.Want, strings.Join(r.Steps, " -> ")))
+		}
+		w, err := k.RouteWeights(ctx, env.cfg.Namespace, r.Name)
+		if err != nil {
+			failed = append(failed, err.Error())
+			continue
+		}
+		if p := checkRouteHistory(r, s.canaries[i].steps, w[r.Name+"-stable"], w[r.Name+"-gray"]); p != "" {
+			failed = append(failed, p)
 		}
 	}
 	if len(failed) > 0 {
@@ -182,6 +199,28 @@ func (s canaryStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	o.Note = "promoted the pooled gray through a controller restart and a Prometheus outage, rolled back the unpooled one"
 	return o, nil
 }
+
+// checkRouteHistory says what is wrong with a finished canary's route: every step's weight must
+// have been in force on the HTTPRoute (status.routeWeight) at some point, and the rollout must
+// leave stable 100 and gray 0 on it, promoted (stable runs the gray's pool mode) or rolled back.
+func checkRouteHistory(r CanaryRun, steps []int, stable, gray int64) string {
+	var missing []string
+	for _, w := range steps {
+		if !slices.ContainsFunc(r.History, func(p canaryPoint) bool { return p.Route == int32(w) }) {
+			missing = append(missing, fmt.Sprintf("%d%%", w))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Sprintf("%s: the route never carried the weight of step %s", r.Name, strings.Join(missing, ", "))
+	}
+	if stable != 100 || gray != 0 {
+		return fmt.Sprintf("%s ended %s with the route at stable %d, gray %d; want 100/0", r.Name, r.Phase, stable, gray)
+	}
+	return ""
+}
+
+// canaryHost is the host name a canary's HTTPRoute answers on the run's Gateway.
+func canaryHost(name string) string { return name + ".poolparity.test" }
 
 // getCanary reads the PoolCanary ns/name.
 func getCanary(ctx context.Context, k *Kube, ns, name string) (*v1alpha1.PoolCanary, error) {
@@ -205,6 +244,9 @@ func poolCanaryResource() schema.GroupVersionResource {
 // verdict.
 func seenStep(s v1alpha1.PoolCanaryStatus) string {
 	out := fmt.Sprintf("%s@%d%%", s.Phase, s.CurrentWeight)
+	if s.RouteWeight != nil {
+		out += fmt.Sprintf(" route %d%%", *s.RouteWeight)
+	}
 	if s.LastAnalysis != nil {
 		out += " " + string(s.LastAnalysis.Verdict)
 	}
@@ -238,7 +280,9 @@ func watchCanary(ctx context.Context, env *Env, k *Kube, r CanaryRun) (CanaryRun
 	}
 	// The load lasts as long as the watch may (the Job is deleted when the rollout ends): a canary
 	// held by the Prometheus outage must not run out of traffic, which would hold it on NoData.
-	job, err := startLoadAt(ctx, env, k, r.Name, fmt.Sprintf("http://%s:80", r.Name), canaryWatch, env.cfg.LoadRPS/2)
+	// Through the Gateway, by the canary's host name: the route's weights split it.
+	job, err := startLoadIn(ctx, env, k, ns, r.Name, fmt.Sprintf("http://%s.%s:80", traefikService, gatewayNS), canaryWatch, env.cfg.LoadRPS/2,
+		"-host", canaryHost(r.Name))
 	if err != nil {
 		return r, err
 	}

@@ -28,8 +28,12 @@ func TestCanaryManifest(t *testing.T) {
 	if err := tmpl.Execute(&y, map[string]any{
 		"Name": "canary-pooled", "Stable": "off", "Gray": "on", "Image": "poolparity:test", "Namespace": "poolparity",
 		"Redis": "poolparity-redis:6379", "PromService": "prometheus-operated", "Steps": []int{25, 50},
+		"Gateway": gatewayName, "GatewayNamespace": gatewayNS, "Host": canaryHost("canary-pooled"),
 	}); err != nil {
 		t.Fatal(err)
+	}
+	if strings.Contains(y.String(), "<no value>") {
+		t.Fatalf("the template uses a value the test does not give:\n%s", y.String())
 	}
 	var pc *v1alpha1.PoolCanary
 	for doc := range strings.SplitSeq(y.String(), "\n---\n") {
@@ -42,6 +46,9 @@ func TestCanaryManifest(t *testing.T) {
 	}
 	if pc == nil {
 		t.Fatal("no PoolCanary in images/canary.yaml")
+	}
+	if tr := pc.Spec.TrafficRouting; tr == nil || tr.GatewayAPI.HTTPRoute != "canary-pooled" {
+		t.Errorf("trafficRouting %+v, want the canary's own HTTPRoute", tr)
 	}
 	values, err := os.ReadFile("values-test.yaml")
 	if err != nil {
@@ -80,5 +87,33 @@ func TestCanaryManifest(t *testing.T) {
 	}
 	if len(a.SLIs) == 0 || a.Statistical.Step.Duration != 20*time.Second {
 		t.Errorf("%d SLIs at step %s, want SLIs sampled every 20s", len(a.SLIs), a.Statistical.Step.Duration)
+	}
+}
+
+func TestCheckRouteHistory(t *testing.T) {
+	hist := func(routes ...int32) CanaryRun {
+		r := CanaryRun{Name: "c", Phase: "Promoted"}
+		for _, w := range routes {
+			r.History = append(r.History, canaryPoint{Route: w})
+		}
+		return r
+	}
+	tests := []struct {
+		name         string
+		run          CanaryRun
+		stable, gray int64
+		want         string
+	}{
+		{"every step, then all on stable", hist(-1, 0, 25, 50, 0), 100, 0, ""},
+		{"a step never on the route", hist(0, 25, 0), 100, 0, "never carried the weight of step 50%"},
+		{"left on gray", hist(0, 25, 50), 50, 50, "route at stable 50, gray 50"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := checkRouteHistory(tt.run, []int{25, 50}, tt.stable, tt.gray)
+			if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+				t.Errorf("checkRouteHistory = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

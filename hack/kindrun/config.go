@@ -34,7 +34,7 @@ type Config struct {
 func allSteps() []Step {
 	return []Step{
 		envStep{}, imagesStep{}, upStep{}, loadImagesStep{}, depsStep{}, installStep{},
-		scenariosStep{names: kindScenarios()}, exampleStep{}, chaosStep{}, canaryStep{canaries: defaultCanaries()}, downStep{},
+		scenariosStep{names: kindScenarios()}, routingStep{}, exampleStep{}, chaosStep{}, canaryStep{canaries: defaultCanaries()}, downStep{},
 		// Run only by name (the Makefile's load and parity).
 		loadStep{}, parityStep{},
 	}
@@ -42,7 +42,7 @@ func allSteps() []Step {
 
 // defaultSteps are the steps `all` runs.
 func defaultSteps() []string {
-	return []string{"env", "kind-images", "kind-up", "kind-load", "kind-deps", "helm-install", "scenarios", "example", "chaos", "canary", "kind-down"}
+	return []string{"env", "kind-images", "kind-up", "kind-load", "kind-deps", "helm-install", "scenarios", "routing", "example", "chaos", "canary", "kind-down"}
 }
 
 // stepByName returns the step called name.

@@ -97,6 +97,10 @@ func appImages() []image {
 		{Tag: localPathImage, Comment: "local-path-provisioner " + localPathVersion + " (github.com/rancher/local-path-provisioner): the default StorageClass.",
 			Base: baseImage, Bins: map[string]string{"local-path-provisioner": "cluster/local-path-provisioner"}, User: nonRootUser,
 			Env: "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", Entrypoint: `["/usr/local/bin/local-path-provisioner"]`},
+		// Traefik's manifest gives no command, only arguments: the entry point runs it.
+		{Tag: traefikImage, Comment: "Traefik " + traefikVersion + " (github.com/traefik/traefik/v3, hack/tools/traefik): the Gateway API data plane.",
+			Base: baseImage, Bins: map[string]string{"traefik": "cluster/traefik"}, User: nonRootUser,
+			Entrypoint: `["/usr/local/bin/traefik"]`},
 		// Upstream's helper pods run busybox as root to create and remove volume directories on
 		// the node; Debian's minbase has the sh, mkdir and rm they call.
 		{Tag: helperImage, Comment: "sh, mkdir and rm (Debian minbase, as root) for local-path-provisioner's helper pods.",

@@ -187,6 +187,8 @@ func TestPinnedVersionsMatchInstallTools(t *testing.T) {
 		{"METRICS_SERVER_VERSION", metricsServerVersion},
 		{"COREDNS_VERSION", corednsVersion},
 		{"LOCAL_PATH_PROVISIONER_VERSION", localPathVersion},
+		{"TRAEFIK_VERSION", traefikVersion},
+		{"GATEWAY_API_VERSION", gatewayAPIVersion},
 	}
 	for _, tt := range tests {
 		t.Run(tt.variable, func(t *testing.T) {

@@ -59,6 +59,7 @@ func summary(mode string, res Result, elapsed time.Duration) string {
 			fmt.Fprintf(&w, "  %-12s %6s  requests %5.1f%%  ready %5.1f%% (%d/%d)%s\n", s.Scenario, s.At, 100*s.ReqShare, 100*s.ReadyShare, s.ReadyGray, s.ReadyTotal, steady)
 		}
 	}
+	w.WriteString(routedTable(res.Routed))
 	for _, s := range res.Scenarios {
 		fmt.Fprintf(&w, "\n== scenario %s: verdict %s (want %s), alerts firing %v%s\n", s.Name, s.Verdict, s.Want, s.Firing, okText(s.OK))
 	}

@@ -187,6 +187,7 @@ type Result struct {
 	Replicas  []ReplicaPoint `json:"replicas"`
 	Scaled    []string       `json:"scaled"` // tracks whose HPA raised replicas above their minimum
 	Split     []SplitPoint   `json:"split"`
+	Routed    []RoutePoint   `json:"routed"` // the weighted split through the Gateway (routing step)
 	Scenarios []Scenario     `json:"scenarios"`
 	Canary    []CanaryRun    `json:"canary"`
 	Chaos     []FaultRow     `json:"chaos"`
@@ -207,6 +208,7 @@ func (r *Result) merge(m Result) {
 		}
 	}
 	r.Split = append(r.Split, m.Split...)
+	r.Routed = append(r.Routed, m.Routed...)
 	r.Scenarios = append(r.Scenarios, m.Scenarios...)
 	r.Canary = append(r.Canary, m.Canary...)
 	r.Chaos = append(r.Chaos, m.Chaos...)

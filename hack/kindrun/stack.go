@@ -104,11 +104,15 @@ func (env *Env) depsOffline(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("installing metrics-server: %w", err)
 	}
+	gw, err := env.installGateway(ctx, k)
+	if err != nil {
+		return "", err
+	}
 	// The operator creates the Prometheus pod; WaitPodsReady waits for it to exist, then be ready.
 	if err := k.WaitPodsReady(ctx, monitoringNS, "app.kubernetes.io/name=prometheus", 5*time.Minute); err != nil {
 		return "", err
 	}
-	return "local-path-provisioner " + localPathVersion + " (default StorageClass), prometheus-operator " + operatorVersion + " (bundle.yaml), Prometheus " + prometheusVersion + ", metrics-server " + metricsServerVersion + " (chart)", nil
+	return "local-path-provisioner " + localPathVersion + " (default StorageClass), prometheus-operator " + operatorVersion + " (bundle.yaml), Prometheus " + prometheusVersion + ", metrics-server " + metricsServerVersion + " (chart), " + gw, nil
 }
 
 // localPathClass is the StorageClass local-path-storage.yaml defines.
@@ -192,7 +196,12 @@ func (env *Env) depsOnline(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	k, err := env.kube()
+	if err != nil {
+		return err
+	}
+	_, err = env.installGateway(ctx, k)
+	return err
 }
 
 // chartValues are the offline cluster's values over values-kind.yaml: the images built here.

@@ -137,6 +137,11 @@ type Config struct {
 	// besides loopback: for example the Kubernetes Service an in-cluster load
 	// generator targets. Empty allows loopback only.
 	AllowHosts []string
+	// Host, when set, is the Host header of every request instead of
+	// BaseURL's host: the virtual host of a route behind a shared gateway
+	// (a Gateway API HTTPRoute's hostnames). It never changes where the
+	// request is sent. A host name, optionally with a port.
+	Host string
 }
 
 // MaxLargeBodyBytes bounds LargeBodyBytes, leaving room under the
@@ -175,6 +180,9 @@ func (c Config) Validate() error {
 	}
 	if c.Burst < 0 || c.Burst > c.Concurrency {
 		errs = append(errs, fmt.Errorf("%w: burst must be in [0, concurrency %d], got %d", ErrBounds, c.Concurrency, c.Burst))
+	}
+	if c.Host != "" && !validHost(c.Host) {
+		errs = append(errs, fmt.Errorf("%w: host must be a host name with an optional port, got %q", ErrBounds, c.Host))
 	}
 	if c.LargeBodyBytes < 0 || c.LargeBodyBytes > MaxLargeBodyBytes {
 		errs = append(errs, fmt.Errorf("%w: large body bytes must be in [0, %d], got %d", ErrBounds, MaxLargeBodyBytes, c.LargeBodyBytes))
@@ -488,6 +496,9 @@ func (g *Generator) do(ctx context.Context, c call, due time.Time) {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if g.cfg.Host != "" {
+		req.Host = g.cfg.Host
+	}
 	resp, err := g.client.Do(req)
 	if err == nil {
 		_, err = io.Copy(io.Discard, resp.Body)
@@ -625,4 +636,33 @@ func ParsePath(tmpl string) (func(key int, rnd *rand.Rand) string, error) {
 		}
 		return b.String()
 	}, nil
+}
+
+// validHost reports whether h is a host name (letters, digits, '-' and '.'
+// in labels of 1-63 characters) with an optional :port, as a Host header
+// carries it.
+func validHost(h string) bool {
+	name, port, err := net.SplitHostPort(h)
+	if err != nil {
+		name, port = h, ""
+	}
+	if port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return false
+		}
+	}
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(name, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -204,6 +204,11 @@ func TestConfigValidate(t *testing.T) {
 		{"a wave of all workers is valid", func(c *loadgen.Config) { c.Burst = c.Concurrency }, nil},
 		{"a wave larger than the workers is refused", func(c *loadgen.Config) { c.Burst = c.Concurrency + 1 }, loadgen.ErrBounds},
 		{"a negative wave is refused", func(c *loadgen.Config) { c.Burst = -1 }, loadgen.ErrBounds},
+		{"a virtual host is valid", func(c *loadgen.Config) { c.Host = "canary-a.poolparity.test" }, nil},
+		{"a virtual host with a port is valid", func(c *loadgen.Config) { c.Host = "gw.local:8000" }, nil},
+		{"a host with a path is refused", func(c *loadgen.Config) { c.Host = "a.test/x" }, loadgen.ErrBounds},
+		{"a host with an empty label is refused", func(c *loadgen.Config) { c.Host = "a..test" }, loadgen.ErrBounds},
+		{"a host with a bad port is refused", func(c *loadgen.Config) { c.Host = "a.test:99999" }, loadgen.ErrBounds},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -442,5 +447,42 @@ func TestTransportFailuresAreErrorsWithoutLatency(t *testing.T) {
 	}
 	if st.Latency != (loadgen.LatencySummary{}) {
 		t.Errorf("latency %+v, want none", st.Latency)
+	}
+}
+
+// TestHostSetsTheHostHeader: with Host set, every request carries it (the
+// virtual host a gateway routes on) and still goes to BaseURL.
+func TestHostSetsTheHostHeader(t *testing.T) {
+	tests := []struct{ name, host, want string }{
+		{"no host: the target's", "", ""},
+		{"a virtual host", "canary-a.poolparity.test", "canary-a.poolparity.test"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			hosts := map[string]int{}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				hosts[r.Host]++
+				mu.Unlock()
+			}))
+			defer srv.Close()
+			c := cfg(srv.URL)
+			c.MaxRequests, c.Host = 20, tt.host
+			g, err := loadgen.New(c, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := g.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			want := tt.want
+			if want == "" {
+				want = strings.TrimPrefix(srv.URL, "http://")
+			}
+			if len(hosts) != 1 || hosts[want] != 20 {
+				t.Errorf("Host headers %v, want all 20 %q", hosts, want)
+			}
+		})
 	}
 }

@@ -62,6 +62,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.SetOutput(stderr)
 	e := envflag.New(fs, getenv, envflag.TrimPrefix("LOAD_"))
 	e.String(&c.Load.BaseURL, "LOAD_TARGET", "base URL of the service, e.g. http://poolparity:80")
+	e.String(&c.Load.Host, "LOAD_HOST", "Host header of every request (the virtual host of a route behind a shared gateway); default the target's")
 	e.Duration(&c.Load.Duration, "LOAD_DURATION", "how long to send load")
 	e.Int(&c.Load.MaxRequests, "LOAD_MAX_REQUESTS", "most request arrivals (sent or dropped)")
 	e.Float64(&c.Load.RPS, "LOAD_RPS", "request arrivals per second, whether or not earlier requests were answered")

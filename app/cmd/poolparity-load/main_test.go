@@ -94,6 +94,7 @@ func TestRunRefusesTargets(t *testing.T) {
 		{"a bad error ratio is refused", []string{"-target", "http://127.0.0.1:1", "-max-error-ratio", "2"}, nil, "max error ratio"},
 		{"a bad variable is refused", []string{"-target", "http://127.0.0.1:1"}, map[string]string{"LOAD_RPS": "fast"}, "LOAD_RPS"},
 		{"a bad path template is refused", []string{"-target", "http://127.0.0.1:1", "-get", "thumbnail/{key"}, nil, "LOAD_GET: path template"},
+		{"a Host header with a path is refused", []string{"-target", "http://127.0.0.1:1", "-host", "a.test/x"}, nil, "host must be a host name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
