@@ -135,8 +135,12 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		set  string
 		want []string // substrings of helm's error
 	}{
-		{"a gray weight above 100", "httpRoute.weights.gray=101", []string{"httpRoute/weights/gray", "100"}},
-		{"a negative stable weight", "httpRoute.weights.stable=-1", []string{"httpRoute/weights/stable", "0"}},
+		{"a gray weight above 100", "routing.gatewayAPI.weights.gray=101", []string{"routing/gatewayAPI/weights/gray", "100"}},
+		{"a negative stable weight", "routing.gatewayAPI.weights.stable=-1", []string{"routing/gatewayAPI/weights/stable", "0"}},
+		{"the old httpRoute key, which moved", "httpRoute.enabled=true", []string{"/httpRoute", "httpRoute was removed: set routing.mode=gatewayAPI", "under routing.gatewayAPI"}},
+		{"an unknown routing mode", "routing.mode=ingress", []string{"routing/mode", "gatewayAPI"}},
+		{"a listener port out of range", "routing.gatewayAPI.gateway.port=0", []string{"routing/gatewayAPI/gateway/port"}},
+		{"a parentRef without a name", "routing.gatewayAPI.parentRefs[0].namespace=gateways", []string{"routing/gatewayAPI/parentRefs/0", "name"}},
 		{"a pool mode that is no label value", "tracks.gray.poolMode=Bad_Mode", []string{"tracks/gray/poolMode", "does not match pattern"}},
 		{"a negative replica count", "tracks.stable.replicas=-1", []string{"tracks/stable/replicas", "0"}},
 		{"a CPU target above 100%", "autoscaling.targetCPUUtilizationPercentage=150", []string{"autoscaling/targetCPUUtilizationPercentage"}},
@@ -203,7 +207,7 @@ func TestValuesSchemaAcceptsEachRedisChoice(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			objs := renderDefault(t, tc.set)
+			objs, _ := renderObjects(t, tc.set, "")
 			apps, redisObjs := 0, 0
 			for _, o := range objs {
 				component := o.GetLabels()["app.kubernetes.io/component"]
@@ -252,15 +256,13 @@ func TestRenderFailsWhenGraceIsNotAboveTheDrain(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			apps, err := renderApps(t, tc.set)
+			fail := ""
 			if tc.grace == "" {
-				if err == nil || !strings.Contains(err.Error(), "must be above shutdown.preStopSleepSeconds + delaySeconds + timeoutSeconds") {
-					t.Fatalf("render error %v, want the grace period check", err)
-				}
-				return
+				fail = "must be above shutdown.preStopSleepSeconds + delaySeconds + timeoutSeconds"
 			}
-			if err != nil {
-				t.Fatal(err)
+			apps, ok := renderApps(t, tc.set, fail)
+			if !ok {
+				return
 			}
 			for _, o := range apps {
 				if got, _, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "template", "spec", "terminationGracePeriodSeconds"); fmt.Sprint(got) != tc.grace {
@@ -271,10 +273,11 @@ func TestRenderFailsWhenGraceIsNotAboveTheDrain(t *testing.T) {
 	}
 }
 
-// renderApps renders the default values with --set set (nothing when empty) and returns the
-// two track Deployments by track name; a render error is returned as helm gave it, for the
-// tests of the chart's render-time checks.
-func renderApps(t *testing.T, set string) (map[string]*unstructured.Unstructured, error) {
+// renderObjects renders the default values with --set set (nothing when empty), test hooks
+// included, and decodes the objects. For the tests of the chart's render-time checks, fail is a
+// substring of the error the render must end with (then it returns false); empty, any render
+// error fails the test.
+func renderObjects(t *testing.T, set, fail string) ([]*unstructured.Unstructured, bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -283,12 +286,28 @@ func renderApps(t *testing.T, set string) (map[string]*unstructured.Unstructured
 		extra = []string{"--set", set}
 	}
 	out, err := render.Run(ctx, "", deploytest.Tool(t, "helm"), render.HelmTemplateArgs(deploytest.ChartDir(t), render.ValueSet{Name: "default"}, extra...)...)
+	if fail != "" {
+		if err == nil || !strings.Contains(err.Error(), fail) {
+			t.Fatalf("render error %v, want one containing %q", err, fail)
+		}
+		return nil, false
+	}
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
 	objs, err := deploytest.Decode(out)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return objs, true
+}
+
+// renderApps renders like renderObjects and returns the two track Deployments by track name.
+func renderApps(t *testing.T, set, fail string) (map[string]*unstructured.Unstructured, bool) {
+	t.Helper()
+	objs, ok := renderObjects(t, set, fail)
+	if !ok {
+		return nil, false
 	}
 	apps := map[string]*unstructured.Unstructured{}
 	for _, o := range objs {
@@ -299,7 +318,7 @@ func renderApps(t *testing.T, set string) (map[string]*unstructured.Unstructured
 	if len(apps) != 2 {
 		t.Fatalf("%d track Deployments rendered, want 2", len(apps))
 	}
-	return apps, nil
+	return apps, true
 }
 
 // appEnv is the literal env values of a track Deployment's service container (those set
@@ -352,15 +371,9 @@ func TestGoRuntimePerTrack(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			apps, err := renderApps(t, tc.set)
-			if tc.fail != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.fail) {
-					t.Fatalf("render error %v, want one containing %q", err, tc.fail)
-				}
+			apps, ok := renderApps(t, tc.set, tc.fail)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			for track, d := range apps {
 				env := appEnv(d)
@@ -393,7 +406,7 @@ func TestRedisPersistenceValues(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			objs := renderDefault(t, tc.set)
+			objs, _ := renderObjects(t, tc.set, "")
 			var sets int
 			for _, o := range objs {
 				if o.GetKind() == "Deployment" && o.GetLabels()["app.kubernetes.io/component"] == "redis" {
@@ -425,21 +438,6 @@ func TestRedisPersistenceValues(t *testing.T) {
 			}
 		})
 	}
-}
-
-// renderDefault renders the chart with default values and --set set (none when empty), and
-// decodes the objects.
-func renderDefault(t *testing.T, set string) []*unstructured.Unstructured {
-	t.Helper()
-	var extra []string
-	if set != "" {
-		extra = []string{"--set", set}
-	}
-	objs, err := deploytest.Decode(deploytest.HelmTemplate(t, render.ValueSet{Name: "default"}, extra...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return objs
 }
 
 // compareGolden compares a generated file with its committed copy under root. Only hack/gen

@@ -69,8 +69,9 @@ func convert[T any](u *unstructured.Unstructured) (*T, error) {
 }
 
 // CheckTracks verifies the two-track contract on a set of manifests (rendered, or read back from
-// an apiserver): pod labels and Downward API env, per-track and split Service selectors, HPA and
-// PDB targets. It returns every violation found, joined.
+// an apiserver): pod labels and Downward API env, per-track Service selectors, one split (the
+// split Service's selector, or an HTTPRoute naming every track Service), HPA and PDB targets. It
+// returns every violation found, joined.
 func CheckTracks(objs []*unstructured.Unstructured) error {
 	idx := NewIndex(objs)
 	var errs []error
@@ -145,12 +146,26 @@ func CheckTracks(objs []*unstructured.Unstructured) error {
 			fail("Service %s: first port must target the container port named http", s.Name)
 		}
 	}
-	if splitSvcs != 1 {
-		fail("found %d split Services (app Service without %s), want 1", splitSvcs, LabelTrack)
-	}
 	for track := range deps {
 		if _, ok := trackSvcs[track]; !ok {
 			fail("track %s has no Service of its own", track)
+		}
+	}
+	// One split only: the split Service (traffic follows replicas), or an HTTPRoute whose
+	// backendRefs name every track's Service (traffic follows weights), never both.
+	switch routes := idx["HTTPRoute"]; {
+	case len(routes) == 0 && splitSvcs != 1:
+		fail("found %d split Services (app Service without %s) and no HTTPRoute, want 1", splitSvcs, LabelTrack)
+	case len(routes) > 0 && splitSvcs != 0:
+		fail("found %d split Services beside HTTPRoute %s: two splits at once, want none", splitSvcs, routes[0].GetName())
+	case len(routes) > 1:
+		fail("found %d HTTPRoutes (%s), want 1", len(routes), Names(routes))
+	case len(routes) == 1:
+		named := RouteBackends(routes[0])
+		for track, svc := range trackSvcs {
+			if _, ok := named[svc]; !ok {
+				fail("HTTPRoute %s: no backendRef names Service %s of track %s", routes[0].GetName(), svc, track)
+			}
 		}
 	}
 
@@ -193,6 +208,30 @@ func CheckTracks(objs []*unstructured.Unstructured) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// RouteBackends returns the weight of every backendRef of an HTTPRoute's rules by the name it
+// names (-1 when it sets no weight).
+func RouteBackends(route *unstructured.Unstructured) map[string]int64 {
+	out := map[string]int64{}
+	rules, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
+	for _, r := range rules {
+		refs, _, _ := unstructured.NestedSlice(r.(map[string]any), "backendRefs")
+		for _, b := range refs {
+			ref := b.(map[string]any)
+			name, _, _ := unstructured.NestedString(ref, "name")
+			// Decoded YAML holds numbers as float64, objects read from the API server as int64.
+			switch w := ref["weight"].(type) {
+			case int64:
+				out[name] = w
+			case float64:
+				out[name] = int64(w)
+			default:
+				out[name] = -1
+			}
+		}
+	}
+	return out
 }
 
 // CheckNoReplicasUnderHPA verifies, on rendered (not yet defaulted) manifests, that a Deployment

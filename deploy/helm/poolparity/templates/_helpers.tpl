@@ -133,6 +133,32 @@ track's own keys merged over them. Use with fromYaml. Argument: dict "root" $ "t
 {{- toJson $out }}
 {{- end }}
 
+{{/* "true" when the HTTPRoute splits the traffic by weight (routing.mode gatewayAPI): no split Service then. */}}
+{{- define "poolparity.routedByWeight" -}}
+{{- if eq .Values.routing.mode "gatewayAPI" }}true{{ end }}
+{{- end }}
+
+{{/*
+parentRefs of the HTTPRoute as a YAML list: the chart's Gateway (routing.gatewayAPI.gateway.create,
+on its listener), then routing.gatewayAPI.parentRefs. Fails the render when the Gateway to create
+has no class, or when the route would have no parent at all (it would never be served).
+*/}}
+{{- define "poolparity.routeParentRefs" -}}
+{{- $g := .Values.routing.gatewayAPI }}
+{{- $refs := list }}
+{{- if $g.gateway.create }}
+{{- if not $g.gateway.gatewayClassName }}
+{{- fail "routing.gatewayAPI.gateway.create=true needs routing.gatewayAPI.gateway.gatewayClassName: the GatewayClass of your Gateway controller (kubectl get gatewayclass)" }}
+{{- end }}
+{{- $refs = append $refs (dict "name" (include "poolparity.fullname" .) "sectionName" $g.gateway.listenerName) }}
+{{- end }}
+{{- $refs = concat $refs $g.parentRefs }}
+{{- if not $refs }}
+{{- fail "routing.mode=gatewayAPI needs a Gateway for the HTTPRoute: set routing.gatewayAPI.parentRefs to your Gateway (e.g. [{name: public, namespace: gateways}]), or routing.gatewayAPI.gateway.create=true with a gatewayClassName" }}
+{{- end }}
+{{- toYaml $refs }}
+{{- end }}
+
 {{/*
 terminationGracePeriodSeconds of the service pods: shutdown.terminationGracePeriodSeconds, or (0) preStop
 sleep + SHUTDOWN_DELAY + SHUTDOWN_TIMEOUT + graceSlackSeconds. Fails the render when it is not above
