@@ -38,9 +38,9 @@ type canaryPoint struct {
 	Step      int32     `json:"step"`
 	Weight    int32     `json:"weight"`
 	StepStart time.Time `json:"step_started_at"`
-	Analysis  time.Time `json:"analysis_at"` // the last analysis
-	Verdict   string    `json:"verdict"`     // its verdict
-	Parity    string    `json:"parity"`      // the Parity condition's status/reason
+	Analysis  time.Time `json:"analysis_at"`  // the last analysis
+	Verdict   string    `json:"verdict"`      // its verdict
+	Parity    string    `json:"parity"`       // the Parity condition's status/reason
 	Route     int32     `json:"route_weight"` // status.routeWeight: the gray weight in force on the HTTPRoute (-1 unread)
 	Measured  string    `json:"measured_share,omitempty"`
 }

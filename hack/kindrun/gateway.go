@@ -11,9 +11,9 @@ import (
 	"text/template"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The Gateway API data plane of the kind run: Traefik, built here from its module
@@ -46,16 +46,16 @@ var traefikManifests = []string{"kubernetes-gateway-rbac.yml", "kubernetes-gatew
 // entry point, and a ClusterIP Service (kind has no load balancer). Each must match once.
 func traefikEdits(image string) map[string]string {
 	return map[string]string{
-		"image: " + traefikUpstreamImage: "image: " + image,
+		"image: " + traefikUpstreamImage:    "image: " + image,
 		"- --entryPoints.web.address=:80\n": fmt.Sprintf("- --entryPoints.web.address=:%d\n", gatewayPort),
 		"- --entryPoints.websecure.address=:443\n": "- --entryPoints.websecure.address=:8443\n" +
 			fmt.Sprintf("            - --entryPoints.metrics.address=:%d\n", traefikMetricsPort) +
 			"            - --metrics.prometheus.entryPoint=metrics\n" +
 			"            - --metrics.prometheus.addServicesLabels=true\n",
 		"            - --experimental.kubernetesgateway\n": "",
-		"containerPort: 80\n":  fmt.Sprintf("containerPort: %d\n", gatewayPort),
-		"containerPort: 443\n": "containerPort: 8443\n",
-		"type: LoadBalancer":   "type: ClusterIP",
+		"containerPort: 80\n":                              fmt.Sprintf("containerPort: %d\n", gatewayPort),
+		"containerPort: 443\n":                             "containerPort: 8443\n",
+		"type: LoadBalancer":                               "type: ClusterIP",
 	}
 }
 
