@@ -158,21 +158,21 @@ KIND_MODE ?= online
 KINDRUN = $(GO) run ./hack/kindrun
 
 .PHONY: test-kind
-test-kind: ## Offline kind cluster: build the images, install the chart, load, HPAs, split, verdicts, the example service, chaos, PoolCanary; then delete it.
+test-kind: ## Offline kind cluster: build the images, install the chart, load, HPAs, split, weighted route, verdicts, the example service, chaos, PoolCanary; then delete it.
 	KIND_MODE=offline $(KINDRUN) -steps all
 
 .PHONY: kind-demo
 kind-demo: ## Online kind demo on a laptop (kindest/node, kube-prometheus-stack, Grafana); keeps the cluster.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps env,kind-images,kind-up,kind-load,kind-deps,helm-install,scenarios
 
-.PHONY: kind-up kind-images kind-load kind-deps helm-install load parity example chaos kind-down
+.PHONY: kind-up kind-images kind-load kind-deps helm-install load parity routing example chaos kind-down
 kind-up: ## Create the kind cluster (online: kind-config.yaml; offline: its control-plane node).
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps kind-up
 kind-images: ## Build the images the cluster runs (online: the service image only).
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps kind-images
 kind-load: kind-images ## Load the images into the kind cluster.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps kind-load
-kind-deps: ## Install prometheus-operator (with a Prometheus) and metrics-server.
+kind-deps: ## Install prometheus-operator (with a Prometheus), metrics-server, the Gateway API CRDs and Traefik (a Gateway).
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps kind-deps
 helm-install: ## Install the chart with the kind values and run helm test; install the example service (docs/adopt.md) beside it.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps helm-install
@@ -180,6 +180,8 @@ load: ## Run the in-cluster load generator Job against the split Service.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps load
 parity: ## Port-forward Prometheus and print the parity table.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps parity
+routing: ## Hold the chart's HTTPRoute at gray 10% through Traefik while load drives the HPAs; the share at the Gateway every 10 s.
+	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps routing
 example: ## Load the example service (examples/imagesvc) and judge it with docs/adopt.md's command: PASS, Redis and GC share not judged.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -keep -steps example
 chaos: ## Faults under keep-alive load (restarts, pod and Redis deletions, a Redis freeze), each asserted (docs/reliability.md).

@@ -81,14 +81,14 @@ func editManifest(name string, m []byte, edits map[string]string) ([]byte, error
 func (env *Env) installGateway(ctx context.Context, k *Kube) (string, error) {
 	crds, err := gatewayCRDs(ctx, env)
 	if err != nil {
-		return "", fmt.Errorf("Gateway API CRDs (%s): %w", gatewayAPIModule, err)
+		return "", fmt.Errorf("installing the Gateway API CRDs (%s): %w", gatewayAPIModule, err)
 	}
 	if err := k.Apply(ctx, crds, ""); err != nil {
 		return "", fmt.Errorf("applying the Gateway API CRDs (%s): %w", gatewayAPIModule, err)
 	}
 	if err := k.WaitEstablished(ctx, time.Minute, "gatewayclasses.gateway.networking.k8s.io", "gateways.gateway.networking.k8s.io",
 		"httproutes.gateway.networking.k8s.io", "referencegrants.gateway.networking.k8s.io"); err != nil {
-		return "", fmt.Errorf("Gateway API CRDs (%s): %w", gatewayAPIModule, err)
+		return "", fmt.Errorf("installing the Gateway API CRDs (%s): %w", gatewayAPIModule, err)
 	}
 	image := traefikImage
 	if env.cfg.Mode == "online" {
@@ -96,7 +96,7 @@ func (env *Env) installGateway(ctx context.Context, k *Kube) (string, error) {
 	}
 	m, err := traefikManifest(ctx, env, image)
 	if err != nil {
-		return "", fmt.Errorf("Traefik (%s): %w", traefikModule, err)
+		return "", fmt.Errorf("installing Traefik (%s): %w", traefikModule, err)
 	}
 	if err := k.Apply(ctx, m, gatewayNS); err != nil {
 		return "", fmt.Errorf("applying Traefik (%s): %w", traefikModule, err)
@@ -114,10 +114,10 @@ func (env *Env) installGateway(ctx context.Context, k *Kube) (string, error) {
 		return "", fmt.Errorf("applying the GatewayClass and Gateway: %w", err)
 	}
 	if err := k.WaitDeployment(ctx, gatewayNS, "traefik", 3*time.Minute); err != nil {
-		return "", fmt.Errorf("Traefik (%s): %w", traefikModule, err)
+		return "", fmt.Errorf("installing Traefik (%s): %w", traefikModule, err)
 	}
 	if err := k.WaitGateway(ctx, gatewayNS, gatewayName, 2*time.Minute); err != nil {
-		return "", fmt.Errorf("Traefik (%s) did not program Gateway %s/%s: %w", traefikModule, gatewayNS, gatewayName, err)
+		return "", fmt.Errorf("waiting for Traefik (%s) to program Gateway %s/%s: %w", traefikModule, gatewayNS, gatewayName, err)
 	}
 	return "Gateway API " + gatewayAPIVersion + " CRDs (standard), Traefik " + traefikVersion + " (Gateway " + gatewayNS + "/" + gatewayName + ")", nil
 }
