@@ -163,6 +163,9 @@ func TestURL(t *testing.T) {
 	}{
 		{"http://127.0.0.1:6060/debug/pprof/", profdiff.KindCPU, 5, "http://127.0.0.1:6060/debug/pprof/profile?seconds=5"},
 		{"http://127.0.0.1:6060/debug/pprof", profdiff.KindAllocSpace, 0, "http://127.0.0.1:6060/debug/pprof/allocs"},
+		{"http://10.0.0.5:6060", profdiff.KindAllocSpace, 5, "http://10.0.0.5:6060/debug/pprof/allocs?seconds=5"},
+		{"http://10.0.0.5:6060/", profdiff.KindCPU, 5, "http://10.0.0.5:6060/debug/pprof/profile?seconds=5"},
+		{"http://10.0.0.5:6060/", profdiff.KindAllocSpace, -1, ""},
 		{"http://127.0.0.1:6060/debug/pprof/", profdiff.KindCPU, 0, ""},
 		{"127.0.0.1:6060", profdiff.KindCPU, 5, ""},
 		{"http://h/debug/pprof/", "goroutine", 0, ""},
