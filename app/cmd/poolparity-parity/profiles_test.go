@@ -9,81 +9,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
-
-	"github.com/google/pprof/profile"
 
 	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/profdiff/profdifftest"
 )
 
-const (
-	scrub   = "github.com/poolparity/poolparity/internal/pools.ScrubBytes"
-	handler = "github.com/poolparity/poolparity/internal/server.(*Server).item"
-)
-
-// encodedProfile writes a profile of one sample type (typ/unit) whose
-// samples are stacks of function names, leaf first, with their values: the
-// bytes a pprof endpoint serves.
-func encodedProfile(t *testing.T, typ, unit string, stacks map[string]int64) []byte {
-	t.Helper()
-	p := &profile.Profile{
-		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: typ, Unit: unit}},
-		PeriodType: &profile.ValueType{Type: typ, Unit: unit},
-		Period:     1,
-	}
-	for frames, v := range stacks {
-		smp := &profile.Sample{Value: []int64{1, v}}
-		for _, name := range strings.Split(frames, ";") {
-			f := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name}
-			loc := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f}}}
-			p.Function, p.Location = append(p.Function, f), append(p.Location, loc)
-			smp.Location = append(smp.Location, loc)
-		}
-		p.Sample = append(p.Sample, smp)
-	}
-	var b bytes.Buffer
-	if err := p.Write(&b); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// fakePprof serves a CPU and an allocation profile under /debug/pprof/ and
-// counts the requests.
-type fakePprof struct {
-	srv  *httptest.Server
-	hits atomic.Int32
-}
-
-func newFakePprof(t *testing.T, cpu, allocs []byte) *fakePprof {
-	t.Helper()
-	f := &fakePprof{}
-	mux := http.NewServeMux()
-	for path, b := range map[string][]byte{"/debug/pprof/profile": cpu, "/debug/pprof/allocs": allocs} {
-		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-			f.hits.Add(1)
-			if r.URL.Query().Get("seconds") != "1" {
-				http.Error(w, "want seconds=1", http.StatusBadRequest)
-				return
-			}
-			_, _ = w.Write(b)
-		})
-	}
-	f.srv = httptest.NewServer(mux)
-	t.Cleanup(f.srv.Close)
-	return f
-}
 
 func TestRunProfiles(t *testing.T) {
 	// Gray spends 3 ms of CPU per request scrubbing; both spend 1 ms in the handler.
-	gray := newFakePprof(t,
-		encodedProfile(t, "cpu", "nanoseconds", map[string]int64{"runtime.memclrNoHeapPointers;" + scrub: 9e6, handler: 3e6}),
-		encodedProfile(t, "alloc_space", "bytes", map[string]int64{"runtime.mallocgc;" + handler: 3 << 20}))
-	stable := newFakePprof(t,
-		encodedProfile(t, "cpu", "nanoseconds", map[string]int64{handler: 3e6}),
-		encodedProfile(t, "alloc_space", "bytes", map[string]int64{"runtime.mallocgc;" + handler: 12 << 20}))
+	gray, stable := profdifftest.Misuse(t)
 	down := httptest.NewServer(http.NotFoundHandler())
 	downURL := down.URL
 	down.Close()
@@ -97,12 +33,12 @@ func TestRunProfiles(t *testing.T) {
 		wantStderr   string   // stderr's one line; empty: nothing
 		wantProfiled bool
 	}{
-		{"a FAIL profiles both instances and reports the difference per request", true, gray.srv.URL, parity.ExitFail,
+		{"a FAIL profiles both instances and reports the difference per request", true, gray.URL, parity.ExitFail,
 			[]string{"profiling gray at", "profiles, CPU per request over 1s: gray 4.00ms, stable 1.00ms (3 and 3 requests)", "pools.ScrubBytes (in runtime.memclrNoHeapPointers)",
 				"allocated bytes per request over 1s", "estimated as its track's mean per instance (2 instances; none at 127.0.0.1)", "FAIL"}, "", true},
 		{"a pprof endpoint that does not answer leaves the FAIL and says why", true, downURL, parity.ExitFail,
 			[]string{"profiles not compared: ", "FAIL"}, "poolparity-parity: profiles missing (the verdict stands): fetching the profiles: ", false},
-		{"a PASS profiles nothing", false, gray.srv.URL, parity.ExitPass, []string{"PASS"}, "", false},
+		{"a PASS profiles nothing", false, gray.URL, parity.ExitPass, []string{"PASS"}, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,10 +48,10 @@ func TestRunProfiles(t *testing.T) {
 				"true":  {"10.0.0.5:8080": 2, "10.0.0.6:8080": 4},
 				"false": {"10.0.0.7:8080": 1, "10.0.0.8:8080": 5},
 			}
-			before := gray.hits.Load() + stable.hits.Load()
+			before := len(gray.Requests()) + len(stable.Requests())
 			out := t.TempDir()
 			var stdout, stderr bytes.Buffer
-			args := []string{"-out", out, "-pprof-gray", tt.gray, "-pprof-stable", stable.srv.URL, "-profile-seconds", "1"}
+			args := []string{"-out", out, "-pprof-gray", tt.gray, "-pprof-stable", stable.URL, "-profile-seconds", "1"}
 			code := cli.Exit(&stderr, "poolparity-parity", run(context.Background(), args, env(map[string]string{"PROMETHEUS_URL": f.srv.URL}), &stdout, &stderr))
 			if code != tt.wantExit {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantExit, stdout.String(), stderr.String())
@@ -129,8 +65,13 @@ func TestRunProfiles(t *testing.T) {
 			if (tt.wantStderr == "") != (msg == "") || !strings.HasPrefix(msg, tt.wantStderr) || strings.Contains(msg, "\n") {
 				t.Errorf("stderr %q, want one line starting %q", msg, tt.wantStderr)
 			}
-			if profiled := gray.hits.Load()+stable.hits.Load() > before; tt.firing != profiled {
+			if profiled := len(gray.Requests())+len(stable.Requests()) > before; tt.firing != profiled {
 				t.Errorf("profiled %v on a FAIL %v", profiled, tt.firing)
+			}
+			for _, u := range append(gray.Requests(), stable.Requests()...) {
+				if !strings.HasSuffix(u, "?seconds=1") {
+					t.Errorf("profile request %s, want both kinds over -profile-seconds 1", u)
+				}
 			}
 			b, err := os.ReadFile(filepath.Join(out, "report.json"))
 			if err != nil {
@@ -140,7 +81,7 @@ func TestRunProfiles(t *testing.T) {
 			if err := json.Unmarshal(b, &rep); err != nil {
 				t.Fatal(err)
 			}
-			if got := len(rep.Profiles) == 2 && rep.Profiles[0].Rows[0].Function == scrub; got != tt.wantProfiled {
+			if got := len(rep.Profiles) == 2 && rep.Profiles[0].Rows[0].Function == profdifftest.Scrub; got != tt.wantProfiled {
 				t.Errorf("report.json profiles %+v; want the scrub first: %v", rep.Profiles, tt.wantProfiled)
 			}
 		})
