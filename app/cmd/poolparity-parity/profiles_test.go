@@ -16,7 +16,6 @@ import (
 	"github.com/poolparity/poolparity/internal/profdiff/profdifftest"
 )
 
-
 func TestRunProfiles(t *testing.T) {
 	// Gray spends 3 ms of CPU per request scrubbing; both spend 1 ms in the handler.
 	gray, stable := profdifftest.Misuse(t)
