@@ -240,6 +240,16 @@ func TestFetchRealProfiles(t *testing.T) {
 		t.Fatalf("comparing a real CPU profile: %v", err)
 	}
 
+	// A delta allocation profile over a second parses and compares, as the CLI and the
+	// controller fetch it.
+	delta, _, err := profdiff.Fetch(ctx, srv.Client(), base, profdiff.KindAllocSpace, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := profdiff.Compare(profdiff.KindAllocSpace, delta, delta, 1, 1, profdiff.Options{}); err != nil && !errors.Is(err, profdiff.ErrNoSamples) {
+		t.Fatalf("comparing a real delta allocation profile: %v", err)
+	}
+
 	// A refused request is an error naming the URL and the answer.
 	if _, _, err := profdiff.Fetch(ctx, srv.Client(), base, profdiff.KindCPU, 500); err == nil || !strings.Contains(err.Error(), "400") {
 		t.Errorf("a 500 s profile: %v, want a 400 error", err)
