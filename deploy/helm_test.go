@@ -163,6 +163,7 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"an unknown whenUnsatisfiable", "topologySpread.whenUnsatisfiable=Never", []string{"topologySpread/whenUnsatisfiable", "ScheduleAnyway"}},
 		{"a zero maxSkew", "topologySpread.maxSkew=0", []string{"topologySpread/maxSkew"}},
 		{"a negative grace period", "shutdown.terminationGracePeriodSeconds=-1", []string{"shutdown/terminationGracePeriodSeconds"}},
+		{"a pprof port out of range", "pprof.port=65536", []string{"pprof/port"}},
 		{"an unknown set of request metrics", "rules.http.metrics=prometheus", []string{"rules/http/metrics", "semconv"}},
 		{"an unknown source of runtime series", "rules.runtime.metrics=expvar", []string{"rules/runtime/metrics", "otel"}},
 		{"custom request metrics without their names", "rules.http.metrics=custom", []string{"rules/http/"}},
@@ -386,6 +387,54 @@ func TestGoRuntimePerTrack(t *testing.T) {
 				if got["GOGC"] != tc.gogc[track] || got["GOMEMLIMIT"] != tc.limit[track] {
 					t.Errorf("%s track: GOGC %s, GOMEMLIMIT %s; want %s and %s", track, got["GOGC"], got["GOMEMLIMIT"], tc.gogc[track], tc.limit[track])
 				}
+			}
+		})
+	}
+}
+
+// TestPprofPort renders the chart with the pprof port off (the default) and on: each track's
+// app container gets PPROF_ADDR and a containerPort named pprof, and no Service exposes it.
+func TestPprofPort(t *testing.T) {
+	for _, tc := range []struct {
+		name, set string
+		addr      string // PPROF_ADDR on every app container; empty: none, nor the port
+	}{
+		{"off by default", "", ""},
+		{"on a port of its own", "pprof.port=6060", ":6060"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, ok := renderObjects(t, tc.set, "")
+			if !ok {
+				return
+			}
+			apps := 0
+			for _, o := range objs {
+				switch {
+				case o.GetKind() == "Deployment" && o.GetLabels()["app.kubernetes.io/component"] == "app":
+					apps++
+					if got := appEnv(o)["PPROF_ADDR"]; got != tc.addr {
+						t.Errorf("%s: PPROF_ADDR %q, want %q", o.GetName(), got, tc.addr)
+					}
+					containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+					ports, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "ports")
+					named := false
+					for _, p := range ports {
+						named = named || p.(map[string]any)["name"] == "pprof"
+					}
+					if named != (tc.addr != "") {
+						t.Errorf("%s: a containerPort named pprof: %v, want %v", o.GetName(), named, tc.addr != "")
+					}
+				case o.GetKind() == "Service":
+					ports, _, _ := unstructured.NestedSlice(o.Object, "spec", "ports")
+					for _, p := range ports {
+						if m := p.(map[string]any); m["name"] == "pprof" || fmt.Sprint(m["targetPort"]) == "pprof" || fmt.Sprint(m["port"]) == "6060" {
+							t.Errorf("Service %s exposes the pprof port: %v", o.GetName(), m)
+						}
+					}
+				}
+			}
+			if apps != 2 {
+				t.Errorf("%d app Deployments, want 2", apps)
 			}
 		})
 	}

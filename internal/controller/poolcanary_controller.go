@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -80,6 +81,13 @@ type PoolCanaryReconciler struct {
 	Clock clock.PassiveClock
 	// MaxConcurrentReconciles bounds parallel reconciles (of different canaries); 0 means 1.
 	MaxConcurrentReconciles int
+	// PodAddr returns the host:port at which a pod's pprof port is reached for the rollback
+	// profiles (analysis.profiles); nil means PodIPAddr (status.podIP). Tests on envtest,
+	// whose pods never run, point it at a test server.
+	PodAddr func(pod *corev1.Pod, port int32) string
+	// ProfileClient fetches the rollback profiles; nil means a client without proxy, bounded
+	// by the capture's context.
+	ProfileClient *http.Client
 	// RouteResync is how often a canary with spec.trafficRouting is reconciled at least, since
 	// HTTPRoutes are not watched: a route created late, or whose weights someone else changed,
 	// is set within it. 0 means 30s.
@@ -182,6 +190,10 @@ func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	st.Phase = phaseOf(&pc)
 	if res, err := r.writeStatus(ctx, before, &pc, out); err != nil || res.RequeueAfter > 0 {
 		return res, err
+	}
+	if out.profile {
+		// The rollback is written; its profiles come later, or a Warning says why not.
+		r.startRollbackProfiles(ctx, &pc)
 	}
 	r.Metrics.setState(pc.Namespace, pc.Name, st.Phase, st.CurrentWeight)
 	if applyErr != nil {
@@ -349,6 +361,7 @@ func (r *PoolCanaryReconciler) startRollout(pc *v1alpha1.PoolCanary, hash string
 	st.CurrentStep = 0
 	st.FailedAnalyses = 0
 	st.LastAnalysis = nil
+	st.RollbackProfile = nil
 	st.StablePoolMode = spec.PoolModes.Stable
 	st.StepStartedAt = ptrTime(now)
 	st.RolloutStartedAt = ptrTime(now)
@@ -480,6 +493,7 @@ func (r *PoolCanaryReconciler) fail(pc *v1alpha1.PoolCanary, out *pending) {
 	r.setProgressing(pc, metav1.ConditionFalse, ReasonRolledBack, msg)
 	out.event(corev1.EventTypeWarning, ReasonRolledBack, "Rollback", "%s", msg)
 	out.outcome = "rolled_back"
+	out.profile = spec.Analysis.Profiles != nil
 }
 
 // applyTracks server-side applies both Deployments with the current split and returns them
@@ -621,6 +635,7 @@ const conflictRetry = 200 * time.Millisecond
 type pending struct {
 	events  []pendingEvent
 	outcome string // poolparity_canary_rollouts_total outcome, if the rollout ended
+	profile bool   // the rollout rolled back on a failed analysis: profile the tracks
 }
 
 type pendingEvent struct{ typ, reason, action, note string }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/internal/controller"
 	"github.com/poolparity/poolparity/internal/controller/controllertest"
+	"github.com/poolparity/poolparity/internal/profdiff/profdifftest"
 	"github.com/poolparity/poolparity/internal/testenv"
 )
 
@@ -65,7 +67,17 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 	t.Logf("envtest control plane started in %s", env.StartDuration.Round(time.Millisecond))
 
 	reg := prometheus.NewRegistry()
-	controllertest.Start(t, env.Config, scheme, reg)
+	// Pods in envtest never run: the rollback profiles reach the pprof servers a test
+	// registers for a pod (namespace/name) here, and other pods at their IP, as in a cluster.
+	var pprofAddrs sync.Map
+	controllertest.Start(t, env.Config, scheme, reg, func(r *controller.PoolCanaryReconciler) {
+		r.PodAddr = func(pod *corev1.Pod, port int32) string {
+			if a, ok := pprofAddrs.Load(pod.Namespace + "/" + pod.Name); ok {
+				return a.(string)
+			}
+			return controller.PodIPAddr(pod, port)
+		}
+	})
 	ctx := context.Background()
 	c := env.Client
 
@@ -275,7 +287,7 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 	// The scenarios run in parallel, each in its own namespace with its own fake Prometheus;
 	// the group returns when all of them have.
 	t.Run("scenarios", func(t *testing.T) {
-		runScenarios(ctx, t, c)
+		runScenarios(ctx, t, c, &pprofAddrs)
 		runRouteScenarios(ctx, t, c)
 	})
 
@@ -298,7 +310,7 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 	}
 }
 
-func runScenarios(ctx context.Context, t *testing.T, c client.Client) {
+func runScenarios(ctx context.Context, t *testing.T, c client.Client, pprofAddrs *sync.Map) {
 	t.Run("parity holding through every step promotes the gray pool mode", func(t *testing.T) {
 		t.Parallel()
 		ns := newNamespace(t, c, "promote")
@@ -464,6 +476,103 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client) {
 		time.Sleep(2500 * time.Millisecond)
 		if m := prom.count("job_gray_status:http_request_duration_seconds:p99_rate5m"); m != n {
 			t.Errorf("%d more analyses after the rollback", m-n)
+		}
+	})
+
+	t.Run("a rollback profiles a Ready gray and stable pod", func(t *testing.T) {
+		t.Parallel()
+		gray, stable := profdifftest.Misuse(t)
+		down := downPromURL(t) // refuses connections, like a pod without the pprof port open
+
+		ns := newNamespace(t, c, "profiles")
+		// The CRD bounds the port and the seconds.
+		for _, bad := range []struct {
+			p    v1alpha1.ProfilesSpec
+			want string
+		}{
+			{v1alpha1.ProfilesSpec{Port: 0, CPUSeconds: 5}, "port"},
+			{v1alpha1.ProfilesSpec{Port: 65536, CPUSeconds: 5}, "port"},
+			{v1alpha1.ProfilesSpec{Port: 6060, CPUSeconds: 31}, "cpuSeconds"},
+		} {
+			pc := newCanary(ns, "bad", "http://127.0.0.1:1")
+			pc.Spec.Analysis.Profiles = &bad.p
+			if err := c.Create(ctx, pc); err == nil || !strings.Contains(err.Error(), bad.want) {
+				t.Errorf("profiles %+v: got %v, want a validation error naming %s", bad.p, err, bad.want)
+			}
+		}
+
+		for _, tc := range []struct {
+			name, canary, stableAddr string
+			wantReason               string
+		}{
+			{"both pods answer: the diff is in the status and an Event", "shop", strings.TrimPrefix(stable.URL, "http://"), controller.EventProfileDiff},
+			{"a stable pod that does not answer is a Warning, and the rollback stands", "mute", strings.TrimPrefix(down, "http://"), controller.EventProfileFailed},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				prom := newFakeProm(t, "regression")
+				pc := newCanary(ns, tc.canary, prom.srv.URL)
+				pc.Spec.Analysis.Warmup = &metav1.Duration{}
+				pc.Spec.Analysis.Profiles = &v1alpha1.ProfilesSpec{Port: 6060, CPUSeconds: 1}
+				// One Ready pod per track, as their Deployments would make them.
+				for track, addr := range map[string]string{"gray": strings.TrimPrefix(gray.URL, "http://"), "stable": tc.stableAddr} {
+					name := tc.canary + "-" + track + "-x"
+					pod := &corev1.Pod{
+						ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{
+							"app.kubernetes.io/name": "poolparity", "app.kubernetes.io/instance": tc.canary, "app.kubernetes.io/component": "app",
+							"poolparity.dev/track": track,
+						}},
+						Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "poolparity", Image: "ghcr.io/poolparity/poolparity:test"}}},
+					}
+					if err := c.Create(ctx, pod); err != nil {
+						t.Fatal(err)
+					}
+					pod.Status.PodIP = "10.0.0.5"
+					pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+					if err := c.Status().Update(ctx, pod); err != nil {
+						t.Fatal(err)
+					}
+					pprofAddrs.Store(ns+"/"+name, addr)
+				}
+				if err := c.Create(ctx, pc); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, 30*time.Second, "phase RolledBack", func() (bool, string) {
+					cur := getCanary(ctx, t, c, ns, tc.canary)
+					return cur.Status.Phase == v1alpha1.PhaseRolledBack, fmt.Sprintf("phase %s", cur.Status.Phase)
+				})
+				ev := waitEvent(ctx, t, c, ns, tc.canary, tc.wantReason)
+				if tc.wantReason == controller.EventProfileFailed {
+					if ev.Type != corev1.EventTypeWarning || !strings.Contains(ev.Note, "stable track: fetching") {
+						t.Errorf("%s event %q (%s), want a Warning naming the stable track's fetch", tc.wantReason, ev.Note, ev.Type)
+					}
+					if n := countEvents(ctx, t, c, ns, tc.canary, controller.EventProfileDiff); n != 0 {
+						t.Errorf("%d ProfileDiff events without profiles", n)
+					}
+					return
+				}
+				if !strings.Contains(ev.Note, "gray pod shop-gray-x against stable pod shop-stable-x") || !strings.Contains(ev.Note, "cpu pools.ScrubBytes 450µs vs 0s") {
+					t.Errorf("ProfileDiff note %q, want the pods and pools.ScrubBytes' CPU per request", ev.Note)
+				}
+				got := waitFor(t, 10*time.Second, "status.rollbackProfile", func() (bool, *v1alpha1.ProfileStatus) {
+					p := getCanary(ctx, t, c, ns, tc.canary).Status.RollbackProfile
+					return p != nil, p
+				})
+				// The fake Prometheus says 20 requests per second per track, and each track has
+				// one Ready pod: 20 requests in the 1 s window.
+				want := []v1alpha1.ProfileFunction{
+					{Kind: "cpu", Function: "pools.ScrubBytes", GrayPerRequest: "450µs", StablePerRequest: "0s"},
+					{Kind: "cpu", Function: "server.(*Server).item", GrayPerRequest: "150µs", StablePerRequest: "150µs"},
+					{Kind: "alloc_space", Function: "server.(*Server).item", GrayPerRequest: "51.2KiB", StablePerRequest: "102.4KiB"},
+				}
+				if fmt.Sprint(got.Functions) != fmt.Sprint(want) || got.GrayPod != "shop-gray-x" || got.StablePod != "shop-stable-x" {
+					t.Errorf("rollbackProfile %+v\nwant functions %+v", got, want)
+				}
+				for _, u := range append(gray.Requests(), stable.Requests()...) {
+					if !strings.HasSuffix(u, "?seconds=1") {
+						t.Errorf("profile request %s, want both kinds over cpuSeconds 1", u)
+					}
+				}
+			})
 		}
 	})
 

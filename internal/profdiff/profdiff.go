@@ -52,13 +52,23 @@ const MaxProfileBytes = 64 << 20
 // the compared type.
 var ErrNoSamples = errors.New("profdiff: no samples in either profile")
 
+// DefaultRoot is the path of the profiles when a base URL names none: where
+// net/http/pprof and instrument/pprofhttp serve them.
+const DefaultRoot = "/debug/pprof/"
+
 // URL is the address of kind's profile under base, the pprof root (for
-// example http://127.0.0.1:6060/debug/pprof/); seconds is a CPU profile's
-// length.
+// example http://127.0.0.1:6060/debug/pprof/; a base without a path, such as
+// http://10.0.0.5:6060, means DefaultRoot on it). seconds is a CPU profile's
+// length; for KindAllocSpace, seconds > 0 asks for a delta profile of the
+// allocations made during that many seconds, 0 for those since the process
+// started.
 func URL(base string, kind Kind, seconds int) (string, error) {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", fmt.Errorf("profdiff: pprof base %q is not an http URL", base)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = DefaultRoot
 	}
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"
@@ -72,6 +82,12 @@ func URL(base string, kind Kind, seconds int) (string, error) {
 		u.RawQuery = "seconds=" + strconv.Itoa(seconds)
 	case KindAllocSpace:
 		u.Path += "allocs"
+		if seconds < 0 {
+			return "", fmt.Errorf("profdiff: an allocation profile needs seconds >= 0, got %d", seconds)
+		}
+		if seconds > 0 {
+			u.RawQuery = "seconds=" + strconv.Itoa(seconds)
+		}
 	default:
 		return "", fmt.Errorf("profdiff: unknown profile kind %q", kind)
 	}
@@ -143,8 +159,8 @@ type Diff struct {
 	// Unit of the Row costs and of the totals, per request: seconds of CPU
 	// (KindCPU) or bytes allocated (KindAllocSpace).
 	Unit catalog.Unit `json:"unit"`
-	// Seconds is a CPU profile's length; an allocation profile covers the
-	// processes' lives.
+	// Seconds is a CPU profile's length, or an allocation profile's window
+	// (0: the processes' lives).
 	Seconds int `json:"seconds,omitempty"`
 	// GrayFile and StableFile are where the caller saved the raw profiles,
 	// if it did (for go tool pprof -diff_base).

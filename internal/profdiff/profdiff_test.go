@@ -163,6 +163,9 @@ func TestURL(t *testing.T) {
 	}{
 		{"http://127.0.0.1:6060/debug/pprof/", profdiff.KindCPU, 5, "http://127.0.0.1:6060/debug/pprof/profile?seconds=5"},
 		{"http://127.0.0.1:6060/debug/pprof", profdiff.KindAllocSpace, 0, "http://127.0.0.1:6060/debug/pprof/allocs"},
+		{"http://10.0.0.5:6060", profdiff.KindAllocSpace, 5, "http://10.0.0.5:6060/debug/pprof/allocs?seconds=5"},
+		{"http://10.0.0.5:6060/", profdiff.KindCPU, 5, "http://10.0.0.5:6060/debug/pprof/profile?seconds=5"},
+		{"http://10.0.0.5:6060/", profdiff.KindAllocSpace, -1, ""},
 		{"http://127.0.0.1:6060/debug/pprof/", profdiff.KindCPU, 0, ""},
 		{"127.0.0.1:6060", profdiff.KindCPU, 5, ""},
 		{"http://h/debug/pprof/", "goroutine", 0, ""},
@@ -235,6 +238,16 @@ func TestFetchRealProfiles(t *testing.T) {
 	}
 	if _, err := profdiff.Compare(profdiff.KindCPU, cpu, cpu, 1, 1, profdiff.Options{}); err != nil && !errors.Is(err, profdiff.ErrNoSamples) {
 		t.Fatalf("comparing a real CPU profile: %v", err)
+	}
+
+	// A delta allocation profile over a second parses and compares, as the CLI and the
+	// controller fetch it.
+	delta, _, err := profdiff.Fetch(ctx, srv.Client(), base, profdiff.KindAllocSpace, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := profdiff.Compare(profdiff.KindAllocSpace, delta, delta, 1, 1, profdiff.Options{}); err != nil && !errors.Is(err, profdiff.ErrNoSamples) {
+		t.Fatalf("comparing a real delta allocation profile: %v", err)
 	}
 
 	// A refused request is an error naming the URL and the answer.

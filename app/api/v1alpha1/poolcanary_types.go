@@ -455,11 +455,34 @@ type Analysis struct {
 	// +optional
 	Baseline BaselineMode `json:"baseline,omitempty"`
 
+	// Profiles, when set, makes a rollback on a failed analysis also profile one Ready gray
+	// and one Ready stable pod on their pprof port and record the functions whose cost per
+	// request differs most (status.rollbackProfile and a ProfileDiff Event). Unset: no
+	// profiles. The rollback never waits for them.
+	// +optional
+	Profiles *ProfilesSpec `json:"profiles,omitempty"`
+
 	// FailureLimit is the number of breached analyses during one rollout that triggers onFailure.
 	// +kubebuilder:default=2
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	FailureLimit int32 `json:"failureLimit,omitempty"`
+}
+
+// ProfilesSpec says where the pods serve their profiles and how long a CPU profile runs.
+type ProfilesSpec struct {
+	// Port is the pods' pprof port (the service's PPROF_ADDR), reached at the pod's IP.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port"`
+
+	// CPUSeconds is the length of the CPU profile, and the window of the allocation profile
+	// taken at the same time.
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=30
+	// +optional
+	CPUSeconds int32 `json:"cpuSeconds,omitempty"`
 }
 
 // PoolCanarySpec is the desired state of a PoolCanary.
@@ -686,6 +709,34 @@ type AnalysisStatus struct {
 	SLIs []SLIResult `json:"slis,omitempty"`
 }
 
+// ProfileFunction is one function's cost per request on each track.
+type ProfileFunction struct {
+	// Kind of profile: cpu (CPU time per request) or alloc_space (bytes allocated per request).
+	Kind string `json:"kind"`
+	// Function is the function charged, without its package path (pools.ScrubBytes).
+	Function string `json:"function"`
+	// GrayPerRequest and StablePerRequest are its cost per request on each track, with a unit
+	// (e.g. "1.58ms", "12.0KiB").
+	GrayPerRequest   string `json:"grayPerRequest"`
+	StablePerRequest string `json:"stablePerRequest"`
+}
+
+// ProfileStatus is the comparison of a gray and a stable pod's profiles taken at a rollback.
+type ProfileStatus struct {
+	// Time the profiles were taken.
+	Time metav1.Time `json:"time"`
+	// GrayPod and StablePod are the pods profiled.
+	GrayPod   string `json:"grayPod"`
+	StablePod string `json:"stablePod"`
+	// Functions are the largest differences, gray minus stable, of each kind (at most 3 each).
+	// +kubebuilder:validation:MaxItems=6
+	// +optional
+	Functions []ProfileFunction `json:"functions,omitempty"`
+	// Message says what could not be compared, if anything.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
 // HandledRequests records the value of each operator annotation the controller last acted on
 // (or refused), so that it acts once per request.
 type HandledRequests struct {
@@ -796,6 +847,11 @@ type PoolCanaryStatus struct {
 	// LastAnalysis is the result of the last analysis.
 	// +optional
 	LastAnalysis *AnalysisStatus `json:"lastAnalysis,omitempty"`
+
+	// RollbackProfile is the profile comparison taken at this rollout's rollback
+	// (analysis.profiles), once it is in.
+	// +optional
+	RollbackProfile *ProfileStatus `json:"rollbackProfile,omitempty"`
 
 	// Conditions: Progressing, Parity, TracksReady and, with trafficRouting, Degraded.
 	// +optional

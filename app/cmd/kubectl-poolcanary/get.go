@@ -40,6 +40,8 @@ type view struct {
 	FailureLimit   int32                    `json:"failureLimit"`
 	Conditions     []metav1.Condition       `json:"conditions,omitempty"`
 	LastAnalysis   *v1alpha1.AnalysisStatus `json:"lastAnalysis,omitempty"`
+	// RollbackProfile is the profile comparison taken at the rollback (analysis.profiles).
+	RollbackProfile *v1alpha1.ProfileStatus `json:"rollbackProfile,omitempty"`
 }
 
 // stepView is one step: its weight and where the rollout is with it (passed, current,
@@ -77,7 +79,7 @@ func newView(pc *v1alpha1.PoolCanary) view {
 		Weight: st.CurrentWeight, ReplicaShare: st.ReplicaShare, MeasuredShare: st.MeasuredShare,
 		Replicas:       replicasView{Stable: st.StableReplicas, Gray: st.GrayReplicas, Baseline: st.BaselineReplicas},
 		FailedAnalyses: st.FailedAnalyses, FailureLimit: pc.Spec.Analysis.FailureLimit,
-		Conditions: st.Conditions, LastAnalysis: st.LastAnalysis,
+		Conditions: st.Conditions, LastAnalysis: st.LastAnalysis, RollbackProfile: st.RollbackProfile,
 	}
 	if pc.Spec.Replicas != nil {
 		v.Replicas.Spec = *pc.Spec.Replicas
@@ -209,6 +211,19 @@ func printText(w io.Writer, v view) error {
 	row("", "SLI", "STABLE", "GRAY", "RATIO", "DELTA", "THRESHOLD", "VERDICT", "NOTE")
 	for _, s := range la.SLIs {
 		row("", s.Name, orDash(s.Stable), orDash(s.Gray), orDash(s.Ratio), orDash(s.Delta), orDash(s.Threshold), string(s.Verdict), s.Note)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if p := v.RollbackProfile; p != nil {
+		fmt.Fprintf(w, "\nRollback profile: gray pod %s against stable pod %s, %s, per request\n", p.GrayPod, p.StablePod, p.Time.UTC().Format(time.RFC3339))
+		if p.Message != "" {
+			fmt.Fprintf(w, "  %s\n", p.Message)
+		}
+		row("", "KIND", "FUNCTION", "GRAY", "STABLE")
+		for _, f := range p.Functions {
+			row("", f.Kind, f.Function, f.GrayPerRequest, f.StablePerRequest)
+		}
 	}
 	return tw.Flush()
 }

@@ -62,3 +62,44 @@ func TestGetShowsTheRoute(t *testing.T) {
 		})
 	}
 }
+
+// TestGetShowsTheRollbackProfile holds what get shows of status.rollbackProfile.
+func TestGetShowsTheRollbackProfile(t *testing.T) {
+	pc := &v1alpha1.PoolCanary{}
+	pc.Name, pc.Namespace = "shop", "shop"
+	pc.Spec.Steps = []int32{10}
+	pc.Status.LastAnalysis = &v1alpha1.AnalysisStatus{Verdict: v1alpha1.VerdictFail, Weight: 10}
+	tests := []struct {
+		name    string
+		profile *v1alpha1.ProfileStatus
+		want    []string
+	}{
+		{"no profile, no section", nil, nil},
+		{"the functions per request, and what could not be compared", &v1alpha1.ProfileStatus{
+			GrayPod: "shop-gray-x", StablePod: "shop-stable-y", Message: "fetching the alloc_space profiles: gray track: timeout",
+			Functions: []v1alpha1.ProfileFunction{{Kind: "cpu", Function: "pools.ScrubBytes", GrayPerRequest: "1.58ms", StablePerRequest: "0s"}},
+		}, []string{
+			"Rollback profile: gray pod shop-gray-x against stable pod shop-stable-y, 0001-01-01T00:00:00Z, per request",
+			"  fetching the alloc_space profiles: gray track: timeout",
+			"  KIND  FUNCTION          GRAY    STABLE",
+			"  cpu   pools.ScrubBytes  1.58ms  0s",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pc.Status.RollbackProfile = tt.profile
+			var out bytes.Buffer
+			if err := printCanary(&out, pc, "text"); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(out.String(), "\n"+want+"\n") {
+					t.Errorf("get output lacks %q:\n%s", want, out.String())
+				}
+			}
+			if tt.profile == nil && strings.Contains(out.String(), "Rollback profile") {
+				t.Errorf("get output shows a profile it does not have:\n%s", out.String())
+			}
+		})
+	}
+}

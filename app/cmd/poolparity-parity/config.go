@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/poolparity/poolparity/instrument/pprofhttp"
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/envflag"
 	"github.com/poolparity/poolparity/internal/parity"
@@ -49,7 +50,19 @@ type Config struct {
 	// SLI of the catalog. An SLI the service cannot have is better left out
 	// here than left to NO DATA.
 	SLIs string
+	// PprofGray and PprofStable are the pprof roots of one gray and one
+	// stable instance (e.g. http://10.0.0.5:6060, meaning
+	// http://10.0.0.5:6060/debug/pprof/): when both are set and the verdict
+	// is FAIL, both are profiled for ProfileSeconds and the functions whose
+	// cost per request differs most go into the report. Empty: no profiles.
+	PprofGray, PprofStable string
+	// ProfileSeconds is the length of the CPU profile and the window of the
+	// allocation profile, 1 to pprofhttp.MaxSeconds.
+	ProfileSeconds int
 }
+
+// profiling reports whether a FAIL is profiled.
+func (c Config) profiling() bool { return c.PprofGray != "" && c.PprofStable != "" }
 
 // SinceTime returns Since parsed (zero when empty).
 func (c Config) SinceTime() (time.Time, error) {
@@ -75,7 +88,7 @@ func (c Config) Catalog() (catalog.Catalog, error) {
 
 // defaultConfig returns the defaults.
 func defaultConfig() Config {
-	return Config{Window: "5m", OutDir: "out", Gate: string(parity.GateConfirmed)}
+	return Config{Window: "5m", OutDir: "out", Gate: string(parity.GateConfirmed), ProfileSeconds: 5}
 }
 
 // Validate checks c and returns every problem at once.
@@ -110,15 +123,30 @@ func (c Config) Validate() error {
 			bad("SINCE applies to the sequential gate only (GATE is %q)", c.Gate)
 		}
 	}
+	if (c.PprofGray == "") != (c.PprofStable == "") {
+		bad("PPROF_GRAY and PPROF_STABLE go together: profiles compare one gray and one stable instance")
+	}
+	for _, p := range []struct{ name, url string }{{"PPROF_GRAY", c.PprofGray}, {"PPROF_STABLE", c.PprofStable}} {
+		if p.url == "" {
+			continue
+		}
+		if u, err := url.Parse(p.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.RawQuery != "" {
+			bad("%s must be the http URL of an instance's pprof port such as http://10.0.0.5:6060, got %q", p.name, p.url)
+		}
+	}
+	if c.ProfileSeconds < 1 || c.ProfileSeconds > pprofhttp.MaxSeconds {
+		bad("PROFILE_SECONDS must be 1 to %d, got %d", pprofhttp.MaxSeconds, c.ProfileSeconds)
+	}
 	return errors.Join(errs...)
 }
 
 // parseConfig fills a Config from args and the environment read by getenv,
 // then validates it. PROMETHEUS_URL is read as it is; the other variables
 // carry the prefix PARITY_ (PARITY_WINDOW, PARITY_SELECTOR, PARITY_OUT,
-// PARITY_GATE, PARITY_SINCE, PARITY_SLIS). Each is also a flag
-// (-prometheus-url, -window, -selector, -out, -gate, -since, -slis), which
-// wins.
+// PARITY_GATE, PARITY_SINCE, PARITY_SLIS, PARITY_PPROF_GRAY,
+// PARITY_PPROF_STABLE, PARITY_PROFILE_SECONDS). Each is also a flag
+// (-prometheus-url, -window, -selector, -out, -gate, -since, -slis,
+// -pprof-gray, -pprof-stable, -profile-seconds), which wins.
 func parseConfig(name string, args []string, getenv func(string) string, usage io.Writer) (Config, error) {
 	c := defaultConfig()
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -131,6 +159,9 @@ func parseConfig(name string, args []string, getenv func(string) string, usage i
 	e.String(&c.Gate, "PARITY_GATE", "verdict behind the exit status: confirmed (a threshold FAIL needs the statistical test's FAIL; alerts always count), thresholds, or sequential (the anytime-valid test from -since decides)")
 	e.String(&c.Since, "PARITY_SINCE", "sequential gate: when the rollout's evidence starts, RFC 3339; empty: the statistical window before now")
 	e.String(&c.SLIs, "PARITY_SLIS", "catalog SLI IDs to judge, comma-separated (docs/contracts.md section 5); empty: all")
+	e.String(&c.PprofGray, "PARITY_PPROF_GRAY", "on FAIL, profile this gray instance's pprof port, e.g. http://10.0.0.5:6060 (with -pprof-stable; docs/profiles.md)")
+	e.String(&c.PprofStable, "PARITY_PPROF_STABLE", "on FAIL, profile this stable instance's pprof port, e.g. http://10.0.0.7:6060 (with -pprof-gray)")
+	e.Int(&c.ProfileSeconds, "PARITY_PROFILE_SECONDS", "seconds of the CPU profile and of the allocation profile's window")
 	if err := e.Parse(args); err != nil {
 		return c, err
 	}

@@ -3,7 +3,10 @@
 // prints the same table as `make demo` and writes it to ./out as text, JSON
 // and HTML. It starts nothing. For a kind cluster, `make parity` gives the
 // same report through hack/kindrun, which calls the same evaluator in
-// process.
+// process. With -pprof-gray and -pprof-stable, a FAIL also profiles one
+// instance of each track and reports the functions whose cost per request
+// differs most (docs/profiles.md); a profile that cannot be taken leaves the
+// verdict and its exit status as they are.
 //
 // Exit status: 0 PASS, 1 FAIL, 2 a bad configuration, 3 NO DATA, 4
 // Prometheus could not be read, 130 interrupted.
@@ -48,7 +51,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return cli.WithStatus(parity.ExitUsage, err)
 	}
-	report, err := readReport(ctx, cfg, stdout)
+	report, err := readReport(ctx, cfg, stdout, stderr)
 	switch {
 	case ctx.Err() != nil:
 		return cli.WithStatus(parity.ExitInterrupted, errors.New("interrupted"))
@@ -58,9 +61,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return cli.Status(parity.ExitStatus(report.Verdict))
 }
 
-// readReport reads the parity report from cfg.PrometheusURL, prints it and
-// writes it to cfg.OutDir.
-func readReport(ctx context.Context, cfg Config, stdout io.Writer) (parity.Report, error) {
+// readReport reads the parity report from cfg.PrometheusURL, profiles the
+// instances cfg names on a FAIL, prints the report and writes it to
+// cfg.OutDir.
+func readReport(ctx context.Context, cfg Config, stdout, stderr io.Writer) (parity.Report, error) {
 	promURL := strings.TrimRight(cfg.PrometheusURL, "/")
 	sel := cfg.Selector
 	if sel == "" {
@@ -96,6 +100,9 @@ func readReport(ctx context.Context, cfg Config, stdout io.Writer) (parity.Repor
 	step := (chartSpan / 150).Round(time.Second)
 	if report.Charts, err = parity.Charts(qctx, q, cat, cfg.Window, cfg.Selector, now.Add(-chartSpan), now, step); err != nil {
 		return report, promError(promURL, cfg.Window, err)
+	}
+	if report.Verdict == parity.Fail && cfg.profiling() {
+		addProfiles(ctx, q, cfg, &report, stdout, stderr)
 	}
 	report.Context = []parity.KV{
 		{Key: "prometheus", Value: promURL},

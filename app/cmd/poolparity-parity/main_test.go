@@ -31,6 +31,9 @@ type fakeProm struct {
 	// values; a job-level parity series uses the gray one.
 	values map[string][2]float64
 	firing bool // PoolParityLatencyRegression fires (critical)
+	// instances are the request rates per gray_status and instance
+	// label, for the per-instance rate query of the profiles.
+	instances map[string]map[string]float64
 
 	mu    sync.Mutex
 	asked []string // every /api/v1/query
@@ -96,6 +99,15 @@ func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
 // tracks, one sample for a query naming a track, or none.
 func (f *fakeProm) vector(q string) []any {
 	name, _, _ := strings.Cut(q, "{")
+	if name == "sum by (gray_status, instance) (rate(http_requests_total" {
+		var out []any
+		for gs, byInst := range f.instances {
+			for inst, v := range byInst {
+				out = append(out, map[string]any{"metric": map[string]string{"gray_status": gs, "instance": inst}, "value": [2]any{float64(time.Now().Unix()), fmt.Sprint(v)}})
+			}
+		}
+		return out
+	}
 	v, ok := f.values[name]
 	if !ok {
 		return []any{}

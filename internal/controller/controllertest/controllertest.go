@@ -29,8 +29,9 @@ import (
 // Start runs the reconciler (with the Prometheus analyzer, four concurrent reconciles, the
 // binary's cache options and HTTPRoutes read again every second) in a manager on cfg until the test ends, and registers its metrics
 // on reg. The manager serves neither metrics nor probes. A manager that stops with an error
-// fails the test.
-func Start(t testing.TB, cfg *rest.Config, scheme *runtime.Scheme, reg prometheus.Registerer) {
+// fails the test. Each option may change the reconciler before it is set up (for example
+// its PodAddr, since envtest's pods never run).
+func Start(t testing.TB, cfg *rest.Config, scheme *runtime.Scheme, reg prometheus.Registerer, options ...func(*controller.PoolCanaryReconciler)) {
 	t.Helper()
 	// The binary's cache (only pods with the track label), so the warm-up reads through it.
 	byObject, err := controller.CacheByObject()
@@ -58,6 +59,9 @@ func Start(t testing.TB, cfg *rest.Config, scheme *runtime.Scheme, reg prometheu
 		Metrics:                 m,
 		MaxConcurrentReconciles: 4,
 		RouteResync:             time.Second, // a test's route edits are seen within a second
+	}
+	for _, o := range options {
+		o(r)
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)

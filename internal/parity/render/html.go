@@ -104,7 +104,7 @@ footer { color: #8a91a3; font-size: 12px; margin-top: 20px; }
 <p>None pending, none firing.</p>
 {{- end}}
 {{- range .Profiles}}
-<h2>Profiles: {{if eq .Kind "cpu"}}CPU per request over {{.Seconds}}s{{else}}bytes allocated per request since start{{end}}</h2>
+<h2>Profiles: {{if eq .Kind "cpu"}}CPU per request over {{.Seconds}}s{{else}}bytes allocated per request {{if .Seconds}}over {{.Seconds}}s{{else}}since start{{end}}{{end}}</h2>
 <p class="note">gray {{value .Unit .GrayTotal}}, stable {{value .Unit .StableTotal}} ({{printf "%.0f" .GrayRequests}} and {{printf "%.0f" .StableRequests}} requests){{if .GrayFile}}; <code>go tool pprof -diff_base {{.StableFile}} {{.GrayFile}}</code>{{end}}</p>
 <table>
 <tr><th>gray - stable</th><th>function</th><th>gray</th><th>stable</th></tr>
