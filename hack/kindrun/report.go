@@ -60,6 +60,7 @@ func summary(mode string, res Result, elapsed time.Duration) string {
 		}
 	}
 	w.WriteString(routedTable(res.Routed))
+	w.WriteString(contrastTable(res.Routed, res.Split))
 	for _, s := range res.Scenarios {
 		fmt.Fprintf(&w, "\n== scenario %s: verdict %s (want %s), alerts firing %v%s\n", s.Name, s.Verdict, s.Want, s.Firing, okText(s.OK))
 	}
@@ -86,4 +87,48 @@ func okText(ok bool) string {
 		return ": as expected"
 	}
 	return ": NOT as expected"
+}
+
+// contrastTable sets the gray share of requests by weight (the routed runs, measured at the
+// Gateway every 10 s) beside the replica split's under the same load (the scenarios, over the
+// last minute): the range each one spanned while the HPAs moved the replicas.
+func contrastTable(routed []RoutePoint, split []SplitPoint) string {
+	if len(routed) == 0 || len(split) == 0 {
+		return ""
+	}
+	type span struct {
+		lo, hi  float64
+		n       int
+		replica string
+	}
+	var order []string
+	spans := map[string]*span{}
+	add := func(key string, share float64, replica string) {
+		sp, ok := spans[key]
+		if !ok {
+			sp = &span{lo: share, hi: share}
+			spans[key] = sp
+			order = append(order, key)
+		}
+		sp.lo, sp.hi, sp.n = min(sp.lo, share), max(sp.hi, share), sp.n+1
+		if !strings.Contains(sp.replica, replica) {
+			sp.replica = strings.TrimPrefix(sp.replica+", "+replica, ", ")
+		}
+	}
+	for _, p := range routed {
+		if p.Requests >= minWindowRequests {
+			add("weight 10%: "+p.Run, p.Share, fmt.Sprintf("%d+%d", p.StableReady, p.GrayReady))
+		}
+	}
+	for _, p := range split {
+		add("replica split: "+p.Scenario, p.ReqShare, fmt.Sprintf("%d/%d gray", p.ReadyGray, p.ReadyTotal))
+	}
+	var w strings.Builder
+	fmt.Fprintf(&w, "\n== the gray share by weight against the replica split, under the same load\n")
+	fmt.Fprintf(&w, "  %-34s %8s %8s %8s  %s\n", "run", "min", "max", "samples", "ready replicas seen (stable+gray, or gray/all)")
+	for _, k := range order {
+		sp := spans[k]
+		fmt.Fprintf(&w, "  %-34s %7.1f%% %7.1f%% %8d  %s\n", k, 100*sp.lo, 100*sp.hi, sp.n, sp.replica)
+	}
+	return w.String()
 }

@@ -65,3 +65,24 @@ func TestReplicasMoved(t *testing.T) {
 		t.Errorf("replicasMoved = %v, want [stable]", got)
 	}
 }
+
+func TestContrastTable(t *testing.T) {
+	routed := []RoutePoint{
+		{Run: "routed-costly", StableReady: 1, GrayReady: 1, Requests: 600, Share: 0.099},
+		{Run: "routed-costly", StableReady: 2, GrayReady: 2, Requests: 600, Share: 0.101},
+		{Run: "routed-costly", StableReady: 2, GrayReady: 2, Requests: 20, Share: 0.5}, // too few requests: left out
+	}
+	split := []SplitPoint{{Scenario: "good", ReqShare: 0.5, ReadyGray: 1, ReadyTotal: 2}, {Scenario: "good", ReqShare: 0.34, ReadyGray: 1, ReadyTotal: 3}}
+	got := contrastTable(routed, split)
+	for _, want := range []string{
+		"weight 10%: routed-costly", "9.9%", "10.1%", "1+1, 2+2",
+		"replica split: good", "34.0%", "50.0%", "1/2 gray, 1/3 gray",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("contrast table lacks %q:\n%s", want, got)
+		}
+	}
+	if contrastTable(routed, nil) != "" {
+		t.Error("a table without the replica split's samples")
+	}
+}
