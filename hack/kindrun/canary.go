@@ -75,8 +75,9 @@ const canaryPoll = 2 * time.Second
 
 // canaryWatch bounds one canary's rollout in the kind run, and its load. Measured (2026-11-25):
 // Prometheus scrapes a new canary's targets 2-2.5 minutes after its ServiceMonitor is created
-// (kubelet's syncFrequency is 10 s here, so not only the config Secret's refresh), and the sequential
-// judge decides on its fifth 20 s sample, so the first step ends about 4 minutes in. The
+// (kubelet's syncFrequency is 10 s here, so not only the config Secret's refresh), so the
+// helm-install step creates the ServiceMonitors minutes ahead (applyCanaryScrape); the sequential
+// judge decides on its fifth 20 s sample, so the first step ends 2-4 minutes in. The
 // promoted one's evidence then starts again after the Prometheus outage (its data are gone):
 // about 2.5 minutes more after Prometheus is back.
 const canaryWatch = 11 * time.Minute
@@ -122,9 +123,9 @@ func (s canaryStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	if err := k.WaitDeployment(ctx, env.cfg.Namespace, env.fullname()+"-controller", 2*time.Minute); err != nil {
 		return Outcome{}, err
 	}
-	tmpl, err := template.ParseFS(imageFiles, "images/canary.yaml")
-	if err != nil {
-		return Outcome{}, fmt.Errorf("parsing the canary template: %w", err)
+	// Already there when helm-install ran before (applying again changes nothing).
+	if err := env.applyCanaryScrape(ctx, k, s.canaries); err != nil {
+		return Outcome{}, err
 	}
 	runs := make([]CanaryRun, len(s.canaries))
 	errs := make([]error, len(s.canaries))
@@ -133,16 +134,11 @@ func (s canaryStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	faultErrs := make([]error, len(s.canaries))
 	var wg sync.WaitGroup
 	for i, c := range s.canaries {
-		var y bytes.Buffer
-		err := tmpl.Execute(&y, map[string]any{
-			"Name": c.name, "Stable": c.stable, "Gray": c.gray, "Image": env.serviceImage(), "Namespace": env.cfg.Namespace,
-			"Redis": env.fullname() + "-redis:6379", "PromService": env.promService(), "Steps": c.steps,
-			"Gateway": gatewayName, "GatewayNamespace": gatewayNS, "Host": canaryHost(c.name),
-		})
+		y, err := env.renderCanary("images/canary.yaml", c)
 		if err != nil {
-			return Outcome{}, fmt.Errorf("rendering PoolCanary %s: %w", c.name, err)
+			return Outcome{}, err
 		}
-		if err := k.Apply(ctx, y.Bytes(), env.cfg.Namespace); err != nil {
+		if err := k.Apply(ctx, y, env.cfg.Namespace); err != nil {
 			return Outcome{}, fmt.Errorf("creating PoolCanary %s: %w", c.name, err)
 		}
 		runs[i] = CanaryRun{Name: c.name, Modes: c.stable + " -> " + c.gray, Want: c.want}
@@ -217,6 +213,39 @@ func checkRouteHistory(r CanaryRun, steps []int, stable, gray int64) string {
 		return fmt.Sprintf("%s ended %s with the route at stable %d, gray %d; want 100/0", r.Name, r.Phase, stable, gray)
 	}
 	return ""
+}
+
+// renderCanary renders one of the canary templates (images/canary.yaml, canary-scrape.yaml) for c.
+func (env *Env) renderCanary(file string, c canarySpec) ([]byte, error) {
+	tmpl, err := template.ParseFS(imageFiles, file)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", file, err)
+	}
+	var y bytes.Buffer
+	err = tmpl.Option("missingkey=error").Execute(&y, map[string]any{
+		"Name": c.name, "Stable": c.stable, "Gray": c.gray, "Image": env.serviceImage(), "Namespace": env.cfg.Namespace,
+		"Redis": env.fullname() + "-redis:6379", "PromService": env.promService(), "Steps": c.steps,
+		"Gateway": gatewayName, "GatewayNamespace": gatewayNS, "Host": canaryHost(c.name),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rendering %s for PoolCanary %s: %w", file, c.name, err)
+	}
+	return y.Bytes(), nil
+}
+
+// applyCanaryScrape creates what Prometheus scrapes of each canary (images/canary-scrape.yaml):
+// the helm-install step does it minutes ahead of the canary step, as it installs the example.
+func (env *Env) applyCanaryScrape(ctx context.Context, k *Kube, canaries []canarySpec) error {
+	for _, c := range canaries {
+		y, err := env.renderCanary("images/canary-scrape.yaml", c)
+		if err != nil {
+			return err
+		}
+		if err := k.Apply(ctx, y, env.cfg.Namespace); err != nil {
+			return fmt.Errorf("creating the Service and ServiceMonitor of PoolCanary %s: %w", c.name, err)
+		}
+	}
+	return nil
 }
 
 // canaryHost is the host name a canary's HTTPRoute answers on the run's Gateway.

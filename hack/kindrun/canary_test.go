@@ -2,11 +2,11 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"slices"
 	"strings"
 	"testing"
-	"text/template"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -20,20 +20,16 @@ import (
 // run's canaries use the sequential judge with a warm-up (issue 27), sample rules of a family
 // values-test.yaml records, and keep the stepInterval the controller faults assume.
 func TestCanaryManifest(t *testing.T) {
-	tmpl, err := template.ParseFS(imageFiles, "images/canary.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := newEnv(Config{Namespace: "poolparity", Release: "poolparity"}, io.Discard)
+	c := canarySpec{name: "canary-pooled", stable: "unpooled", gray: "pooled", steps: []int{25, 50}}
 	var y bytes.Buffer
-	if err := tmpl.Execute(&y, map[string]any{
-		"Name": "canary-pooled", "Stable": "off", "Gray": "on", "Image": "poolparity:test", "Namespace": "poolparity",
-		"Redis": "poolparity-redis:6379", "PromService": "prometheus-operated", "Steps": []int{25, 50},
-		"Gateway": gatewayName, "GatewayNamespace": gatewayNS, "Host": canaryHost("canary-pooled"),
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(y.String(), "<no value>") {
-		t.Fatalf("the template uses a value the test does not give:\n%s", y.String())
+	for _, f := range []string{"images/canary-scrape.yaml", "images/canary.yaml"} {
+		b, err := env.renderCanary(f, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y.WriteString("\n---\n")
+		y.Write(b)
 	}
 	var pc *v1alpha1.PoolCanary
 	for doc := range strings.SplitSeq(y.String(), "\n---\n") {

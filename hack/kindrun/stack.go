@@ -290,8 +290,9 @@ func (installStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 // installAndTest installs the chart and runs its helm test; then it installs the example
 // service's release beside it, as a team installs its own service (docs/adopt.md), whose
 // commands run its helm test too. The example is installed here, minutes before the example step loads and
-// judges it, because this cluster's Prometheus scrapes a new ServiceMonitor's targets about
-// 2.5 minutes after it appears (docs/kind.md).
+// judges it, and the canary step's Services and ServiceMonitors are created, because this
+// cluster's Prometheus scrapes a new ServiceMonitor's targets about 2.5 minutes after it appears
+// (docs/kind.md).
 func (env *Env) installAndTest(ctx context.Context) (string, error) {
 	if err := env.helmInstall(ctx); err != nil {
 		return "", err
@@ -303,7 +304,15 @@ func (env *Env) installAndTest(ctx context.Context) (string, error) {
 	if err := env.installExample(ctx); err != nil {
 		return "", err
 	}
-	return "helm test passed (" + env.cfg.Release + " and the example's " + exampleRelease + "); " + exampleMisuseRelease + " installed", nil
+	// The canary step's scrape objects, for the same reason.
+	k, err := env.kube()
+	if err != nil {
+		return "", err
+	}
+	if err := env.applyCanaryScrape(ctx, k, defaultCanaries()); err != nil {
+		return "", err
+	}
+	return "helm test passed (" + env.cfg.Release + " and the example's " + exampleRelease + "); " + exampleMisuseRelease + " installed; the canaries' ServiceMonitors created", nil
 }
 
 // helmTest runs the release's helm test; fullname is the chart's name prefix of its objects.
