@@ -58,11 +58,12 @@ const (
 )
 
 // defaultRoutedRuns: misuse-reset (scrubs every pooled buffer, more CPU per request than the
-// unpooled stable) for a whole load phase, then the pooled gray for a shorter one.
+// unpooled stable) for most of a load phase (the HPAs scaled 40-70 s into one here: 100 s of the
+// default 130), then the pooled gray for 45 s (four 10 s windows).
 func defaultRoutedRuns(env *Env) []routedRun {
 	return []routedRun{
-		{name: "routed-costly", gray: "misuse-reset", load: env.cfg.LoadDuration},
-		{name: "routed-good", gray: scenario.Pooled, load: max(env.cfg.LoadDuration/2, 40*time.Second)},
+		{name: "routed-costly", gray: "misuse-reset", load: max(env.cfg.LoadDuration-30*time.Second, 60*time.Second)},
+		{name: "routed-good", gray: scenario.Pooled, load: 45 * time.Second},
 	}
 }
 
