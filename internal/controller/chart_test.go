@@ -68,8 +68,9 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 		kinds[o.GetKind()]++
 	}
 	// One MetricTemplate per parity check: the latency ratio of each alerted quantile (p99,
-	// p95), the error delta and the CPU ratio.
-	want := map[string]int{"Deployment": 1, "Service": 1, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
+	// p95), the error delta and the CPU ratio. Three ClusterRoles: the controller's, and the
+	// PoolCanary view and edit rules aggregated into the default user roles.
+	want := map[string]int{"Deployment": 1, "Service": 1, "ServiceAccount": 1, "ClusterRole": 3, "ClusterRoleBinding": 1,
 		"Role": 1, "RoleBinding": 1, "AnalysisTemplate": 1, "MetricTemplate": 4}
 	for k, n := range want {
 		if kinds[k] != n {
