@@ -29,6 +29,7 @@ const (
 	metricsServerVersion = "v0.9.0"
 	corednsVersion       = "v1.14.6" // kubeadm v1.37.0's default
 	localPathVersion     = "v0.0.30" // github.com/rancher/local-path-provisioner
+	kedaVersion          = "v2.21.0" // github.com/kedacore/keda/v2 (hack/tools/keda)
 )
 
 // Images and settings of the offline cluster.
@@ -97,6 +98,13 @@ func appImages() []image {
 		{Tag: localPathImage, Comment: "local-path-provisioner " + localPathVersion + " (github.com/rancher/local-path-provisioner): the default StorageClass.",
 			Base: baseImage, Bins: map[string]string{"local-path-provisioner": "cluster/local-path-provisioner"}, User: nonRootUser,
 			Env: "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", Entrypoint: `["/usr/local/bin/local-path-provisioner"]`},
+		// KEDA's manifests run them as /keda and /keda-adapter.
+		{Tag: kedaImage, Comment: "KEDA operator " + kedaVersion + " (github.com/kedacore/keda/v2, hack/tools/keda).",
+			Base: baseImage, Bins: map[string]string{"keda": "cluster/keda"}, BinDir: "/", User: nonRootUser,
+			Entrypoint: `["/keda"]`},
+		{Tag: kedaAdapterImage, Comment: "KEDA metrics API server " + kedaVersion + " (external.metrics.k8s.io).",
+			Base: baseImage, Bins: map[string]string{"keda-adapter": "cluster/keda-adapter"}, BinDir: "/", User: nonRootUser,
+			Entrypoint: `["/keda-adapter"]`},
 		// Upstream's helper pods run busybox as root to create and remove volume directories on
 		// the node; Debian's minbase has the sh, mkdir and rm they call.
 		{Tag: helperImage, Comment: "sh, mkdir and rm (Debian minbase, as root) for local-path-provisioner's helper pods.",
