@@ -118,11 +118,16 @@ func hpaSampleOf(d appsv1.Deployment, hs []autoscalingv2.HorizontalPodAutoscaler
 	return s
 }
 
+// hpaTolerance is the HPA controller's default tolerance: it acts on a metric only when the
+// metric's ratio to its target is beyond 1 +- 0.1.
+const hpaTolerance = 0.1
+
 // latencyScaled returns the first sample of phase in which a track's latency trigger was above
-// its target and its HPA wanted more than its minimum: the latency trigger scaling the track.
+// its target by more than the HPA's tolerance (so that latency alone asks for more replicas) and
+// its HPA wanted more than its minimum: the latency trigger scaling the track.
 func latencyScaled(samples []hpaSample, phase string) (hpaSample, bool) {
 	for _, s := range samples {
-		if s.Phase == phase && s.Target > 0 && s.Latency > s.Target && s.Min > 0 && s.Desired > s.Min {
+		if s.Phase == phase && s.Target > 0 && s.Latency > s.Target*(1+hpaTolerance) && s.Min > 0 && s.Desired > s.Min {
 			return s, true
 		}
 	}
@@ -150,6 +155,15 @@ func scaleOut(samples []hpaSample, track string, start time.Duration) (wanted, r
 		}
 	}
 	return wanted, ready
+}
+
+// wantsFor is the replica count the HPA controller computes from one metric at ratio (current
+// over target) with replicas running; within the tolerance it keeps replicas.
+func wantsFor(replicas int, ratio float64) int {
+	if math.Abs(ratio-1) <= hpaTolerance || ratio < 0 {
+		return replicas
+	}
+	return int(math.Ceil(float64(max(replicas, 1)) * ratio))
 }
 
 // hpaStats are one track's figures over a group's high step, from Prometheus.
@@ -223,8 +237,9 @@ func (hpaGroupsStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 		return Outcome{Result: res}, errors.New("group C: no track's latency trigger was above its target with the HPA wanting more replicas during the high step (table above)")
 	}
 	res.Scaled = append(res.Scaled, s.Track)
-	note := fmt.Sprintf("group C: the latency trigger scaled %s %s into the high step (p95 %.2fs > %gs, HPA wants %d); %s; %s",
-		s.Track, (s.At - c.HighStart).Round(time.Second), s.Latency, s.Target, s.Desired, c.IdleNote, time.Since(begin).Round(time.Second))
+	note := fmt.Sprintf("group C: the latency trigger scaled %s %s into the high step (p95 %.2fs > %gs: latency alone asks %d replicas, CPU %d%% asks %d, the HPA wants %d); %s; %s",
+		s.Track, (s.At - c.HighStart).Round(time.Second), s.Latency, s.Target, wantsFor(s.Replicas, s.Latency/s.Target),
+		s.CPU, wantsFor(s.Replicas, float64(s.CPU)/hpaCPUTarget), s.Desired, c.IdleNote, time.Since(begin).Round(time.Second))
 	if full {
 		path := filepath.Join(env.cfg.Root, "docs", "hpa-groups.md")
 		if err := os.WriteFile(path, []byte(hpaGroupsDoc(runs, time.Now())), 0o644); err != nil {

@@ -159,6 +159,9 @@ func TestLatencyScaledAndScaleOut(t *testing.T) {
 		{"more replicas wanted while latency is under target: CPU, not latency",
 			[]hpaSample{s(40, "high", 1, 1, 3, 0.4), s(50, "high", 3, 1, 3, 0.45)},
 			false, 0, 10 * time.Second, -1},
+		{"latency within the HPA's 10% tolerance of its target: latency alone asks nothing",
+			[]hpaSample{s(40, "high", 1, 1, 2, 0.54)},
+			false, 0, 10 * time.Second, -1},
 		{"latency above target at the minimum: not scaled yet",
 			[]hpaSample{s(40, "high", 1, 1, 1, 0.9)},
 			false, 0, -1, -1},
@@ -180,6 +183,18 @@ func TestLatencyScaledAndScaleOut(t *testing.T) {
 				t.Errorf("scaleOut = wanted %s ready %s, want %s and %s", wanted, ready, tt.wanted, tt.ready)
 			}
 		})
+	}
+}
+
+func TestWantsFor(t *testing.T) {
+	for _, tt := range []struct {
+		replicas int
+		ratio    float64
+		want     int
+	}{{1, 1.6, 2}, {2, 1.6, 4}, {1, 3.33, 4}, {3, 1.05, 3}, {3, 0.2, 1}, {1, 0, 0}} {
+		if got := wantsFor(tt.replicas, tt.ratio); got != tt.want {
+			t.Errorf("wantsFor(%d, %g) = %d, want %d", tt.replicas, tt.ratio, got, tt.want)
+		}
 	}
 }
 
