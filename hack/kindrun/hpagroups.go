@@ -21,10 +21,11 @@ import (
 )
 
 // The HPA groups (docs/hpa-groups.md): the same release, the same stepped load, three ways of
-// scaling it. Each track's CPU is limited to twice its request, so that high concurrency turns
-// into queueing latency (a pod cannot borrow the node's idle cores), as on a node that is full.
+// scaling it. Each pod's CPU is limited to its request, 20m: about 25 requests/s of the API mix
+// (0.8 ms of CPU each), so that the high step's concurrency turns into queueing latency (a pod
+// cannot borrow the node's idle cores), as on a full node, and one replica per track is far too few.
 const (
-	hpaCPULimit         = "100m" // values-kind.yaml requests 50m
+	hpaCPU              = "20m" // request and limit of each service pod
 	hpaMaxReplicas      = 5
 	hpaCPUTarget        = 60
 	hpaLatencyThreshold = 0.5 // seconds of p95
@@ -65,9 +66,9 @@ type hpaPhase struct {
 // low then high only, and its high step may end as soon as the latency trigger has scaled.
 func hpaProfile(full bool) []hpaPhase {
 	if full {
-		return []hpaPhase{{"low", time.Minute, 10, 4}, {"high", 3 * time.Minute, 100, 64}, {"low2", time.Minute, 10, 4}}
+		return []hpaPhase{{"low", time.Minute, 10, 4}, {"high", 3 * time.Minute, 200, 64}, {"low2", time.Minute, 10, 4}}
 	}
-	return []hpaPhase{{"low", 30 * time.Second, 10, 4}, {"high", 100 * time.Second, 100, 64}}
+	return []hpaPhase{{"low", 30 * time.Second, 10, 4}, {"high", 100 * time.Second, 200, 64}}
 }
 
 // hpaSample is one track at one moment of a group's run.
@@ -83,6 +84,7 @@ type hpaSample struct {
 	Latency  float64 // the latency trigger's value (s); -1: none (no KEDA, or not read yet)
 	Target   float64 // its target (s)
 	Active   bool    // the HPA's ScalingActive condition
+	Before   int     // the track's replicas at its previous sample (what the HPA computed from)
 }
 
 // hpaSampleOf joins a track's Deployment with the HPA that scales it (the chart's, or KEDA's).
@@ -121,6 +123,18 @@ func hpaSampleOf(d appsv1.Deployment, hs []autoscalingv2.HorizontalPodAutoscaler
 // hpaTolerance is the HPA controller's default tolerance: it acts on a metric only when the
 // metric's ratio to its target is beyond 1 +- 0.1.
 const hpaTolerance = 0.1
+
+// withBefore sets each sample's Before to its track's replicas at the previous sample.
+func withBefore(samples []hpaSample) {
+	last := map[string]int{}
+	for i, s := range samples {
+		samples[i].Before = s.Replicas
+		if r, ok := last[s.Track]; ok {
+			samples[i].Before = r
+		}
+		last[s.Track] = s.Replicas
+	}
+}
 
 // latencyScaled returns the first sample of phase in which a track's latency trigger was above
 // its target by more than the HPA's tolerance (so that latency alone asks for more replicas) and
@@ -170,7 +184,7 @@ func wantsFor(replicas int, ratio float64) int {
 type hpaStats struct {
 	Requests      float64
 	P95, P99      float64 // seconds; NaN: no requests
-	Errors        float64 // 5xx share
+	Errors        float64 // share of 5xx and 429 (shed) answers
 	CPUPerRequest float64 // seconds
 	MaxReplicas   int
 }
@@ -236,10 +250,9 @@ func (hpaGroupsStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	if !ok {
 		return Outcome{Result: res}, errors.New("group C: no track's latency trigger was above its target with the HPA wanting more replicas during the high step (table above)")
 	}
-	res.Scaled = append(res.Scaled, s.Track)
 	note := fmt.Sprintf("group C: the latency trigger scaled %s %s into the high step (p95 %.2fs > %gs: latency alone asks %d replicas, CPU %d%% asks %d, the HPA wants %d); %s; %s",
-		s.Track, (s.At - c.HighStart).Round(time.Second), s.Latency, s.Target, wantsFor(s.Replicas, s.Latency/s.Target),
-		s.CPU, wantsFor(s.Replicas, float64(s.CPU)/hpaCPUTarget), s.Desired, c.IdleNote, time.Since(begin).Round(time.Second))
+		s.Track, (s.At - c.HighStart).Round(time.Second), s.Latency, s.Target, wantsFor(s.Before, s.Latency/s.Target),
+		s.CPU, wantsFor(s.Before, float64(s.CPU)/hpaCPUTarget), s.Desired, c.IdleNote, time.Since(begin).Round(time.Second))
 	if full {
 		path := filepath.Join(env.cfg.Root, "docs", "hpa-groups.md")
 		if err := os.WriteFile(path, []byte(hpaGroupsDoc(runs, time.Now())), 0o644); err != nil {
@@ -262,17 +275,26 @@ func (env *Env) releaseNeededAfter(step string) bool {
 	return i >= 0 && slices.ContainsFunc(env.cfg.Steps[i+1:], func(s string) bool { return s != "kind-down" })
 }
 
-// runHPAGroup installs group g on the release, scales both tracks to one replica, waits for the
+// runHPAGroup installs group g on the release with both tracks at one replica, waits for the
 // autoscalers to read their metrics, and runs the profile's load, sampling every 10 s. With
 // stopEarly the high step ends two samples after the latency trigger has scaled a track.
 func (env *Env) runHPAGroup(ctx context.Context, k *Kube, q parity.Querier, g hpaGroup, profile []hpaPhase, stopEarly bool) (hpaRun, error) {
 	r := hpaRun{Group: g, Stats: map[string]hpaStats{}}
-	set := []string{"--set", "resources.limits.cpu=" + hpaCPULimit}
-	for _, v := range g.Set {
-		set = append(set, "--set", v)
-	}
-	if err := env.helmInstall(ctx, set...); err != nil {
-		return r, err
+	cpu := []string{"--set", "resources.requests.cpu=" + hpaCPU, "--set", "resources.limits.cpu=" + hpaCPU}
+	// First without autoscaling (group A's values): the new pods start at one replica with the
+	// group's CPU, and no HPA sees their start-up CPU (20m is soon exceeded while a Go service
+	// starts), so every group begins from the same state and its HPA from no history.
+	for _, set := range [][]string{hpaGroups("")[0].Set, g.Set} {
+		args := slices.Clone(cpu)
+		for _, v := range set {
+			args = append(args, "--set", v)
+		}
+		if err := env.helmInstall(ctx, args...); err != nil {
+			return r, err
+		}
+		if g.Name == "A" {
+			break
+		}
 	}
 	ns := env.cfg.Namespace
 	for _, t := range []string{"stable", "gray"} {
@@ -339,6 +361,7 @@ func (env *Env) runHPAGroup(ctx context.Context, k *Kube, q parity.Querier, g hp
 				pts[i].At, pts[i].Phase = time.Since(start).Round(time.Second), ph.Name
 			}
 			r.Samples = append(r.Samples, pts...)
+			withBefore(r.Samples)
 			if _, ok := latencyScaled(r.Samples, "high"); ok && stopEarly && ph.Name == "high" {
 				if after++; after >= 2 {
 					break
@@ -387,7 +410,8 @@ func (env *Env) sampleHPAs(ctx context.Context, k *Kube) ([]hpaSample, error) {
 	return out, nil
 }
 
-// hpaTrackStats reads one track's p95, p99, 5xx share and CPU per request over the d before at.
+// hpaTrackStats reads one track's p95, p99, share of errors (5xx and 429) and CPU per request
+// over the d before at.
 func hpaTrackStats(ctx context.Context, q parity.Querier, ns, release, track string, d time.Duration, at time.Time) (hpaStats, error) {
 	st := hpaStats{P95: math.NaN(), P99: math.NaN()}
 	if d < time.Second {
@@ -403,7 +427,7 @@ func hpaTrackStats(ctx context.Context, q parity.Querier, ns, release, track str
 		{&st.Requests, fmt.Sprintf(`sum(increase(http_requests_total{%s}%s))`, api, rng)},
 		{&st.P95, fmt.Sprintf(`histogram_quantile(0.95, sum by (le) (increase(http_request_duration_seconds_bucket{%s}%s)))`, api, rng)},
 		{&st.P99, fmt.Sprintf(`histogram_quantile(0.99, sum by (le) (increase(http_request_duration_seconds_bucket{%s}%s)))`, api, rng)},
-		{&st.Errors, fmt.Sprintf(`(sum(increase(http_requests_total{%s,code=~"5.."}%s)) or vector(0)) / sum(increase(http_requests_total{%s}%s))`, api, rng, api, rng)},
+		{&st.Errors, fmt.Sprintf(`(sum(increase(http_requests_total{%s,code=~"5..|429"}%s)) or vector(0)) / sum(increase(http_requests_total{%s}%s))`, api, rng, api, rng)},
 		{&st.CPUPerRequest, fmt.Sprintf(`sum(increase(process_cpu_seconds_total{%s}%s)) / sum(increase(http_requests_total{%s}%s))`, sel, rng, api, rng)},
 	}
 	for _, e := range exprs {
@@ -471,7 +495,7 @@ func hpaSeriesTable(r hpaRun, md bool) string {
 // hpaStatsTable is each track's figures over the high step.
 func hpaStatsTable(r hpaRun, md bool) string {
 	var b strings.Builder
-	head := []string{"track (build)", "HPA wants more after", "ready after", "max ready", "p95", "p99", "5xx", "CPU/request", "requests"}
+	head := []string{"track (build)", "HPA wants more after", "ready after", "max ready", "p95", "p99", "errors (5xx, 429)", "CPU/request", "requests"}
 	if md {
 		fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	} else {
@@ -488,7 +512,7 @@ func hpaStatsTable(r hpaRun, md bool) string {
 		if md {
 			fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
 		} else {
-			fmt.Fprintf(&b, "  %-18s wants more %-7s ready %-7s max %s  p95 %s p99 %s  5xx %s  cpu/req %s  requests %s\n", cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7], cells[8])
+			fmt.Fprintf(&b, "  %-18s wants more %-7s ready %-7s max %s  p95 %s p99 %s  errors %s  cpu/req %s  requests %s\n", cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7], cells[8])
 		}
 	}
 	return b.String()
@@ -511,8 +535,8 @@ Measured by ` + "`make hpa-groups`" + ` (hack/kindrun, step ` + "`hpa-groups`" +
 offline kind cluster (one node, 2 cores), ` + at.UTC().Format("2006-01-02") + `. Written by that run; do not edit the tables.
 
 Each group is the chart's release with both tracks at once, stable unpooled and gray pooled (the
-two builds), CPU request 50m and limit ` + hpaCPULimit + ` per pod (so that high concurrency queues
-instead of borrowing the node's idle cores), started from 1 replica per track, under one stepped
+two builds), CPU request and limit ` + hpaCPU + ` per pod (so that high concurrency queues instead of
+borrowing the node's idle cores), started from 1 replica per track, under one stepped
 load from an in-cluster ` + "`poolparity-load`" + ` Job against the split Service:
 `)
 	for _, ph := range hpaProfile(true) {
@@ -520,8 +544,8 @@ load from an in-cluster ` + "`poolparity-load`" + ` Job against the split Servic
 	}
 	b.WriteString(`
 "HPA wants more after" is the time from the high step's start to the first 10 s sample in which the
-track's HPA desired more replicas than it had; "ready after" when they were ready. p95, p99, the 5xx
-share and CPU per request are over the high step, from Prometheus (the service's histogram and
+track's HPA desired more replicas than it had; "ready after" when they were ready. p95, p99, the share
+of errors (5xx, and 429 from the heavy-request bound) and CPU per request are over the high step, from Prometheus (the service's histogram and
 process_cpu_seconds_total). Group C's latency trigger reads the chart's recording rule
 job_gray_status:http_request_duration_seconds:p95_rate1m of its track (autoscaling.mode keda).
 `)

@@ -141,6 +141,18 @@ func TestHPASampleOfReadsKEDAsHPA(t *testing.T) {
 	}
 }
 
+func TestWithBefore(t *testing.T) {
+	samples := []hpaSample{{Track: "gray", Replicas: 1}, {Track: "stable", Replicas: 2}, {Track: "gray", Replicas: 3}, {Track: "stable", Replicas: 5}}
+	withBefore(samples)
+	var got []int
+	for _, s := range samples {
+		got = append(got, s.Before)
+	}
+	if !slices.Equal(got, []int{1, 2, 1, 2}) {
+		t.Errorf("Before = %v, want each track's previous replicas [1 2 1 2]", got)
+	}
+}
+
 func TestLatencyScaledAndScaleOut(t *testing.T) {
 	s := func(at int, phase string, replicas, ready, desired int, latency float64) hpaSample {
 		return hpaSample{At: time.Duration(at) * time.Second, Phase: phase, Track: "gray", Replicas: replicas, Ready: ready,
