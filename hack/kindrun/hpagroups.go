@@ -269,6 +269,20 @@ func (hpaGroupsStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	return Outcome{Note: note, Result: res}, nil
 }
 
+// idleNote says what the latency trigger read before the load, with the HPAs active.
+func idleNote(samples []hpaSample) string {
+	var parts []string
+	none := true
+	for _, s := range samples {
+		parts = append(parts, fmt.Sprintf("%s %.3fs", s.Track, s.Latency))
+		none = none && s.Latency == 0
+	}
+	if none {
+		return "before the load the latency trigger read " + strings.Join(parts, ", ") + " with the HPAs active: no latency data reads 0 and CPU decides"
+	}
+	return "before the load the latency trigger read " + strings.Join(parts, ", ") + " (the last minute's traffic) with the HPAs active"
+}
+
 // releaseNeededAfter reports whether a step after step (besides kind-down) uses the release.
 func (env *Env) releaseNeededAfter(step string) bool {
 	i := slices.Index(env.cfg.Steps, step)
@@ -326,11 +340,7 @@ func (env *Env) runHPAGroup(ctx context.Context, k *Kube, q parity.Querier, g hp
 			return r, err
 		}
 		if g.Name == "C" {
-			var parts []string
-			for _, s := range last {
-				parts = append(parts, fmt.Sprintf("%s %.3fs", s.Track, s.Latency))
-			}
-			r.IdleNote = "idle latency trigger read " + strings.Join(parts, ", ") + " with the HPAs active (no data reads 0: CPU decides)"
+			r.IdleNote = idleNote(last)
 		}
 	}
 	target := fmt.Sprintf("http://%s:80", env.fullname())
@@ -554,6 +564,7 @@ job_gray_status:http_request_duration_seconds:p95_rate1m of its track (autoscali
 	}
 	b.WriteString("\n## The seed's claim beside the measurement\n\n| claim | measured |\n|---|---|\n")
 	fmt.Fprintf(&b, "| group C reacts faster under high concurrency | %s |\n", hpaClaim(runs))
+	fmt.Fprintf(&b, "\nOne run of each group, one after the other on one node. The times are read from samples %s\napart, so a difference of one sample is within the sampling: repeat `make hpa-groups` before\nreading more into it.\n", hpaSampleEvery)
 	return b.String()
 }
 

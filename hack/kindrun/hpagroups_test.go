@@ -261,3 +261,27 @@ func TestReleaseNeededAfter(t *testing.T) {
 		}
 	}
 }
+
+func TestParseConfigHPAGroups(t *testing.T) {
+	getenv := func(env map[string]string) func(string) string { return func(k string) string { return env[k] } }
+	c, err := parseConfig(nil, getenv(nil), &strings.Builder{})
+	if err != nil || c.HPAGroups != "short" {
+		t.Errorf("default hpa-groups = %q, %v; want short (CI)", c.HPAGroups, err)
+	}
+	c, err = parseConfig(nil, getenv(map[string]string{"KIND_HPA_GROUPS": "full"}), &strings.Builder{})
+	if err != nil || c.HPAGroups != "full" {
+		t.Errorf("KIND_HPA_GROUPS=full gives %q, %v", c.HPAGroups, err)
+	}
+	if _, err := parseConfig([]string{"-hpa-groups", "long"}, getenv(nil), &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "hpa-groups must be short or full") {
+		t.Errorf("-hpa-groups long: err = %v, want it refused", err)
+	}
+}
+
+func TestIdleNote(t *testing.T) {
+	if got := idleNote([]hpaSample{{Track: "gray"}, {Track: "stable"}}); !strings.Contains(got, "no latency data reads 0 and CPU decides") {
+		t.Errorf("idle tracks with no latency data: %q", got)
+	}
+	if got := idleNote([]hpaSample{{Track: "gray", Latency: 0.088}, {Track: "stable"}}); strings.Contains(got, "no latency data") || !strings.Contains(got, "gray 0.088s") {
+		t.Errorf("a track with recent latency data: %q", got)
+	}
+}
