@@ -189,6 +189,10 @@ chaos: ## Faults under keep-alive load (restarts, pod and Redis deletions, a Red
 kind-down: ## Delete the kind cluster.
 	KIND_MODE=$(KIND_MODE) $(KINDRUN) -steps kind-down
 
+.PHONY: hpa-groups
+hpa-groups: ## Offline cluster: groups A (no HPA), B (CPU) and C (KEDA: CPU + p95) under one stepped load, both builds; writes docs/hpa-groups.md, then deletes the cluster.
+	KIND_MODE=offline KIND_HPA_GROUPS=full $(KINDRUN) -steps env,kind-images,kind-up,kind-load,kind-deps,helm-install,hpa-groups,kind-down
+
 ##@ Dependencies
 
 .PHONY: tools

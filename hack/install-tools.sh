@@ -15,13 +15,13 @@
 #   chromium    Debian package chromium (only when asked)
 #   kind        the offline kind cluster (hack/kindrun): kind, kubelet kubeadm kube-proxy, coredns,
 #               prometheus-operator (+ config reloader), metrics-server, local-path-provisioner,
-#               traefik (the Gateway API data plane),
+#               traefik (the Gateway API data plane), keda (operator + metrics API server),
 #               plus the kwok group's
 #               control plane, and Debian's docker.io debootstrap
 #   all         default + kwok + kind (not chromium)
 # Single tools: staticcheck benchstat helm kustomize prometheus (alias promtool) kube-apiserver
 #   kubectl etcd controller-gen kwok kube-controller-manager kube-scheduler kubelet kubeadm kube-proxy
-#   coredns prometheus-operator metrics-server local-path-provisioner traefik kind redis-server wrk python3-scipy chromium docker.io debootstrap
+#   coredns prometheus-operator metrics-server local-path-provisioner traefik keda kind redis-server wrk python3-scipy chromium docker.io debootstrap
 #
 # `hack/install-tools.sh versions` prints every pinned version as NAME_VERSION=version and installs
 # nothing. The versions of the tools built from a tool module are read from hack/tools/*/go.mod
@@ -79,6 +79,7 @@ PROMETHEUS_OPERATOR_VERSION=$(modver prometheus-operator github.com/prometheus-o
 METRICS_SERVER_VERSION=$(modver metrics-server sigs.k8s.io/metrics-server)
 TRAEFIK_VERSION=$(modver traefik github.com/traefik/traefik/v3) # the Gateway API data plane
 GATEWAY_API_VERSION=$(modver traefik sigs.k8s.io/gateway-api)   # its CRDs (the version Traefik is built against)
+KEDA_VERSION=$(modver keda github.com/kedacore/keda/v2) # latency-driven autoscaling (ScaledObjects)
 OTELCOL_VERSION=$(otelcol_version) # the collector builder and every component
 # Prometheus 3.x is published as module v0.3MM.P: v0.315.0 is Prometheus 3.15.0.
 PROMETHEUS_VERSION=${PROMETHEUS_MODULE_VERSION#v0.}
@@ -178,6 +179,15 @@ build_traefik() {
 		github.com/traefik/traefik/v3/cmd/traefik
 }
 
+build_keda() {
+	# KEDA's Makefile sets version.Version (its release builds: the tag without the "v"); the
+	# operator logs it and writes it into the app.kubernetes.io/version label of the HPAs it makes.
+	local v=github.com/kedacore/keda/v2/version ldf
+	ldf="-X $v.Version=${KEDA_VERSION#v} -X $v.GitCommit=$KEDA_VERSION"
+	go_build_module "$1/keda" keda "" "$ldf" github.com/kedacore/keda/v2/cmd/operator
+	go_build_module "$1/keda-adapter" keda "" "$ldf" github.com/kedacore/keda/v2/cmd/adapter
+}
+
 build_etcd() {
 	# The main package is the module root (go.etcd.io/etcd/server/v3), so name the binary.
 	go_build_module "$1/etcd" etcd "" "-X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION" go.etcd.io/etcd/server/v3
@@ -203,7 +213,8 @@ build_otelcol() {
 
 # ---------------------------------------------------------------------------------------
 # Tool table: spec NAME sets VER, BINS (binaries), DEST (subdir of ./bin), CHECK (arguments
-# that make ${BINS[0]} print its version) and EXPECT (text that output must contain).
+# that make ${BINS[0]} print its version, or `buildinfo` for `go version -m` of a binary that
+# has no version flag) and EXPECT (text that output must contain).
 
 spec() {
 	DEST="" EXPECT=""
@@ -224,6 +235,7 @@ spec() {
 	prometheus-operator) VER=$PROMETHEUS_OPERATOR_VERSION BINS=(operator prometheus-config-reloader) DEST=cluster CHECK=(--version) EXPECT=${VER#v} ;;
 	metrics-server) VER=$METRICS_SERVER_VERSION BINS=(metrics-server) DEST=cluster CHECK=(--version) EXPECT=$VER ;;
 	traefik) VER=$TRAEFIK_VERSION BINS=(traefik) DEST=cluster CHECK=(version) EXPECT=${VER#v} ;;
+	keda) VER=$KEDA_VERSION BINS=(keda keda-adapter) DEST=cluster CHECK=(buildinfo) EXPECT=$'github.com/kedacore/keda/v2\t'$VER ;;
 	local-path-provisioner) VER=$LOCAL_PATH_PROVISIONER_VERSION BINS=(local-path-provisioner) DEST=cluster CHECK=(--version) EXPECT=$VER ;;
 	etcd) VER=$ETCD_VERSION BINS=(etcd) DEST=k8s CHECK=(--version) EXPECT=${ETCD_VERSION#v} ;;
 	kwok) VER=$KWOK_VERSION BINS=(kwokctl kwok) CHECK=(--version) EXPECT=${KWOK_VERSION#v} ;;
@@ -235,7 +247,11 @@ spec() {
 unit_ok() { # DIR: all binaries present and the first one reports the expected version
 	local dir=$1 b out
 	for b in "${BINS[@]}"; do [[ -x $dir/$b ]] || return 1; done
-	out=$("$dir/${BINS[0]}" "${CHECK[@]}" 2>&1) || return 1
+	if [[ ${CHECK[0]} == buildinfo ]]; then
+		out=$(go version -m "$dir/${BINS[0]}" 2>&1) || return 1
+	else
+		out=$("$dir/${BINS[0]}" "${CHECK[@]}" 2>&1) || return 1
+	fi
 	[[ -z $EXPECT || $out == *"$EXPECT"* ]]
 }
 
@@ -314,7 +330,7 @@ expand() { # NAME: print the tools of a group (or the tool itself)
 	case $1 in
 	default) echo staticcheck benchstat helm kustomize prometheus kube-apiserver kubectl etcd controller-gen otelcol redis-server wrk python3-scipy ;;
 	all) echo "$(expand default) $(expand kwok) $(expand kind)" ;;
-	kind) echo "$(expand kwok) kubelet kubeadm kube-proxy coredns prometheus-operator metrics-server local-path-provisioner traefik kind docker.io debootstrap" ;;
+	kind) echo "$(expand kwok) kubelet kubeadm kube-proxy coredns prometheus-operator metrics-server local-path-provisioner traefik keda kind docker.io debootstrap" ;;
 	envtest | k8s) echo kube-apiserver kubectl etcd ;;
 	kwok) echo kube-apiserver kubectl etcd kube-controller-manager kube-scheduler kwok ;;
 	kwokctl) echo kwok ;;
@@ -329,7 +345,7 @@ main() {
 	(($# > 0)) || set -- default
 	if [[ $1 == versions ]]; then
 		(($# == 1)) || fail "versions takes no other argument"
-		for t in STATICCHECK BENCHSTAT HELM KUSTOMIZE CONTROLLER_GEN KWOK KIND K8S ETCD PROMETHEUS_MODULE PROMETHEUS COREDNS PROMETHEUS_OPERATOR METRICS_SERVER LOCAL_PATH_PROVISIONER TRAEFIK GATEWAY_API OTELCOL; do
+		for t in STATICCHECK BENCHSTAT HELM KUSTOMIZE CONTROLLER_GEN KWOK KIND K8S ETCD PROMETHEUS_MODULE PROMETHEUS COREDNS PROMETHEUS_OPERATOR METRICS_SERVER KEDA LOCAL_PATH_PROVISIONER TRAEFIK GATEWAY_API OTELCOL; do
 			t=${t}_VERSION
 			printf '%s=%s\n' "$t" "${!t}"
 		done

@@ -190,6 +190,29 @@ func CheckTracks(objs []*unstructured.Unstructured) error {
 		hpaTracks[track] = true
 	}
 
+	// KEDA ScaledObjects: each targets its own track's Deployment, and a track has either an HPA of
+	// the chart or a ScaledObject (whose HPA KEDA makes), never both.
+	scaledTracks := map[string]bool{}
+	for _, u := range idx["ScaledObject"] {
+		track := u.GetLabels()[LabelTrack]
+		kind, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "kind")
+		name, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "name")
+		d, ok := deps[track]
+		switch {
+		case !ok:
+			fail("ScaledObject %s: track label %q names no Deployment", u.GetName(), track)
+		case (kind != "" && kind != "Deployment") || name != d.Name:
+			fail("ScaledObject %s (track %s) targets %s/%s, want Deployment/%s", u.GetName(), track, kind, name, d.Name)
+		}
+		if scaledTracks[track] {
+			fail("two ScaledObjects for track %s", track)
+		}
+		if hpaTracks[track] {
+			fail("track %s has both an HPA and a ScaledObject", track)
+		}
+		scaledTracks[track] = true
+	}
+
 	// PDBs: each selects its own track only.
 	for _, u := range idx["PodDisruptionBudget"] {
 		p, err := convert[policyv1.PodDisruptionBudget](u)
@@ -235,11 +258,12 @@ func RouteBackends(route *unstructured.Unstructured) map[string]int64 {
 }
 
 // CheckNoReplicasUnderHPA verifies, on rendered (not yet defaulted) manifests, that a Deployment
-// managed by an HPA does not set spec.replicas (server-side apply would fight the HPA controller).
+// managed by an HPA, or by a KEDA ScaledObject (KEDA makes its HPA), does not set spec.replicas
+// (server-side apply would fight the HPA controller).
 func CheckNoReplicasUnderHPA(objs []*unstructured.Unstructured) error {
 	idx := NewIndex(objs)
 	scaled := map[string]bool{}
-	for _, h := range idx["HorizontalPodAutoscaler"] {
+	for _, h := range append(idx["HorizontalPodAutoscaler"], idx["ScaledObject"]...) {
 		name, _, _ := unstructured.NestedString(h.Object, "spec", "scaleTargetRef", "name")
 		scaled[name] = true
 	}
@@ -250,7 +274,7 @@ func CheckNoReplicasUnderHPA(objs []*unstructured.Unstructured) error {
 			errs = append(errs, fmt.Errorf("deployment %s sets spec.replicas while an HPA manages it", d.GetName()))
 		}
 		if !scaled[d.GetName()] && !has && d.GetLabels()[LabelTrack] != "" {
-			errs = append(errs, fmt.Errorf("deployment %s has neither an HPA nor spec.replicas", d.GetName()))
+			errs = append(errs, fmt.Errorf("deployment %s has neither an HPA, a ScaledObject nor spec.replicas", d.GetName()))
 		}
 	}
 	return errors.Join(errs...)

@@ -48,6 +48,7 @@ var ValueSets = []ValueSet{
 	{Name: "staging", Files: []string{"values-staging.yaml"}},
 	{Name: "everything", Files: []string{"ci/everything-values.yaml"}},
 	{Name: "no-hpa", Files: []string{"ci/no-hpa-values.yaml"}},
+	{Name: "keda", Files: []string{"ci/keda-values.yaml"}},
 }
 
 // Overlays are the kustomize overlays under deploy/kustomize/overlays.

@@ -27,6 +27,7 @@ type Config struct {
 	Root         string        // repository root
 	CacheDir     string        // tool cache (~/.cache/poolparity)
 	OutDir       string        // where the run's report and logs go
+	HPAGroups    string        // hpa-groups: short (group C, CI) or full (A, B, C; docs/hpa-groups.md)
 }
 
 // allSteps returns every step, in the order stepNames lists them: first those `all` runs, in
@@ -34,7 +35,7 @@ type Config struct {
 func allSteps() []Step {
 	return []Step{
 		envStep{}, imagesStep{}, upStep{}, loadImagesStep{}, depsStep{}, installStep{},
-		scenariosStep{names: kindScenarios()}, routingStep{}, exampleStep{}, chaosStep{}, canaryStep{canaries: defaultCanaries()}, downStep{},
+		scenariosStep{names: kindScenarios()}, routingStep{}, exampleStep{}, chaosStep{}, canaryStep{canaries: defaultCanaries()}, hpaGroupsStep{}, downStep{},
 		// Run only by name (the Makefile's load and parity).
 		loadStep{}, parityStep{},
 	}
@@ -42,7 +43,7 @@ func allSteps() []Step {
 
 // defaultSteps are the steps `all` runs.
 func defaultSteps() []string {
-	return []string{"env", "kind-images", "kind-up", "kind-load", "kind-deps", "helm-install", "scenarios", "routing", "example", "chaos", "canary", "kind-down"}
+	return []string{"env", "kind-images", "kind-up", "kind-load", "kind-deps", "helm-install", "scenarios", "routing", "example", "chaos", "canary", "hpa-groups", "kind-down"}
 }
 
 // stepByName returns the step called name.
@@ -70,7 +71,7 @@ func stepsOf(names []string) ([]Step, error) {
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
 	c := Config{
 		Mode: "offline", Cluster: "poolparity", Namespace: "poolparity", Release: "poolparity",
-		LoadDuration: 130 * time.Second, LoadRPS: 60,
+		LoadDuration: 130 * time.Second, LoadRPS: 60, HPAGroups: "short",
 	}
 	fs := flag.NewFlagSet("kindrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -84,6 +85,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	e.Float64(&c.LoadRPS, "KIND_LOAD_RPS", "request rate of the in-cluster load generator")
 	e.String(&c.CacheDir, "POOLPARITY_CACHE", "tool and image cache (default ~/.cache/poolparity)")
 	e.String(&c.OutDir, "KIND_OUT", "directory for the run's report and logs (default out/kind)")
+	e.String(&c.HPAGroups, "KIND_HPA_GROUPS", "the hpa-groups step: short (group C, asserting its latency trigger) or full (groups A, B, C; writes docs/hpa-groups.md)")
 	steps := "all"
 	e.String(&steps, "KIND_STEPS", "steps to run, separated by commas or spaces: all, or of "+strings.Join(stepNames(), " "))
 	if err := e.Parse(args); err != nil {
@@ -131,6 +133,9 @@ func (c Config) Validate() error {
 	}
 	if c.LoadRPS <= 0 || c.LoadRPS > 2000 {
 		errs = append(errs, fmt.Errorf("load rps must be in (0, 2000], got %g", c.LoadRPS))
+	}
+	if c.HPAGroups != "short" && c.HPAGroups != "full" {
+		errs = append(errs, fmt.Errorf("hpa-groups must be short or full, got %q", c.HPAGroups))
 	}
 	if c.Cluster == "" || c.Namespace == "" || c.Release == "" {
 		errs = append(errs, errors.New("cluster, namespace and release must not be empty"))

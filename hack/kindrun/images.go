@@ -29,6 +29,7 @@ const (
 	metricsServerVersion = "v0.9.0"
 	corednsVersion       = "v1.14.6" // kubeadm v1.37.0's default
 	localPathVersion     = "v0.0.30" // github.com/rancher/local-path-provisioner
+	kedaVersion          = "v2.21.0" // github.com/kedacore/keda/v2 (hack/tools/keda)
 )
 
 // Images and settings of the offline cluster.
@@ -101,6 +102,13 @@ func appImages() []image {
 		{Tag: traefikImage, Comment: "Traefik " + traefikVersion + " (github.com/traefik/traefik/v3, hack/tools/traefik): the Gateway API data plane.",
 			Base: baseImage, Bins: map[string]string{"traefik": "cluster/traefik"}, User: nonRootUser,
 			Entrypoint: `["/usr/local/bin/traefik"]`},
+		// KEDA's manifests run them as /keda and /keda-adapter.
+		{Tag: kedaImage, Comment: "KEDA operator " + kedaVersion + " (github.com/kedacore/keda/v2, hack/tools/keda).",
+			Base: baseImage, Bins: map[string]string{"keda": "cluster/keda"}, BinDir: "/", User: nonRootUser,
+			Entrypoint: `["/keda"]`},
+		{Tag: kedaAdapterImage, Comment: "KEDA metrics API server " + kedaVersion + " (external.metrics.k8s.io).",
+			Base: baseImage, Bins: map[string]string{"keda-adapter": "cluster/keda-adapter"}, BinDir: "/", User: nonRootUser,
+			Entrypoint: `["/keda-adapter"]`},
 		// Upstream's helper pods run busybox as root to create and remove volume directories on
 		// the node; Debian's minbase has the sh, mkdir and rm they call.
 		{Tag: helperImage, Comment: "sh, mkdir and rm (Debian minbase, as root) for local-path-provisioner's helper pods.",

@@ -112,7 +112,11 @@ func (env *Env) depsOffline(ctx context.Context) (string, error) {
 	if err := k.WaitPodsReady(ctx, monitoringNS, "app.kubernetes.io/name=prometheus", 5*time.Minute); err != nil {
 		return "", err
 	}
-	return "local-path-provisioner " + localPathVersion + " (default StorageClass), prometheus-operator " + operatorVersion + " (bundle.yaml), Prometheus " + prometheusVersion + ", metrics-server " + metricsServerVersion + " (chart), " + gw, nil
+	keda, err := env.installKEDA(ctx, k)
+	if err != nil {
+		return "", err
+	}
+	return "local-path-provisioner " + localPathVersion + " (default StorageClass), prometheus-operator " + operatorVersion + " (bundle.yaml), Prometheus " + prometheusVersion + ", metrics-server " + metricsServerVersion + " (chart), " + gw + ", " + keda, nil
 }
 
 // localPathClass is the StorageClass local-path-storage.yaml defines.

@@ -55,7 +55,7 @@ func TestManifestsAdmittedByAPIServer(t *testing.T) {
 		rendered[src.name] = src.render(t)
 	}
 
-	env := testenv.Start(t, testenv.WithPrometheusOperatorCRDs(), testenv.WithGatewayAPICRDs())
+	env := testenv.Start(t, testenv.WithPrometheusOperatorCRDs(), testenv.WithGatewayAPICRDs(), testenv.WithKEDACRDs())
 	t.Logf("envtest control plane with CRDs started in %s", env.StartDuration.Round(time.Millisecond))
 	ctx := context.Background()
 

@@ -33,13 +33,16 @@ import (
 	"github.com/poolparity/poolparity/internal/testtool"
 )
 
-// Pinned modules whose CRD YAML the harness installs. Both versions are served by the module proxy
+// Pinned modules whose CRD YAML the harness installs. Every version is served by the module proxy
 // and build with this repository's Go version.
 const (
 	PrometheusOperatorModule  = "github.com/prometheus-operator/prometheus-operator"
 	PrometheusOperatorVersion = "v0.85.0"
 	GatewayAPIModule          = "sigs.k8s.io/gateway-api"
 	GatewayAPIVersion         = "v1.6.3"
+	// KEDAModule at KEDAVersion is the KEDA that hack/tools/keda builds for the kind cluster.
+	KEDAModule  = "github.com/kedacore/keda/v2"
+	KEDAVersion = "v2.21.0"
 )
 
 // FieldOwner is the server-side apply field manager the harness uses.
@@ -106,6 +109,19 @@ func WithGatewayAPICRDs() Option {
 		for _, n := range []string{"gatewayclasses", "gateways", "httproutes", "referencegrants"} {
 			o.crdPaths = append(o.crdPaths, filepath.Join(crds, "gateway.networking.k8s.io_"+n+".yaml"))
 		}
+		return nil
+	}
+}
+
+// WithKEDACRDs installs the ScaledObject CRD (keda.sh/v1alpha1) of the pinned KEDA module, which
+// the chart renders with autoscaling.mode keda.
+func WithKEDACRDs() Option {
+	return func(o *options) error {
+		dir, err := ModuleDir(KEDAModule, KEDAVersion)
+		if err != nil {
+			return err
+		}
+		o.crdPaths = append(o.crdPaths, filepath.Join(dir, "config", "crd", "bases", "keda.sh_scaledobjects.yaml"))
 		return nil
 	}
 }

@@ -229,3 +229,39 @@ track's effective values (poolparity.trackValues).
 {{- end }}
 {{- $limit }}
 {{- end }}
+
+{{/*
+The autoscaler of one track: "" (autoscaling off), "hpa" or "keda". Fails the render on an unknown mode, on
+`keda` without autoscaling.keda.serverAddress, with podsMetric (KEDA makes the HPA and has no Pods trigger for
+prometheus-adapter's metric), or with a window the rules do not record. Argument: dict "root" $ "track" name
+"as" the track's effective autoscaling values.
+*/}}
+{{- define "poolparity.autoscaler" -}}
+{{- $as := .as }}
+{{- $mode := default "hpa" $as.mode }}
+{{- $f := printf "tracks.%s.autoscaling" .track }}
+{{- if not $as.enabled }}
+{{- else if eq $mode "hpa" }}hpa
+{{- else if eq $mode "keda" }}
+{{- if not $as.keda.serverAddress }}
+{{- fail (printf "%s.mode=keda needs autoscaling.keda.serverAddress: the URL of the Prometheus that records the chart's rules (e.g. http://prometheus-operated.monitoring.svc:9090)" $f) }}
+{{- end }}
+{{- if $as.podsMetric.enabled }}
+{{- fail (printf "%s.mode=keda cannot use podsMetric (a prometheus-adapter metric of the chart's own HPA); turn it off, the latency trigger queries Prometheus itself" $f) }}
+{{- end }}
+{{- if not (has (toString $as.keda.window) (.root.Values.rules.windows | toStrings)) }}
+{{- fail (printf "%s.keda.window %q must be one of rules.windows %v: the query reads that rule family" $f (toString $as.keda.window) .root.Values.rules.windows) }}
+{{- end }}keda
+{{- else }}
+{{- fail (printf "%s.mode %q: want hpa or keda" $f $mode) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The PromQL of one track's latency trigger: the parity catalog's per-track p95 query
+(catalog.SLI.TrackQuery of latency-p95, internal/catalog), this release's job and namespace and the
+track's gray_status. Argument: dict "root" $ "track" name "window" the rule window family.
+*/}}
+{{- define "poolparity.latencyQuery" -}}
+{{- printf "max(job_gray_status:http_request_duration_seconds:p95_rate%s{job=%q,namespace=%q,gray_status=%q})" .window .root.Release.Name .root.Release.Namespace (include "poolparity.grayStatus" .track) }}
+{{- end }}
