@@ -130,7 +130,7 @@ func TestAutoscalingMode(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			objs := renderDefault(t, tc.set)
+			objs, _ := renderObjects(t, tc.set, "")
 			got := autoscalers(t, objs)
 			if len(got) != len(tc.tracks) {
 				t.Fatalf("%d tracks have an autoscaler, want %d", len(got), len(tc.tracks))
@@ -185,7 +185,7 @@ func TestAutoscalingMode(t *testing.T) {
 
 // TestKEDABehaviorIsTheHPABehavior checks that autoscaling.behavior reaches the HPA that KEDA makes.
 func TestKEDABehaviorIsTheHPABehavior(t *testing.T) {
-	objs := renderDefault(t, "autoscaling.mode=keda,autoscaling.keda.serverAddress=http://p:9090,autoscaling.behavior.scaleDown.stabilizationWindowSeconds=120")
+	objs, _ := renderObjects(t, "autoscaling.mode=keda,autoscaling.keda.serverAddress=http://p:9090,autoscaling.behavior.scaleDown.stabilizationWindowSeconds=120", "")
 	for track, a := range autoscalers(t, objs) {
 		if got := number(t, a.obj, "spec", "advanced", "horizontalPodAutoscalerConfig", "behavior", "scaleDown", "stabilizationWindowSeconds"); got != 120 {
 			t.Errorf("%s: advanced.horizontalPodAutoscalerConfig.behavior.scaleDown.stabilizationWindowSeconds = %d, want 120", track, got)
