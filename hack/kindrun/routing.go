@@ -42,7 +42,7 @@ type routedRun struct {
 // request than stable and once with a good one, and measures at the Gateway the share of
 // requests the gray track gets every 10 s. The replica split's drift under the same load is the
 // scenarios step's split table (same rate, same HPAs, the split Service).
-type routingStep struct{ runs func(env *Env) []routedRun }
+type routingStep struct{}
 
 // Name implements Step.
 func (routingStep) Name() string { return "routing" }
@@ -82,15 +82,12 @@ func routingValues(gray string) []string {
 }
 
 // Run implements Step.
-func (s routingStep) Run(ctx context.Context, env *Env) (Outcome, error) {
+func (routingStep) Run(ctx context.Context, env *Env) (Outcome, error) {
 	k, err := env.kube()
 	if err != nil {
 		return Outcome{}, err
 	}
 	runs := defaultRoutedRuns(env)
-	if s.runs != nil {
-		runs = s.runs(env)
-	}
 	var o Outcome
 	var failed []string
 	for _, r := range runs {
