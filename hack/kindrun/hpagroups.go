@@ -312,7 +312,7 @@ func (env *Env) runHPAGroup(ctx context.Context, k *Kube, q parity.Querier, g hp
 	}
 	ns := env.cfg.Namespace
 	for _, t := range []string{"stable", "gray"} {
-		name := env.fullname() + "-" + t
+		name := env.trackName(t)
 		if _, err := k.cs.AppsV1().Deployments(ns).Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"replicas":1}}`), metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
 			return r, fmt.Errorf("scaling %s to 1: %w", name, err)
 		}

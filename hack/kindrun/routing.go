@@ -142,8 +142,8 @@ func routedRunOnce(ctx context.Context, env *Env, k *Kube, r routedRun) ([]Route
 	}
 	defer stop()
 	backends := map[string]string{
-		ns + "-" + env.trackService("stable") + "-http-": "stable",
-		ns + "-" + env.trackService("gray") + "-http-":   "gray",
+		ns + "-" + env.trackName("stable") + "-http-": "stable",
+		ns + "-" + env.trackName("gray") + "-http-":   "gray",
 	}
 	prev, err := traefikRequests(ctx, metricsURL, backends)
 	if err != nil {
@@ -175,8 +175,8 @@ func routedRunOnce(ctx context.Context, env *Env, k *Kube, r routedRun) ([]Route
 			p.Share = gray / all
 		}
 		if w, err := k.RouteWeights(ctx, ns, route); err == nil {
-			if sum := w[env.trackService("gray")] + w[env.trackService("stable")]; sum > 0 {
-				p.Weight = 100 * float64(w[env.trackService("gray")]) / float64(sum)
+			if sum := w[env.trackName("gray")] + w[env.trackName("stable")]; sum > 0 {
+				p.Weight = 100 * float64(w[env.trackName("gray")]) / float64(sum)
 			}
 		} else {
 			env.logf("%s +%s: %v", r.name, at, err)
@@ -203,8 +203,9 @@ func routedRunOnce(ctx context.Context, env *Env, k *Kube, r routedRun) ([]Route
 	return pts, nil
 }
 
-// trackService is the chart's Service of track (a backendRef of its HTTPRoute).
-func (env *Env) trackService(track string) string { return env.fullname() + "-" + track }
+// trackName is the name the chart gives each object of one track: its Deployment, its HPA or
+// ScaledObject, and its Service (a backendRef of the chart's HTTPRoute).
+func (env *Env) trackName(track string) string { return env.fullname() + "-" + track }
 
 // traefikRequests scrapes Traefik's /metrics and sums traefik_service_requests_total by track:
 // backends maps the prefix of a Traefik service name (namespace-Service-http-port, as its
