@@ -102,6 +102,7 @@ test-fuzz: ## Run each fuzz target briefly (a fixed count of inputs each, times 
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendUnquoted$$' -fuzztime $$((150000 * $(FUZZSCALE)))x ./internal/termstats
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $$((100000 * $(FUZZSCALE)))x ./internal/recorded
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePath$$' -fuzztime $$((300000 * $(FUZZSCALE)))x ./internal/loadgen
+	$(GO) test -run '^$$' -fuzz '^FuzzPinQuery$$' -fuzztime $$((20000 * $(FUZZSCALE)))x ./internal/parity/promread
 
 .PHONY: test-e2e
 test-e2e: ## Run the demo scenarios (good, regression, aa, misuse-dirty, misuse-reset, misuse-retain; the example service's good and misuse-cap) in short form and assert their verdicts.

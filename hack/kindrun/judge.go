@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"github.com/prometheus/prometheus/model/labels"
 	"io"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
@@ -33,21 +31,17 @@ const parityWindow = "1m"
 // chartSpan is how far back the report's charts reach (as poolparity-parity's).
 const chartSpan = 15 * time.Minute
 
-// newPromAPI returns a Prometheus API client for base (the port-forwarded Prometheus).
-func newPromAPI(base string) (v1.API, error) {
-	// No proxy: the port-forward listens on loopback. A range query on a busy Prometheus
-	// takes seconds.
-	c, err := api.NewClient(api.Config{Address: base, Client: &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{Proxy: nil}}})
-	if err != nil {
-		return nil, fmt.Errorf("prometheus client for %s: %w", base, err)
-	}
-	return v1.NewAPI(c), nil
+// newPromAPI returns a Prometheus client for base (the port-forwarded Prometheus): the one
+// client of every reader, without proxy (the port-forward listens on loopback), bounded in
+// time and size.
+func newPromAPI(base string) (parity.Querier, error) {
+	return promread.New(base, promread.ClientConfig{})
 }
 
 // promSession is a port-forward to the cluster's Prometheus and a client through it.
 type promSession struct {
 	url  string
-	q    v1.API
+	q    parity.Querier
 	stop func()
 }
 
@@ -135,15 +129,7 @@ func firingAlerts(ctx context.Context, q parity.Querier, namespace, release stri
 func vector(ctx context.Context, q parity.Querier, expr string, at time.Time) (model.Vector, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	val, _, _, err := q.Query(ctx, expr, at)
-	if err != nil {
-		return nil, fmt.Errorf("querying %s: %w", expr, err)
-	}
-	v, ok := val.(model.Vector)
-	if !ok {
-		return nil, fmt.Errorf("querying %s: got a %s, want a vector", expr, val.Type())
-	}
-	return v, nil
+	return promread.Vector(ctx, q, expr, at)
 }
 
 // errNoRequests is returned by requestRates before either track has served a request.

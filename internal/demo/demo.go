@@ -31,8 +31,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
-	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
 	"github.com/poolparity/poolparity/instrument/pprofhttp"
@@ -40,6 +38,7 @@ import (
 	"github.com/poolparity/poolparity/internal/embedredis"
 	"github.com/poolparity/poolparity/internal/loadgen"
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 	"github.com/poolparity/poolparity/internal/parity/render"
 	"github.com/poolparity/poolparity/internal/recorded"
 	"github.com/poolparity/poolparity/internal/scenario"
@@ -642,14 +641,11 @@ func (r *runner) startPrometheus(ctx context.Context, bin, rules string, cfg Con
 	})
 }
 
-func (r *runner) promAPI() (v1.API, error) {
-	// Queries get more time than the readiness probes: on a busy machine a
-	// range query can take seconds.
-	c, err := api.NewClient(api.Config{Address: r.promURL, Client: &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{Proxy: nil}}})
-	if err != nil {
-		return nil, fmt.Errorf("prometheus client: %w", err)
-	}
-	return v1.NewAPI(c), nil
+func (r *runner) promAPI() (promread.Querier, error) {
+	// The one client of every reader (bounded in time and size); queries get
+	// more time than the readiness probes: on a busy machine a range query
+	// can take seconds.
+	return promread.New(r.promURL, promread.ClientConfig{})
 }
 
 // progress prints the progress line until the load has run cfg.Duration or

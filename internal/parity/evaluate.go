@@ -371,27 +371,37 @@ func newEvaluation(cat catalog.Catalog, o Options) (evaluation, error) {
 	if err := cat.Validate(); err != nil {
 		return e, fmt.Errorf("parity: the catalog: %w", err)
 	}
-	for id := range o.Overrides {
+	for id, ov := range o.Overrides {
 		if _, ok := cat.Get(id); !ok {
 			return e, fmt.Errorf("parity: override of %w %q", catalog.ErrUnknownSLI, id)
+		}
+		if _, err := Matchers(ov.MatchLabels); err != nil {
+			return e, fmt.Errorf("parity: matchLabels of %s: %w", id, err)
 		}
 	}
 	return e, nil
 }
 
-// selector returns the matchers of s's queries, without braces.
+// selector returns the matchers of s's queries, without braces. The
+// overrides' label names were checked by newEvaluation.
 func (e evaluation) selector(s catalog.SLI) string {
-	return join(e.opts.Selector, Matchers(e.opts.Overrides[s.ID].MatchLabels))
+	m, _ := Matchers(e.opts.Overrides[s.ID].MatchLabels)
+	return join(e.opts.Selector, m)
 }
 
 // Matchers renders labels as PromQL equality matchers without braces,
-// k="v",... sorted by name with the values escaped; "" for none.
-func Matchers(labels map[string]string) string {
+// k="v",... sorted by name with the values escaped; "" for none. A name
+// that is not a classic Prometheus label name is an error: a key is put
+// into the query as it is, so only a name can be one.
+func Matchers(labels map[string]string) (string, error) {
 	m := make([]string, 0, len(labels))
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		if err := promread.CheckLabelName(k); err != nil {
+			return "", err
+		}
 		m = append(m, k+"="+strconv.Quote(labels[k]))
 	}
-	return strings.Join(m, ",")
+	return strings.Join(m, ","), nil
 }
 
 // query returns the PromQL reading s for both tracks: its threshold rule,

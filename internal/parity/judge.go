@@ -74,6 +74,11 @@ func (c Criterion) Evaluate(stable, gray *float64) Row {
 		row.Verdict, row.Note = NoData, missingNote(stable, gray)
 		return row
 	}
+	if c.Comparison.IsRatio() && *stable == 0 && *gray == 0 {
+		// No latency, CPU or heap at all is a broken source, not two equal tracks.
+		row.Verdict, row.Note = NoData, "both tracks read 0: a ratio of zeros is no evidence"
+		return row
+	}
 	d := *gray - *stable
 	row.Delta = ptr(d)
 	var v float64

@@ -233,9 +233,12 @@ func (c Criterion) passMargin(f, sign float64) float64 {
 }
 
 // sampleOf returns the test's sample y of one pair and the baseline's
-// level the floor scales with; ok is false for a ratio of a value <= 0.
+// level the floor scales with; ok is false for a NaN or infinite value
+// and for a ratio of a value <= 0.
 func (c Criterion) sampleOf(p Pair) (y, level float64, ok bool) {
 	switch {
+	case !finite(p.Gray) || !finite(p.Stable):
+		return 0, 0, false
 	case c.Comparison == GrayAtLeast:
 		return p.Gray - c.Threshold, c.Threshold, true
 	case c.Comparison.IsRatio():
@@ -246,6 +249,8 @@ func (c Criterion) sampleOf(p Pair) (y, level float64, ok bool) {
 	}
 	return p.Gray - p.Stable, p.Stable, true
 }
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // floorOn returns the floor on the test's scale (log ratio or points) in
 // the worse direction sign, at the baseline's level.
@@ -336,6 +341,13 @@ func SequentialRows(rows []Row) []Row {
 		case r.Test == nil:
 			r.Verdict = NoData
 			r.Note = "not tested"
+		case r.Verdict == NoData && r.Test.Verdict == Pass:
+			// Evidence of the past is no PASS for a track that has no current value (it
+			// stopped serving, or its series turned to garbage).
+			if r.Note == "" {
+				r.Note = "no current value"
+			}
+			r.Note += "; the test's PASS on earlier samples does not count without it"
 		case r.Test.Verdict == Pass && r.Verdict == Fail:
 			r.Verdict = Pass
 			r.Note = "over the threshold but no anytime-valid evidence (" + r.Test.Summary() + ")"

@@ -5,10 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/poolparity/poolparity/internal/cli"
+	"github.com/poolparity/poolparity/internal/controller"
 	"github.com/poolparity/poolparity/internal/envflag"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
 // Config is the controller's configuration. Every setting is a flag whose name is the
@@ -36,6 +39,30 @@ type Config struct {
 	MaxConcurrentReconciles int
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
+	// PrometheusEndpoints lists, comma-separated, the base URLs of the Prometheus HTTP APIs
+	// the PoolCanaries may name in spec.analysis.prometheusURL; the first is the default for
+	// a canary that names none. Any other URL is refused and never called.
+	PrometheusEndpoints string
+	// PrometheusMaxResponseBytes caps one Prometheus answer; a larger one is an error and is
+	// never held whole in memory.
+	PrometheusMaxResponseBytes int
+	// ReconcileTimeout bounds one reconcile, its analysis included.
+	ReconcileTimeout time.Duration
+}
+
+// DefaultPrometheusEndpoint is PROMETHEUS_ENDPOINTS' default: the Prometheus the
+// prometheus-operator (kube-prometheus-stack) runs in the monitoring namespace.
+const DefaultPrometheusEndpoint = "http://prometheus-operated.monitoring.svc:9090"
+
+// Endpoints returns the endpoints of PrometheusEndpoints, blanks dropped.
+func (c Config) Endpoints() []string {
+	var out []string
+	for _, e := range strings.Split(c.PrometheusEndpoints, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // DefaultConfig returns the configuration with every default filled in.
@@ -48,8 +75,12 @@ func DefaultConfig() Config {
 		LeaseDuration:           15 * time.Second,
 		RenewDeadline:           10 * time.Second,
 		RetryPeriod:             2 * time.Second,
-		MaxConcurrentReconciles: 2,
+		MaxConcurrentReconciles: 4,
 		LogLevel:                "info",
+
+		PrometheusEndpoints:        DefaultPrometheusEndpoint,
+		PrometheusMaxResponseBytes: promread.DefaultMaxResponseBytes,
+		ReconcileTimeout:           controller.DefaultReconcileTimeout,
 	}
 }
 
@@ -72,6 +103,9 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	e.String(&c.WatchNamespace, "WATCH_NAMESPACE", "only reconcile PoolCanaries in this namespace; empty: all")
 	e.Int(&c.MaxConcurrentReconciles, "MAX_CONCURRENT_RECONCILES", "parallel reconciles of different canaries")
 	e.String(&c.LogLevel, "LOG_LEVEL", "log level: debug, info, warn or error")
+	e.String(&c.PrometheusEndpoints, "PROMETHEUS_ENDPOINTS", "comma-separated base URLs of the Prometheus APIs the canaries may read; the first is the default")
+	e.Int(&c.PrometheusMaxResponseBytes, "PROMETHEUS_MAX_RESPONSE_BYTES", "largest Prometheus answer read, in bytes")
+	e.Duration(&c.ReconcileTimeout, "RECONCILE_TIMEOUT", "bound of one reconcile, its analysis included")
 
 	if err := e.Parse(args); err != nil {
 		return Config{}, err
@@ -103,6 +137,20 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConcurrentReconciles < 1 {
 		errs = append(errs, fmt.Errorf("MAX_CONCURRENT_RECONCILES=%d: must be >= 1", c.MaxConcurrentReconciles))
+	}
+	if len(c.Endpoints()) == 0 {
+		errs = append(errs, errors.New("PROMETHEUS_ENDPOINTS is empty: list at least one Prometheus base URL"))
+	}
+	for _, e := range c.Endpoints() {
+		if _, err := promread.CheckURL(e); err != nil {
+			errs = append(errs, fmt.Errorf("PROMETHEUS_ENDPOINTS: %w", err))
+		}
+	}
+	if c.PrometheusMaxResponseBytes < 1024 {
+		errs = append(errs, fmt.Errorf("PROMETHEUS_MAX_RESPONSE_BYTES=%d: must be at least 1024", c.PrometheusMaxResponseBytes))
+	}
+	if c.ReconcileTimeout < 10*time.Second {
+		errs = append(errs, fmt.Errorf("RECONCILE_TIMEOUT=%s: must be at least 10s", c.ReconcileTimeout))
 	}
 	if _, err := cli.ParseLevel(c.LogLevel); err != nil {
 		errs = append(errs, fmt.Errorf("LOG_LEVEL=%w", err))

@@ -18,6 +18,7 @@ import (
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/controller"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
 // Leader election stores its Lease in the controller's namespace (a namespaced Role in the chart).
@@ -85,13 +86,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, _, stde
 	if err != nil {
 		return err
 	}
+	prom, err := promread.NewClients(cfg.Endpoints(), false, promread.ClientConfig{MaxResponseBytes: int64(cfg.PrometheusMaxResponseBytes)})
+	if err != nil {
+		return cli.Usage(err)
+	}
 	r := &controller.PoolCanaryReconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("poolparity-controller"),
-		Analyzer:                &controller.PrometheusAnalyzer{},
+		Prometheus:              prom,
 		Metrics:                 m,
 		MaxConcurrentReconciles: cfg.MaxConcurrentReconciles,
+		ReconcileTimeout:        cfg.ReconcileTimeout,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the PoolCanary controller: %w", err)
@@ -110,7 +116,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, _, stde
 	}
 
 	logger.Info("starting the manager", "metricsAddr", cfg.MetricsAddr, "healthAddr", cfg.HealthAddr,
-		"leaderElect", cfg.LeaderElect, "watchNamespace", cfg.WatchNamespace)
+		"leaderElect", cfg.LeaderElect, "watchNamespace", cfg.WatchNamespace, "prometheusEndpoints", prom.Allowed())
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running the manager: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/envflag"
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
 // errInvalid is wrapped by every configuration error.
@@ -59,6 +60,9 @@ type Config struct {
 	// ProfileSeconds is the length of the CPU profile and the window of the
 	// allocation profile, 1 to pprofhttp.MaxSeconds.
 	ProfileSeconds int
+	// MaxResponseBytes caps one Prometheus answer: a larger one is an error
+	// (exit 4), never read whole into memory.
+	MaxResponseBytes int
 }
 
 // profiling reports whether a FAIL is profiled.
@@ -88,7 +92,7 @@ func (c Config) Catalog() (catalog.Catalog, error) {
 
 // defaultConfig returns the defaults.
 func defaultConfig() Config {
-	return Config{Window: "5m", OutDir: "out", Gate: string(parity.GateConfirmed), ProfileSeconds: 5}
+	return Config{Window: "5m", OutDir: "out", Gate: string(parity.GateConfirmed), ProfileSeconds: 5, MaxResponseBytes: promread.DefaultMaxResponseBytes}
 }
 
 // Validate checks c and returns every problem at once.
@@ -99,8 +103,11 @@ func (c Config) Validate() error {
 	}
 	if c.PrometheusURL == "" {
 		bad("PROMETHEUS_URL is required (e.g. http://127.0.0.1:9090)")
-	} else if u, err := url.Parse(c.PrometheusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		bad("PROMETHEUS_URL must be an http or https URL such as http://127.0.0.1:9090, got %q", c.PrometheusURL)
+	} else if _, err := promread.CheckURL(c.PrometheusURL); err != nil {
+		bad("PROMETHEUS_URL must be an http or https URL such as http://127.0.0.1:9090: %v", err)
+	}
+	if c.MaxResponseBytes < 1024 {
+		bad("MAX_RESPONSE_BYTES must be at least 1024, got %d", c.MaxResponseBytes)
 	}
 	if _, err := model.ParseDuration(c.Window); err != nil {
 		bad("WINDOW must be a Prometheus duration such as 1m or 5m, got %q", c.Window)
@@ -144,7 +151,7 @@ func (c Config) Validate() error {
 // then validates it. PROMETHEUS_URL is read as it is; the other variables
 // carry the prefix PARITY_ (PARITY_WINDOW, PARITY_SELECTOR, PARITY_OUT,
 // PARITY_GATE, PARITY_SINCE, PARITY_SLIS, PARITY_PPROF_GRAY,
-// PARITY_PPROF_STABLE, PARITY_PROFILE_SECONDS). Each is also a flag
+// PARITY_PPROF_STABLE, PARITY_PROFILE_SECONDS, PARITY_MAX_RESPONSE_BYTES). Each is also a flag
 // (-prometheus-url, -window, -selector, -out, -gate, -since, -slis,
 // -pprof-gray, -pprof-stable, -profile-seconds), which wins.
 func parseConfig(name string, args []string, getenv func(string) string, usage io.Writer) (Config, error) {
@@ -162,6 +169,7 @@ func parseConfig(name string, args []string, getenv func(string) string, usage i
 	e.String(&c.PprofGray, "PARITY_PPROF_GRAY", "on FAIL, profile this gray instance's pprof port, e.g. http://10.0.0.5:6060 (with -pprof-stable; docs/profiles.md)")
 	e.String(&c.PprofStable, "PARITY_PPROF_STABLE", "on FAIL, profile this stable instance's pprof port, e.g. http://10.0.0.7:6060 (with -pprof-gray)")
 	e.Int(&c.ProfileSeconds, "PARITY_PROFILE_SECONDS", "seconds of the CPU profile and of the allocation profile's window")
+	e.Int(&c.MaxResponseBytes, "PARITY_MAX_RESPONSE_BYTES", "largest Prometheus answer read, in bytes (a larger one is an error, exit 4)")
 	if err := e.Parse(args); err != nil {
 		return c, err
 	}

@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -25,11 +24,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
-	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-
 	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 	"github.com/poolparity/poolparity/internal/parity/render"
 )
 
@@ -71,14 +68,12 @@ func readReport(ctx context.Context, cfg Config, stdout, stderr io.Writer) (pari
 		sel = "(none)"
 	}
 	fmt.Fprintf(stdout, "parity: reading the parity report from Prometheus at %s (window %s, selector %s) ...\n", promURL, cfg.Window, sel)
-	// Queries get seconds: a range query on a busy Prometheus can take them.
-	c, err := api.NewClient(api.Config{Address: promURL, Client: &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{Proxy: nil}}})
+	// Queries get seconds: a range query on a busy Prometheus can take them. Answers are
+	// bounded in size; an error answer shows only Prometheus' own error field.
+	q, err := promread.New(promURL, promread.ClientConfig{MaxResponseBytes: int64(cfg.MaxResponseBytes)})
 	if err != nil {
-		return parity.Report{}, fmt.Errorf("prometheus client: %w", err)
+		return parity.Report{}, err
 	}
-	// The statistical second opinion as docs/verdict-eval.md measured it: the catalog's
-	// defaults (the 1m rules sampled every minute, no overlap, over the last 10 minutes).
-	q := v1.NewAPI(c)
 	cat, err := cfg.Catalog()
 	if err != nil {
 		return parity.Report{}, err // Validate has refused it already
@@ -109,15 +104,18 @@ func readReport(ctx context.Context, cfg Config, stdout, stderr io.Writer) (pari
 		{Key: "selector", Value: sel},
 		{Key: "charts", Value: fmt.Sprintf("the last %.0f minutes", chartSpan.Minutes())},
 	}
+	// The files first: the verdict is printed only once the report is written whole, so
+	// that the exit status always goes with the verdict printed (a report that cannot be
+	// written is exit 4 with no verdict printed).
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return report, fmt.Errorf("creating %s: %w", cfg.OutDir, err)
 	}
-	fmt.Fprintln(stdout)
-	if err := render.Text(stdout, report); err != nil {
-		return report, err
-	}
 	files, err := render.Files(report, cfg.OutDir)
 	if err != nil {
+		return report, err
+	}
+	fmt.Fprintln(stdout)
+	if err := render.Text(stdout, report); err != nil {
 		return report, err
 	}
 	fmt.Fprintf(stdout, "report: %s\n", strings.Join(files, ", "))

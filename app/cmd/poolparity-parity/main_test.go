@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -35,8 +36,22 @@ type fakeProm struct {
 	// label, for the per-instance rate query of the profiles.
 	instances map[string]map[string]float64
 
+	// Garbage a Prometheus (or something posing as one) may answer with:
+	// stamp, when set, stamps every sample (instant and range) at that
+	// Unix time; warn adds warnings (a partial answer) to every answer.
+	stamp float64
+	warn  string
+
 	mu    sync.Mutex
 	asked []string // every /api/v1/query
+}
+
+// at is the time to stamp a sample of now with.
+func (f *fakeProm) at(now float64) float64 {
+	if f.stamp != 0 {
+		return f.stamp + (now - float64(time.Now().Unix()))
+	}
+	return now
 }
 
 func newFakeProm(t *testing.T) *fakeProm {
@@ -81,18 +96,41 @@ func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		data = map[string]any{"resultType": "vector", "result": f.vector(q)}
 	case "/api/v1/query_range":
-		ts := float64(time.Now().Unix())
-		data = map[string]any{"resultType": "matrix", "result": []any{map[string]any{
-			"metric": map[string]string{},
-			"values": [][2]any{{ts - 60, "0.004"}, {ts - 30, "0.005"}, {ts, "0.004"}},
-		}}}
+		data = map[string]any{"resultType": "matrix", "result": f.matrix(r.Form.Get("query"))}
 	default:
 		w.WriteHeader(http.StatusNotFound)
 		_ = json.NewEncoder(w).Encode(map[string]any{"status": "error", "errorType": "not_found", "error": "not found"})
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": data})
+	env := map[string]any{"status": "success", "data": data}
+	if f.warn != "" {
+		env["warnings"] = []string{f.warn}
+	}
+	_ = json.NewEncoder(w).Encode(env)
+}
+
+// matrix answers a range query: a series per track over the last ten minutes, every 20 s,
+// at the track's value, for a rule with values; else one series for the charts.
+func (f *fakeProm) matrix(q string) []any {
+	now := float64(time.Now().Unix())
+	name, _, _ := strings.Cut(q, "{")
+	v, ok := f.values[name]
+	if !ok || strings.Contains(q, "gray_status=") {
+		return []any{map[string]any{
+			"metric": map[string]string{},
+			"values": [][2]any{{f.at(now - 60), "0.004"}, {f.at(now - 30), "0.005"}, {f.at(now), "0.004"}},
+		}}
+	}
+	var out []any
+	for i, gs := range []string{"false", "true"} {
+		var pts [][2]any
+		for t := now - 600; t <= now; t += 20 {
+			pts = append(pts, [2]any{f.at(t), fmt.Sprint(v[i])})
+		}
+		out = append(out, map[string]any{"metric": map[string]string{"job": "poolparity", "gray_status": gs}, "values": pts})
+	}
+	return out
 }
 
 // vector answers an instant query: one sample per track (gray_status) for a query of both
@@ -103,7 +141,7 @@ func (f *fakeProm) vector(q string) []any {
 		var out []any
 		for gs, byInst := range f.instances {
 			for inst, v := range byInst {
-				out = append(out, map[string]any{"metric": map[string]string{"gray_status": gs, "instance": inst}, "value": [2]any{float64(time.Now().Unix()), fmt.Sprint(v)}})
+				out = append(out, map[string]any{"metric": map[string]string{"gray_status": gs, "instance": inst}, "value": [2]any{f.at(float64(time.Now().Unix())), fmt.Sprint(v)}})
 			}
 		}
 		return out
@@ -112,7 +150,7 @@ func (f *fakeProm) vector(q string) []any {
 	if !ok {
 		return []any{}
 	}
-	now := float64(time.Now().Unix())
+	now := f.at(float64(time.Now().Unix()))
 	if !strings.Contains(q, "gray_status=") {
 		var out []any
 		for i, gs := range []string{"false", "true"} {
@@ -258,6 +296,77 @@ func TestRunErrors(t *testing.T) {
 			}
 			if tt.wantExit == parity.ExitError && strings.Contains(msg, "\n") {
 				t.Errorf("stderr has more than one line:\n%s", msg)
+			}
+		})
+	}
+}
+
+// TestGarbageIsNeverAPass answers the judge with what a broken, stale or hostile Prometheus
+// may send. Each case ends NO DATA or ERROR, never PASS; report.json is written whole and
+// says the verdict that stdout prints, and the exit status goes with it.
+func TestGarbageIsNeverAPass(t *testing.T) {
+	const sel = `namespace="poolparity",job="poolparity"`
+	w := "5m"
+	y2001 := float64(time.Date(2001, 9, 9, 1, 46, 40, 0, time.UTC).Unix())
+	set := func(rule string, stable, gray float64) func(*fakeProm) {
+		return func(f *fakeProm) { f.values[rule] = [2]float64{stable, gray} }
+	}
+	inf, nan := math.Inf(1), math.NaN()
+	tests := []struct {
+		name  string
+		setup func(*fakeProm)
+		gate  string
+		want  string // in the report's reasons or notes
+	}{
+		{"every sample stamped in 2001 (thresholds)", func(f *fakeProm) { f.stamp = y2001 }, "thresholds", "not this query's answer"},
+		{"every sample stamped in 2001 (confirmed)", func(f *fakeProm) { f.stamp = y2001 }, "confirmed", "not this query's answer"},
+		{"every sample stamped in 2001 (sequential)", func(f *fakeProm) { f.stamp = y2001 }, "sequential", "not this query's answer"},
+		{"negative latency with gray twice as bad", set("job_gray_status:http_request_duration_seconds:p99_rate"+w, -0.01, -0.02), "confirmed", "is negative"},
+		{"negative CPU with gray twice as bad", set("job_gray_status:process_cpu_seconds_per_request:ratio_rate"+w, -0.0004, -0.0008), "thresholds", "is negative"},
+		{"negative heap with gray twice as bad", set("job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate"+w, -60000, -120000), "sequential", "is negative"},
+		{"a partial answer (warnings)", func(f *fakeProm) { f.warn = "query hit the series limit: partial result\x00" }, "confirmed", "may be partial"},
+		{"all-zero ratio SLIs", func(f *fakeProm) {
+			for _, r := range []string{"http_request_duration_seconds:p95_rate", "http_request_duration_seconds:p99_rate", "process_cpu_seconds_per_request:ratio_rate", "go_gc_heap_allocs_bytes_per_request:ratio_rate"} {
+				f.values["job_gray_status:"+r+w] = [2]float64{0, 0}
+			}
+		}, "confirmed", "ratio of zeros"},
+		{"a NaN pool hit ratio", set("sum by (gray_status) (job_gray_status_pool:syncpool_hits:ratio_rate"+w, 0, nan), "thresholds", "is NaN"},
+		{"an infinite pool hit ratio", set("sum by (gray_status) (job_gray_status_pool:syncpool_hits:ratio_rate"+w, 0, inf), "confirmed", "is +Inf"},
+		{"an infinite CPU per request", set("job_gray_status:process_cpu_seconds_per_request:ratio_rate"+w, 0.0004, inf), "sequential", "is +Inf"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeProm(t)
+			tt.setup(f)
+			out := t.TempDir()
+			var stdout, stderr bytes.Buffer
+			code := cli.Exit(&stderr, "poolparity-parity", run(context.Background(), []string{"-selector", sel, "-out", out, "-gate", tt.gate},
+				env(map[string]string{"PROMETHEUS_URL": f.srv.URL}), &stdout, &stderr))
+			if code == parity.ExitPass || (code != parity.ExitNoData && code != parity.ExitError) {
+				t.Fatalf("exit %d, want NO DATA (%d) or ERROR (%d)\nstdout:\n%s\nstderr:\n%s", code, parity.ExitNoData, parity.ExitError, stdout.String(), stderr.String())
+			}
+			if code == parity.ExitError {
+				return // one line on stderr, no verdict printed (TestRunErrors)
+			}
+			raw, err := os.ReadFile(filepath.Join(out, "report.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep parity.Report
+			if err := json.Unmarshal(raw, &rep); err != nil {
+				t.Fatalf("report.json is not whole: %v\n%s", err, raw)
+			}
+			if rep.Verdict != parity.NoData || parity.ExitStatus(rep.Verdict) != code {
+				t.Errorf("report.json says %s, exit %d", rep.Verdict, code)
+			}
+			if !strings.Contains(stdout.String(), "NO DATA") || strings.Contains(stdout.String(), "verdict: PASS") {
+				t.Errorf("stdout does not print NO DATA:\n%s", stdout.String())
+			}
+			if st, err := os.Stat(filepath.Join(out, "report.html")); err != nil || st.Size() == 0 {
+				t.Errorf("report.html not written: %v", err)
+			}
+			if !strings.Contains(string(raw), tt.want) {
+				t.Errorf("report.json does not say %q:\n%s", tt.want, raw)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"fmt"
 	"io"
 	"net"
@@ -10,9 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/common/model"
-
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 	"github.com/poolparity/poolparity/internal/profdiff"
 )
 
@@ -71,13 +71,9 @@ type rates map[string]map[string]float64
 // sum by (gray_status, instance) (rate(http_requests_total{selector}[window])).
 func instanceRates(ctx context.Context, q parity.Querier, selector, window string, at time.Time) (rates, error) {
 	expr := fmt.Sprintf("sum by (gray_status, instance) (rate(http_requests_total{%s}[%s]))", selector, window)
-	val, _, _, err := q.Query(ctx, expr, at)
+	vec, err := promread.Vector(ctx, q, expr, at)
 	if err != nil {
-		return nil, fmt.Errorf("querying %s: %w", expr, err)
-	}
-	vec, ok := val.(model.Vector)
-	if !ok {
-		return nil, fmt.Errorf("querying %s: got a %s, want a vector", expr, val.Type())
+		return nil, err
 	}
 	out := rates{}
 	for _, s := range vec {
@@ -85,7 +81,9 @@ func instanceRates(ctx context.Context, q parity.Querier, selector, window strin
 		if out[gs] == nil {
 			out[gs] = map[string]float64{}
 		}
-		out[gs][string(s.Metric["instance"])] += float64(s.Value)
+		if f := float64(s.Value); f >= 0 && !math.IsInf(f, 0) { // NaN fails f >= 0: no rate
+			out[gs][string(s.Metric["instance"])] += f
+		}
 	}
 	return out, nil
 }

@@ -121,45 +121,90 @@ type Tracks struct {
 	Why []string
 }
 
+// maxSkew is how far from the evaluation time an instant answer's sample may
+// be stamped: Prometheus stamps every sample of an instant query with the
+// query's time, so a sample stamped elsewhere is not this query's answer.
+const maxSkew = time.Minute
+
 // ReadTracks runs the instant query expr at time at and returns one value
 // per track, told apart by the gray_status label: the gray track's and the
 // baseline's (gray_status baseline; "" is StableStatus), returned as
-// Stable. A track with no series,
-// a NaN or infinite value, or more than one series has no value: several
-// series are ambiguous (the selector matches more than one service), and
-// judging their worst or their mix would judge something else than the
-// user asked for.
+// Stable. A track with no series, a NaN, infinite or negative value (every
+// SLI is a rate, a ratio, a duration or a size), a sample not stamped at
+// at, or more than one series has no value: several series are ambiguous
+// (the selector matches more than one service), and judging their worst or
+// their mix would judge something else than the user asked for. An answer
+// with warnings (a partial answer) gives neither track a value.
 func ReadTracks(ctx context.Context, q Querier, expr string, at time.Time, baseline string) (Tracks, error) {
-	val, _, _, err := q.Query(ctx, expr, at)
+	val, warnings, _, err := q.Query(ctx, expr, at)
 	if err != nil {
 		return Tracks{}, fmt.Errorf("querying %s: %w", expr, DescribeError(err))
 	}
 	vec, ok := val.(model.Vector)
 	if !ok {
-		return Tracks{}, fmt.Errorf("querying %s: got a %s, want a vector", expr, val.Type())
+		return Tracks{}, fmt.Errorf("querying %s: got a %s, want a vector", expr, typeOf(val))
 	}
 	var out Tracks
+	if w := warned(warnings); w != "" {
+		out.Why = append(out.Why, w)
+		return out, nil
+	}
 	count := map[string]int{}
-	vals := map[string]float64{}
+	samples := map[string]*model.Sample{}
 	for _, s := range vec {
 		gs := string(s.Metric["gray_status"])
 		count[gs]++
-		vals[gs] = float64(s.Value)
+		samples[gs] = s
 	}
 	for i, tr := range comparison(baseline) {
 		dst := []**float64{&out.Stable, &out.Gray}[i]
-		f := vals[tr.status]
 		if why := seriesCount(tr.name, count[tr.status]); why != "" {
 			out.Why = append(out.Why, why)
 			continue
 		}
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			out.Why = append(out.Why, fmt.Sprintf("%s track is %v", tr.name, f))
+		s := samples[tr.status]
+		f := float64(s.Value)
+		if why := garbage(f); why != "" {
+			out.Why = append(out.Why, fmt.Sprintf("%s track of %s %s", tr.name, expr, why))
+			continue
+		}
+		if d := s.Timestamp.Time().Sub(at); d > maxSkew || d < -maxSkew {
+			out.Why = append(out.Why, fmt.Sprintf("%s track of %s is stamped %s, not at the query's time %s: not this query's answer",
+				tr.name, expr, s.Timestamp.Time().UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339)))
 			continue
 		}
 		*dst = &f
 	}
 	return out, nil
+}
+
+// garbage says why f is not a value of an SLI ("" when it is): NaN,
+// infinite or negative.
+func garbage(f float64) string {
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return fmt.Sprintf("is %v", f)
+	case f < 0:
+		return fmt.Sprintf("is negative (%g), which no rate, ratio, duration or size is", f)
+	}
+	return ""
+}
+
+// warned says that Prometheus' answer came with warnings ("" for none):
+// a partial answer is not evidence.
+func warned(w v1.Warnings) string {
+	if len(w) == 0 {
+		return ""
+	}
+	return "Prometheus warned that its answer may be partial: " + Sanitize(strings.Join(w, "; "), maxErrorText)
+}
+
+// typeOf names the type of an answer, "nothing" for none.
+func typeOf(v model.Value) string {
+	if v == nil {
+		return "nothing"
+	}
+	return v.Type().String()
 }
 
 // Samples are one SLI's samples per track over a window, with their
@@ -180,28 +225,48 @@ func Values(points []Point) []float64 {
 }
 
 // ReadSamples runs the range query expr from start to end at step and
-// returns each track's finite values with their times, told apart by
-// gray_status (the baseline's as in ReadTracks). With several series on a
-// track the samples are not taken (ambiguous, as in ReadTracks).
+// returns each track's values with their times, told apart by gray_status
+// (the baseline's as in ReadTracks). Only data is kept: points outside
+// [start, end] are dropped; a track with a NaN, infinite or negative point,
+// several series (ambiguous, as in ReadTracks), or whose newest point is
+// more than two steps older than end (it stopped reporting) has no
+// samples; an answer with warnings gives neither track samples. Why says
+// each.
 func ReadSamples(ctx context.Context, q Querier, expr string, start, end time.Time, step time.Duration, baseline string) (Samples, error) {
-	val, _, _, err := q.QueryRange(ctx, expr, v1.Range{Start: start, End: end, Step: step})
+	val, warnings, _, err := q.QueryRange(ctx, expr, v1.Range{Start: start, End: end, Step: step})
 	if err != nil {
 		return Samples{}, fmt.Errorf("querying range %s: %w", expr, DescribeError(err))
 	}
 	m, ok := val.(model.Matrix)
 	if !ok {
-		return Samples{}, fmt.Errorf("querying range %s: got a %s, want a matrix", expr, val.Type())
+		return Samples{}, fmt.Errorf("querying range %s: got a %s, want a matrix", expr, typeOf(val))
 	}
 	var out Samples
+	if w := warned(warnings); w != "" {
+		out.Why = append(out.Why, w)
+		return out, nil
+	}
 	count := map[string]int{}
 	samples := map[string][]Point{}
+	bad := map[string]string{}
+	outside := map[string]int{}
 	for _, s := range m {
 		gs := string(s.Metric["gray_status"])
 		count[gs]++
 		for _, p := range s.Values {
-			if f := float64(p.Value); !math.IsNaN(f) && !math.IsInf(f, 0) {
-				samples[gs] = append(samples[gs], Point{T: p.Timestamp.Time().UTC(), V: f})
+			t := p.Timestamp.Time().UTC()
+			if t.Before(start) || t.After(end) {
+				outside[gs]++
+				continue
 			}
+			f := float64(p.Value)
+			if why := garbage(f); why != "" {
+				if bad[gs] == "" {
+					bad[gs] = fmt.Sprintf("a sample at %s %s", t.Format(time.RFC3339), why)
+				}
+				continue
+			}
+			samples[gs] = append(samples[gs], Point{T: t, V: f})
 		}
 	}
 	for i, tr := range comparison(baseline) {
@@ -209,7 +274,23 @@ func ReadSamples(ctx context.Context, q Querier, expr string, start, end time.Ti
 			out.Why = append(out.Why, why)
 			continue
 		}
-		*[]*[]Point{&out.Stable, &out.Gray}[i] = samples[tr.status]
+		if n := outside[tr.status]; n > 0 {
+			out.Why = append(out.Why, fmt.Sprintf("%s track of %s: %d points outside %s to %s left out", tr.name, expr, n, start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339)))
+		}
+		if why := bad[tr.status]; why != "" {
+			out.Why = append(out.Why, fmt.Sprintf("%s track of %s has %s: its samples are not judged", tr.name, expr, why))
+			continue
+		}
+		pts := samples[tr.status]
+		if len(pts) > 0 {
+			slices.SortFunc(pts, func(a, b Point) int { return a.T.Compare(b.T) })
+			if last := pts[len(pts)-1].T; end.Sub(last) > 2*step {
+				out.Why = append(out.Why, fmt.Sprintf("%s track of %s stopped reporting: its newest sample is from %s, %s before the end of the range",
+					tr.name, expr, last.Format(time.RFC3339), end.Sub(last).Round(time.Second)))
+				continue
+			}
+		}
+		*[]*[]Point{&out.Stable, &out.Gray}[i] = pts
 	}
 	return out, nil
 }
@@ -227,11 +308,14 @@ func seriesCount(track string, n int) string {
 }
 
 // Max runs an instant query and returns its largest finite value, or nil
-// for no series.
+// for no series. An answer with warnings is an error.
 func Max(ctx context.Context, q Querier, expr string, at time.Time) (*float64, error) {
-	val, _, _, err := q.Query(ctx, expr, at)
+	val, warnings, _, err := q.Query(ctx, expr, at)
 	if err != nil {
 		return nil, fmt.Errorf("querying %q: %w", expr, DescribeError(err))
+	}
+	if w := warned(warnings); w != "" {
+		return nil, fmt.Errorf("querying %q: %s", expr, w)
 	}
 	var out *float64
 	keep := func(f float64) {
@@ -248,6 +332,45 @@ func Max(ctx context.Context, q Querier, expr string, at time.Time) (*float64, e
 		keep(float64(v.Value))
 	}
 	return out, nil
+}
+
+// Vector runs the instant query expr at time at and returns its answer, a
+// vector. Another type of answer, or one with warnings (partial), is an
+// error; the values are the caller's to check.
+func Vector(ctx context.Context, q Querier, expr string, at time.Time) (model.Vector, error) {
+	val, warnings, _, err := q.Query(ctx, expr, at)
+	if err != nil {
+		return nil, fmt.Errorf("querying %s: %w", expr, DescribeError(err))
+	}
+	if w := warned(warnings); w != "" {
+		return nil, fmt.Errorf("querying %s: %s", expr, w)
+	}
+	vec, ok := val.(model.Vector)
+	if !ok {
+		return nil, fmt.Errorf("querying %s: got a %s, want a vector", expr, typeOf(val))
+	}
+	return vec, nil
+}
+
+// SumBy runs the instant query expr at time at and returns the sum of its
+// finite, non-negative values per value of label (a series without it under
+// ""), and how many series each sum has. A NaN, infinite or negative value
+// is an error: it is no count or rate.
+func SumBy(ctx context.Context, q Querier, expr, label string, at time.Time) (sums map[string]float64, series map[string]int, err error) {
+	vec, err := Vector(ctx, q, expr, at)
+	if err != nil {
+		return nil, nil, err
+	}
+	sums, series = map[string]float64{}, map[string]int{}
+	for _, s := range vec {
+		if why := garbage(float64(s.Value)); why != "" {
+			return nil, nil, fmt.Errorf("querying %s: a series %s", expr, why)
+		}
+		k := string(s.Metric[model.LabelName(label)])
+		sums[k] += float64(s.Value)
+		series[k]++
+	}
+	return sums, series, nil
 }
 
 // Alert is an alert that is pending or firing.
@@ -312,21 +435,14 @@ type PoolRatio struct {
 
 // Pools returns each pool's hit ratio (hitsExpr) and gets per second
 // (getsExpr) per track, both one series per gray_status and pool, sorted by
-// track and pool.
+// track and pool. A pool whose ratio is NaN, infinite or negative is left
+// out.
 func Pools(ctx context.Context, q Querier, hitsExpr, getsExpr string, at time.Time) ([]PoolRatio, error) {
-	query := func(expr string) (model.Vector, error) {
-		val, _, _, err := q.Query(ctx, expr, at)
-		if err != nil {
-			return nil, fmt.Errorf("querying %q: %w", expr, DescribeError(err))
-		}
-		v, _ := val.(model.Vector)
-		return v, nil
-	}
-	hits, err := query(hitsExpr)
+	hits, err := Vector(ctx, q, hitsExpr, at)
 	if err != nil {
 		return nil, err
 	}
-	gets, err := query(getsExpr)
+	gets, err := Vector(ctx, q, getsExpr, at)
 	if err != nil {
 		return nil, err
 	}
@@ -337,6 +453,9 @@ func Pools(ctx context.Context, q Querier, hitsExpr, getsExpr string, at time.Ti
 	var out []PoolRatio
 	for _, h := range hits {
 		gs, pool := string(h.Metric["gray_status"]), string(h.Metric["pool"])
+		if garbage(float64(h.Value)) != "" {
+			continue // no ratio (a pool without gets reads NaN): not a value to report
+		}
 		out = append(out, PoolRatio{Track: TrackName(gs), Pool: pool, HitRatio: float64(h.Value), GetsRate: rate[gs+"/"+pool]})
 	}
 	slices.SortFunc(out, func(a, b PoolRatio) int { return strings.Compare(a.Track+a.Pool, b.Track+b.Pool) })

@@ -47,7 +47,9 @@ func TestReadTracks(t *testing.T) {
 		{"one series per track gives both values", model.Vector{sample("false", 2), sample("true", 3)}, 2, 3, ""},
 		{"a missing track has no value and says so", model.Vector{sample("false", 2)}, 2, -1, "gray track has no series"},
 		{"two series on a track are ambiguous, not the worst", model.Vector{sample("false", 2), sample("true", 3), sample("true", 9)}, 2, -1, "gray track has 2 series"},
-		{"NaN is no value", model.Vector{sample("false", math.NaN()), sample("true", 3)}, -1, 3, "stable track is NaN"},
+		{"NaN is no value", model.Vector{sample("false", math.NaN()), sample("true", 3)}, -1, 3, "stable track of x is NaN"},
+		{"a negative value is no value", model.Vector{sample("false", 2), sample("true", -3)}, 2, -1, "gray track of x is negative"},
+		{"a sample not stamped at the query time is not its answer", model.Vector{sample("false", 2), {Metric: model.Metric{"gray_status": "true"}, Value: 3, Timestamp: model.TimeFromUnix(-86400)}}, 2, -1, "not this query's answer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

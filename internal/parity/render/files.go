@@ -13,8 +13,11 @@ import (
 // Files writes the report to dir as report.txt, report.json and
 // report.html, the files that the demo, poolparity-parity and the kind
 // harness leave behind, and returns the paths written. dir must exist.
+// Each file is written even when another fails; the error names every
+// one that failed.
 func Files(r parity.Report, dir string) ([]string, error) {
 	var files []string
+	var errs []error
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer, parity.Report) error
@@ -26,14 +29,16 @@ func Files(r parity.Report, dir string) ([]string, error) {
 		path := filepath.Join(dir, f.name)
 		fh, err := os.Create(path)
 		if err != nil {
-			return files, fmt.Errorf("writing %s: %w", path, err)
+			errs = append(errs, fmt.Errorf("writing %s: %w", path, err))
+			continue
 		}
 		werr := f.write(fh, r)
 		cerr := fh.Close()
 		if err := errors.Join(werr, cerr); err != nil {
-			return files, fmt.Errorf("writing %s: %w", path, err)
+			errs = append(errs, fmt.Errorf("writing %s: %w", path, err))
+			continue
 		}
 		files = append(files, path)
 	}
-	return files, nil
+	return files, errors.Join(errs...)
 }

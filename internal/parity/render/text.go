@@ -1,7 +1,9 @@
 package render
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -143,9 +145,22 @@ func Text(w io.Writer, r parity.Report) error {
 
 // JSON writes the report as indented JSON.
 func JSON(w io.Writer, r parity.Report) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	if err := enc.Encode(r); err != nil {
+		var uv *json.UnsupportedValueError
+		if !errors.As(err, &uv) {
+			return err
+		}
+		// A NaN or infinite value somewhere: written as null, the rest as it is.
+		b.Reset()
+		if err := enc.Encode(finiteJSON(r)); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 // writeProfiles writes the profile comparisons: per kind, each track's
