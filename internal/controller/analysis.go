@@ -4,19 +4,16 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
-	promapi "github.com/prometheus/client_golang/api"
-	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
 // Analyzer judges the gray track against the stable track.
@@ -38,6 +35,9 @@ type Input struct {
 	Since time.Time
 	// Exclude are the spans whose samples are not judged (status.warmup.excluded).
 	Exclude []v1alpha1.TimeRange
+	// Namespace is the canary's: every query is pinned to it (TenantLabel). Empty pins
+	// nothing (a caller outside a cluster).
+	Namespace string
 }
 
 // PrometheusAnalyzer judges through the Prometheus HTTP API (client_golang's
@@ -46,22 +46,21 @@ type Input struct {
 // comparisons, floors, statistical test and verdict precedence. This file only maps the
 // CRD's types to the evaluator's options and its report back to the status.
 type PrometheusAnalyzer struct {
-	// RoundTripper is the HTTP transport; nil means http.DefaultTransport.
-	RoundTripper http.RoundTripper
+	// Clients are the Prometheus endpoints the cluster admin allows and their one client
+	// each (bounded in time and size); an analysis naming another endpoint is refused
+	// without a request. nil refuses every analysis.
+	Clients *promread.Clients
 }
 
-// Analyze runs one analysis against a.PrometheusURL (see AnalyzeWith).
+// Analyze runs one analysis against a.PrometheusURL, or the default endpoint when it names
+// none, with every query pinned to in.Namespace (see AnalyzeWith). A refused analysis
+// (refuseAnalysis) is an Error whose message names the field, and sends no request.
 func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, in Input) v1alpha1.AnalysisStatus {
-	now := in.Now
-	rt := p.RoundTripper
-	if rt == nil {
-		rt = http.DefaultTransport
+	q, refused := querier(p.Clients, a, in.Namespace)
+	if refused != nil {
+		return errorStatus(in.Now, "refused: "+refused.Error())
 	}
-	client, err := promapi.NewClient(promapi.Config{Address: a.PrometheusURL, RoundTripper: rt})
-	if err != nil {
-		return errorStatus(now, fmt.Sprintf("prometheus client for %q: %v", a.PrometheusURL, err))
-	}
-	return AnalyzeWith(ctx, promv1.NewAPI(client), a, in)
+	return AnalyzeWith(ctx, q, a, in)
 }
 
 // AnalyzeWith runs one analysis through q: the analysis' SLIs (every SLI of the catalog when
@@ -76,11 +75,8 @@ func (p *PrometheusAnalyzer) Analyze(ctx context.Context, a *v1alpha1.Analysis, 
 // fresh baseline (gray_status="baseline") instead of the stable track.
 func AnalyzeWith(ctx context.Context, q parity.Querier, a *v1alpha1.Analysis, in Input) v1alpha1.AnalysisStatus {
 	now := in.Now
-	if a.Timeout.Duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, a.Timeout.Duration)
-		defer cancel()
-	}
+	ctx, cancel := context.WithTimeout(ctx, analysisTimeout(a))
+	defer cancel()
 	cat, opts, bad := evaluation(a, in)
 	if len(bad) > 0 {
 		out := errorStatus(now, "invalid analysis: "+strings.Join(bad, "; "))
@@ -117,12 +113,8 @@ func AnalyzeWith(ctx context.Context, q parity.Querier, a *v1alpha1.Analysis, in
 // gray_status), and returns the gray track's share of the requests (see RequestShare). ok is
 // false when the query fails: the share is then unknown, and the verdict does not depend on it.
 func readRequestShare(ctx context.Context, q parity.Querier, expr string, at time.Time) (share float64, ok bool) {
-	val, _, _, err := q.Query(ctx, expr, at)
+	vec, err := promread.Vector(ctx, q, expr, at)
 	if err != nil {
-		return 0, false
-	}
-	vec, isVec := val.(model.Vector)
-	if !isVec {
 		return 0, false
 	}
 	rates := map[string][]float64{}
@@ -131,6 +123,25 @@ func readRequestShare(ctx context.Context, q parity.Querier, expr string, at tim
 		rates[gs] = append(rates[gs], float64(s.Value))
 	}
 	return RequestShare(rates)
+}
+
+// Bounds of analysis.timeout when the API server's validation was bypassed.
+const (
+	defaultAnalysisTimeout = 10 * time.Second
+	maxAnalysisTimeout     = 60 * time.Second
+)
+
+// analysisTimeout is a's timeout within (0, maxAnalysisTimeout]: the schema refuses others,
+// and an analysis is bounded even if it was bypassed.
+func analysisTimeout(a *v1alpha1.Analysis) time.Duration {
+	d := a.Timeout.Duration
+	switch {
+	case d <= 0:
+		return defaultAnalysisTimeout
+	case d > maxAnalysisTimeout:
+		return maxAnalysisTimeout
+	}
+	return d
 }
 
 func errorStatus(now time.Time, msg string) v1alpha1.AnalysisStatus {
@@ -154,7 +165,11 @@ func evaluation(a *v1alpha1.Analysis, in Input) (catalog.Catalog, parity.Options
 		}
 		cat = sel
 	}
-	opts := parity.Options{At: now, Selector: parity.Matchers(a.MatchLabels), Overrides: map[catalog.ID]parity.Override{}}
+	selector, err := parity.Matchers(a.MatchLabels)
+	if err != nil {
+		return cat, parity.Options{}, []string{"matchLabels: " + err.Error()}
+	}
+	opts := parity.Options{At: now, Selector: selector, Overrides: map[catalog.ID]parity.Override{}}
 	for i := range a.SLIs {
 		sli := &a.SLIs[i]
 		id := catalog.ID(sli.Name)
@@ -176,7 +191,6 @@ func evaluation(a *v1alpha1.Analysis, in Input) (catalog.Catalog, parity.Options
 		bad = append(bad, "statistical.mode: "+err.Error())
 	}
 	opts.Stat = mode
-	var err error
 	if opts.Test, opts.Sequential, err = statTest(st); err != nil {
 		bad = append(bad, err.Error())
 	}
@@ -365,5 +379,6 @@ func selectorQuery(rule string, labels map[string]string) string {
 	if len(labels) == 0 {
 		return rule
 	}
-	return rule + "{" + parity.Matchers(labels) + "}"
+	m, _ := parity.Matchers(labels) // refused by evaluation (and refuseAnalysis) when invalid
+	return rule + "{" + m + "}"
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/internal/controller"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
 // testAnalysis is the analysis the tests use: p99 latency by ratio, errors by delta.
@@ -114,7 +115,7 @@ func TestPrometheusAnalyzer(t *testing.T) {
 			if tt.analysis != nil {
 				tt.analysis(&a)
 			}
-			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
+			got := anyAnalyzer(t).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
 			if got.Verdict != tt.wantVerdict {
 				t.Fatalf("verdict %s (%s), want %s", got.Verdict, got.Message, tt.wantVerdict)
 			}
@@ -133,7 +134,7 @@ func TestPrometheusAnalyzer(t *testing.T) {
 func TestAnalyzerReportsBothTracks(t *testing.T) {
 	f := newFakeProm(t, "regression")
 	a := testAnalysis(f.srv.URL)
-	got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
+	got := anyAnalyzer(t).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
 	p99 := got.SLIs[0]
 	if p99.Name != "latency-p99" || p99.Stable != "0.05" || p99.Gray != "0.1" || p99.Ratio != "2" || p99.Delta != "0.05" || p99.Threshold != "maxRatio 1.1, floor 0.005" {
 		t.Fatalf("p99 result %+v, want stable 0.05, gray 0.1, ratio 2, delta 0.05, threshold maxRatio 1.1, floor 0.005", p99)
@@ -170,7 +171,7 @@ func TestAnalyzerStatisticalSecondOpinion(t *testing.T) {
 			if tt.maxRatio != "" {
 				a.SLIs[0].MaxRatio = ptr.To(tt.maxRatio)
 			}
-			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
+			got := anyAnalyzer(t).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
 			if got.Verdict != tt.wantVerdict {
 				t.Errorf("verdict %s (%s), want %s", got.Verdict, got.Message, tt.wantVerdict)
 			}
@@ -207,7 +208,7 @@ func TestAnalyzerSequential(t *testing.T) {
 				a.SLIs[0].MaxRatio = ptr.To(tt.maxRatio)
 			}
 			now := time.Now()
-			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, controller.Input{Now: now, Since: now.Add(-10 * time.Minute)})
+			got := anyAnalyzer(t).Analyze(context.Background(), &a, controller.Input{Now: now, Since: now.Add(-10 * time.Minute)})
 			if got.Verdict != tt.want {
 				t.Errorf("verdict %s (%s), want %s", got.Verdict, got.Message, tt.want)
 			}
@@ -239,7 +240,7 @@ func TestAnalyzerFreshBaseline(t *testing.T) {
 		t.Run(string(tt.baseline), func(t *testing.T) {
 			a := testAnalysis(newFakeProm(t, "fresh").srv.URL)
 			a.Baseline = tt.baseline
-			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
+			got := anyAnalyzer(t).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
 			if got.Verdict != tt.want {
 				t.Errorf("verdict %s (%s), want %s", got.Verdict, got.Message, tt.want)
 			}
@@ -253,7 +254,7 @@ func TestAnalyzerFreshBaseline(t *testing.T) {
 func TestAnalyzerGatesOnTooFewSamples(t *testing.T) {
 	a := testAnalysis(newFakeProm(t, "good").srv.URL)
 	a.Statistical = v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalGate, MinSamples: 40}
-	got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
+	got := anyAnalyzer(t).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
 	if got.Verdict != v1alpha1.VerdictNoData || !strings.Contains(got.Message, "too few samples") {
 		t.Errorf("verdict %s (%s), want NoData for too few samples", got.Verdict, got.Message)
 	}
@@ -285,7 +286,7 @@ func TestAnalyzerSamplesTheSampleRule(t *testing.T) {
 			a := testAnalysis(f.srv.URL)
 			a.SLIs[0].SampleRule = tt.sampleRule
 			a.Statistical = v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalReport, Step: metav1.Duration{Duration: tt.step}}
-			got := (&controller.PrometheusAnalyzer{}).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
+			got := anyAnalyzer(t).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
 			if got.Verdict != v1alpha1.VerdictFail || f.count(p99_5m) == 0 {
 				t.Fatalf("verdict %s (%s), %d instant reads of %s: want the threshold FAIL read from the rule", got.Verdict, got.Message, f.count(p99_5m), p99_5m)
 			}
@@ -307,4 +308,15 @@ func TestAnalyzerSamplesTheSampleRule(t *testing.T) {
 			}
 		})
 	}
+}
+
+// anyAnalyzer is a PrometheusAnalyzer that may call any endpoint: the tests' fake
+// Prometheus servers listen on ports chosen at random.
+func anyAnalyzer(t *testing.T) *controller.PrometheusAnalyzer {
+	t.Helper()
+	c, err := promread.NewClients(nil, true, promread.ClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &controller.PrometheusAnalyzer{Clients: c}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -113,7 +114,9 @@ func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case "/api/v1/query_range":
-		f.serveRange(w, rule, mode, stable, known)
+		start, _ := strconv.ParseFloat(r.Form.Get("start"), 64)
+		end, _ := strconv.ParseFloat(r.Form.Get("end"), 64)
+		f.serveRange(w, rule, mode, stable, known, start, end)
 		return
 	case "/api/v1/rules":
 		serveRules(w)
@@ -129,7 +132,11 @@ func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
 		case mode == "quiet" && rule == "job_gray_status:http_requests:rate5m":
 			stable, gray = 0.01, 0.01 // 3 requests per 5m
 		}
-		ts := 1.7e9
+		// Stamped at the query's time, as Prometheus stamps an instant answer.
+		ts, err := strconv.ParseFloat(r.Form.Get("time"), 64)
+		if err != nil {
+			ts = float64(time.Now().Unix())
+		}
 		result = []sample{
 			{Metric: map[string]string{"__name__": rule, "job": "poolparity", "gray_status": "false"}, Value: [2]any{ts, fmt.Sprint(stable * freshStable(mode, rule))}},
 			{Metric: map[string]string{"__name__": rule, "job": "poolparity", "gray_status": "true"}, Value: [2]any{ts, fmt.Sprint(gray)}},
@@ -154,9 +161,10 @@ type rangeSeries struct {
 }
 
 // serveRange answers a range query with 20 samples per track around the instant value,
-// spread by a fixed +-5% pattern; in "regression" mode gray's latency is twice stable's,
-// and in "quiet" mode there are only 3 samples.
-func (f *fakeProm) serveRange(w http.ResponseWriter, rule, mode string, stable float64, known bool) {
+// spread by a fixed +-5% pattern, evenly from start to end (the last at end); in
+// "regression" mode gray's latency is twice stable's, and in "quiet" mode there are only 3
+// samples.
+func (f *fakeProm) serveRange(w http.ResponseWriter, rule, mode string, stable float64, known bool, start, end float64) {
 	var result []rangeSeries
 	if known && mode != "nodata" {
 		n := 20
@@ -179,7 +187,11 @@ func (f *fakeProm) serveRange(w http.ResponseWriter, rule, mode string, stable f
 			s := rangeSeries{Metric: map[string]string{"__name__": rule, "job": "poolparity", "gray_status": tr.gs}}
 			for i := range n {
 				v := stable * tr.f * (1 + 0.05*float64(i%5-2)/2)
-				s.Values = append(s.Values, [2]any{1.7e9 + float64(i*30), fmt.Sprint(v)})
+				t := end
+				if n > 1 {
+					t = start + (end-start)*float64(i)/float64(n-1)
+				}
+				s.Values = append(s.Values, [2]any{t, fmt.Sprint(v)})
 			}
 			result = append(result, s)
 		}

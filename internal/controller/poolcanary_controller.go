@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
 // Reasons of the Progressing condition. The False ones also record how a rollout ended, so
@@ -58,6 +59,10 @@ const (
 	EventRequestIgnored        = "RequestIgnored" // a promote or abort request the rollout's state refuses
 )
 
+// DefaultReconcileTimeout bounds one reconcile when ReconcileTimeout is 0: longer than the
+// longest analysis (maxAnalysisTimeout), so that an analysis ends on its own timeout first.
+const DefaultReconcileTimeout = 2 * time.Minute
+
 // defaultWarmup is analysis.warmup when the API server's default was bypassed.
 const defaultWarmup = 2 * time.Minute
 
@@ -73,8 +78,15 @@ type PoolCanaryReconciler struct {
 	APIReader client.Reader
 	// Recorder emits Events (the manager's GetEventRecorder).
 	Recorder events.EventRecorder
-	// Analyzer judges the tracks; nil means a PrometheusAnalyzer with the default transport.
+	// Analyzer judges the tracks; nil means a PrometheusAnalyzer over Prometheus.
 	Analyzer Analyzer
+	// Prometheus are the endpoints the cluster admin allows, with their clients: the
+	// default Analyzer and the rollback profiles' request rates read through them, pinned to
+	// each canary's namespace. SetupWithManager fails when both it and Analyzer are nil.
+	Prometheus *promread.Clients
+	// ReconcileTimeout bounds one reconcile (its analysis included); 0 means
+	// DefaultReconcileTimeout.
+	ReconcileTimeout time.Duration
 	// Metrics records the controller's own series; nil records nothing.
 	Metrics *Metrics
 	// Clock tells the time; nil means the real clock.
@@ -107,7 +119,10 @@ type PoolCanaryReconciler struct {
 // an operator's promote and abort requests) and the Deployments they own.
 func (r *PoolCanaryReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Analyzer == nil {
-		r.Analyzer = &PrometheusAnalyzer{}
+		if r.Prometheus == nil {
+			return errors.New("the PoolCanary reconciler has neither an Analyzer nor Prometheus endpoints")
+		}
+		r.Analyzer = &PrometheusAnalyzer{Clients: r.Prometheus}
 	}
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
@@ -123,6 +138,12 @@ func (r *PoolCanaryReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile moves one PoolCanary a step: start or resume its rollout, analyse when the step
 // is due, apply both track Deployments with the split, and write the status.
 func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	timeout := r.ReconcileTimeout
+	if timeout <= 0 {
+		timeout = DefaultReconcileTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	var pc v1alpha1.PoolCanary
 	if err := r.apiReader().Get(ctx, req.NamespacedName, &pc); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -291,8 +312,19 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 		return wait
 	}
 
+	if ref := refuseAnalysis(&spec.Analysis, pc.Namespace, r.Prometheus); ref != nil {
+		// Nothing is sent to Prometheus; the step holds until the spec is mended.
+		res := errorStatus(now, "refused: "+ref.Error())
+		res.Weight = st.CurrentWeight
+		st.LastAnalysis = &res
+		r.setParity(pc, metav1.ConditionUnknown, ReasonAnalysisRefused, ref.Error())
+		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d: analysis refused (%s)", st.CurrentWeight, ref.Field))
+		out.event(corev1.EventTypeWarning, ReasonAnalysisRefused, "Analyze", "holding weight %d: %s", st.CurrentWeight, ref.Error())
+		return analysisInterval(spec)
+	}
+
 	start := time.Now()
-	in := Input{Now: now, Since: st.RolloutStartedAt.Time}
+	in := Input{Now: now, Since: st.RolloutStartedAt.Time, Namespace: pc.Namespace}
 	if st.Warmup != nil {
 		in.Exclude = st.Warmup.Excluded
 	}

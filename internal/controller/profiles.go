@@ -11,9 +11,6 @@ import (
 	"strings"
 	"time"
 
-	promapi "github.com/prometheus/client_golang/api"
-	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,6 +18,7 @@ import (
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 	"github.com/poolparity/poolparity/internal/profdiff"
 )
 
@@ -98,7 +96,7 @@ func (r *PoolCanaryReconciler) rollbackProfiles(ctx context.Context, pc *v1alpha
 		return nil, fmt.Errorf("invalid analysis: %s", strings.Join(bad, "; "))
 	}
 	requests := func(ctx context.Context) (gray, stable float64, err error) {
-		rates, err := r.trackRates(ctx, a.PrometheusURL, opts.Guard.RateExpr)
+		rates, err := r.trackRates(ctx, pc, opts.Guard.RateExpr)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -162,30 +160,15 @@ func (r *PoolCanaryReconciler) pickPod(ctx context.Context, pc *v1alpha1.PoolCan
 	return profiledPod{name: ready[0].Name, addr: addr(&ready[0], port), ready: len(ready)}, nil
 }
 
-// trackRates reads expr, the traffic guard's request-rate query, at promURL: the request
-// rate per gray_status.
-func (r *PoolCanaryReconciler) trackRates(ctx context.Context, promURL, expr string) (map[string]float64, error) {
-	rt := http.DefaultTransport
-	if pa, ok := r.Analyzer.(*PrometheusAnalyzer); ok && pa.RoundTripper != nil {
-		rt = pa.RoundTripper
+// trackRates reads expr, the traffic guard's request-rate query, through the canary's
+// endpoint and namespace pin: the request rate per gray_status.
+func (r *PoolCanaryReconciler) trackRates(ctx context.Context, pc *v1alpha1.PoolCanary, expr string) (map[string]float64, error) {
+	q, refused := querier(r.Prometheus, &pc.Spec.Analysis, pc.Namespace)
+	if refused != nil {
+		return nil, refused
 	}
-	c, err := promapi.NewClient(promapi.Config{Address: promURL, RoundTripper: rt})
-	if err != nil {
-		return nil, fmt.Errorf("prometheus client for %q: %w", promURL, err)
-	}
-	val, _, _, err := promv1.NewAPI(c).Query(ctx, expr, r.Clock.Now())
-	if err != nil {
-		return nil, fmt.Errorf("querying %s: %w", expr, err)
-	}
-	vec, ok := val.(model.Vector)
-	if !ok {
-		return nil, fmt.Errorf("querying %s: got a %s, want a vector", expr, val.Type())
-	}
-	rates := map[string]float64{}
-	for _, s := range vec {
-		rates[string(s.Metric["gray_status"])] += float64(s.Value)
-	}
-	return rates, nil
+	rates, _, err := promread.SumBy(ctx, q, expr, "gray_status", r.Clock.Now())
+	return rates, err
 }
 
 // writeRollbackProfile merge-patches status.rollbackProfile, unless a new rollout has started

@@ -266,7 +266,11 @@ type SLI struct {
 	SampleRule string `json:"sampleRule,omitempty"`
 
 	// MatchLabels narrow this SLI's query beyond analysis.matchLabels (e.g. {pool: json_buffer}
-	// for the sync.Pool hit ratio of one pool). Each track must end up with one series.
+	// for the sync.Pool hit ratio of one pool). Each track must end up with one series. A
+	// namespace label other than the canary's own namespace is refused.
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 128 && k.matches('^[a-zA-Z_][a-zA-Z0-9_]*$'))",message="label names are letters, digits and '_', not starting with a digit, at most 128 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 1024)",message="label values are at most 1024 characters"
 	// +optional
 	MatchLabels map[string]string `json:"matchLabels,omitempty"`
 
@@ -387,23 +391,35 @@ type StatisticalTest struct {
 // Analysis says where and how the parity of the two tracks is judged.
 type Analysis struct {
 	// PrometheusURL is the base URL of the Prometheus HTTP API that evaluates the poolparity
-	// recording rules, e.g. http://prometheus-operated.monitoring:9090.
-	// +kubebuilder:validation:Pattern=`^https?://`
-	PrometheusURL string `json:"prometheusURL"`
+	// recording rules, e.g. http://prometheus-operated.monitoring.svc:9090. It must be one of
+	// the endpoints the cluster admin lists (the controller's PROMETHEUS_ENDPOINTS, the
+	// chart's controller.prometheus.endpoints); empty means the first of them. Any other URL
+	// is refused (condition Parity, reason AnalysisRefused) and never called.
+	// +kubebuilder:validation:Pattern=`^https?://[^\s?#@]+$`
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	PrometheusURL string `json:"prometheusURL,omitempty"`
 
 	// Interval is how often a holding step is analysed again (no data, Prometheus down, or a
 	// breach below failureLimit).
+	// Between 1s and 1h.
 	// +kubebuilder:default="1m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('1h')",message="interval must be between 1s and 1h"
 	// +optional
 	Interval metav1.Duration `json:"interval,omitempty"`
 
-	// Timeout bounds one analysis (all its queries).
+	// Timeout bounds one analysis (all its queries): between 1s and 60s.
 	// +kubebuilder:default="10s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('60s')",message="timeout must be between 1s and 60s"
 	// +optional
 	Timeout metav1.Duration `json:"timeout,omitempty"`
 
 	// MatchLabels are added to every query so that only this canary's series are read, e.g.
-	// {namespace: shop, job: poolparity}.
+	// {job: poolparity}. Every query is pinned to the canary's own namespace anyway (the
+	// namespace label); a namespace label naming another namespace is refused.
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 128 && k.matches('^[a-zA-Z_][a-zA-Z0-9_]*$'))",message="label names are letters, digits and '_', not starting with a digit, at most 128 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 1024)",message="label values are at most 1024 characters"
 	// +optional
 	MatchLabels map[string]string `json:"matchLabels,omitempty"`
 

@@ -24,6 +24,7 @@ import (
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/internal/controller"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
 // Start runs the reconciler (with the Prometheus analyzer, four concurrent reconciles, the
@@ -52,7 +53,14 @@ func Start(t testing.TB, cfg *rest.Config, scheme *runtime.Scheme, reg prometheu
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Any endpoint: the tests' fake Prometheus servers listen on ports chosen at random. A
+	// test of the allowed endpoints sets its own (an option).
+	prom, err := promread.NewClients(nil, true, promread.ClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := &controller.PoolCanaryReconciler{
+		Prometheus:              prom,
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("poolparity-controller"),
