@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"math"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
