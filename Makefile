@@ -15,6 +15,11 @@ BIN := $(CURDIR)/bin
 export PATH := $(BIN):$(PATH)
 export KUBEBUILDER_ASSETS ?= $(BIN)/k8s
 GO ?= go
+# The Go toolchain of every recipe (the go command downloads it through the module proxy on first
+# use): Go 1.26.10 carries the standard library's security fixes that 1.26.8 lacks (`make
+# vulncheck`). go.mod's toolchain line alone would not do: the machine's GOTOOLCHAIN=local ignores
+# it. Override with e.g. `make GOTOOLCHAIN=local ...` to use the installed Go.
+export GOTOOLCHAIN ?= go1.26.10
 
 # Demo knobs (see README): SCENARIO=good|regression|aa|misuse-hold|misuse-reset|misuse-retain|misuse-dirty, DURATION, GRAY_WEIGHT.
 # SERVICE=example runs the example service (examples/imagesvc; SCENARIO=good|aa|misuse-cap) instead of the reference one.

@@ -2,6 +2,8 @@ module github.com/poolparity/poolparity
 
 go 1.26.0
 
+toolchain go1.26.10
+
 require (
 	github.com/Masterminds/sprig/v3 v3.3.0
 	github.com/alicebob/miniredis/v2 v2.40.0
