@@ -8,8 +8,10 @@
 #            RUNTIME_IMAGE=scratch this needs no image from any registry, which is how the offline
 #            kind cluster (hack/kindrun) builds it: `IMAGE_OFFLINE=1 hack/image.sh`.
 
-# Keep GO_VERSION's major.minor equal to go.mod's go directive (deploy/image_test.go checks it).
-ARG GO_VERSION=1.26.8
+# Keep GO_VERSION's major.minor equal to go.mod's go directive (deploy/image_test.go checks it), and
+# the whole version equal to the Makefile's GOTOOLCHAIN: 1.26.10 has the standard library's security
+# fixes that 1.26.8 lacks (make vulncheck).
+ARG GO_VERSION=1.26.10
 ARG BUILDER_IMAGE=golang:${GO_VERSION}-bookworm
 ARG RUNTIME_IMAGE=gcr.io/distroless/static-debian12:nonroot
 ARG BINARIES=source

@@ -15,6 +15,11 @@ BIN := $(CURDIR)/bin
 export PATH := $(BIN):$(PATH)
 export KUBEBUILDER_ASSETS ?= $(BIN)/k8s
 GO ?= go
+# The Go toolchain of every recipe (the go command downloads it through the module proxy on first
+# use): Go 1.26.10 carries the standard library's security fixes that 1.26.8 lacks (`make
+# vulncheck`). go.mod's toolchain line alone would not do: the machine's GOTOOLCHAIN=local ignores
+# it. Override with e.g. `make GOTOOLCHAIN=local ...` to use the installed Go.
+export GOTOOLCHAIN ?= go1.26.10
 
 # Demo knobs (see README): SCENARIO=good|regression|aa|misuse-hold|misuse-reset|misuse-retain|misuse-dirty, DURATION, GRAY_WEIGHT.
 # SERVICE=example runs the example service (examples/imagesvc; SCENARIO=good|aa|misuse-cap) instead of the reference one.
@@ -61,7 +66,7 @@ demo-screenshot: ## Render out/report.html (from the last demo) to docs/demo.png
 ##@ Development
 
 .PHONY: test
-test: tools fmt-check vet lint generate-check test-go test-kwok test-rules test-fuzz test-e2e test-kind ## Run every check CI runs (installs pinned tools first).
+test: tools fmt-check vet lint generate-check vulncheck test-go test-kwok test-rules test-fuzz test-e2e test-kind ## Run every check CI runs (installs pinned tools first).
 
 .PHONY: fmt
 fmt: ## Format the Go code.
@@ -79,6 +84,25 @@ vet: ## Run go vet.
 .PHONY: lint
 lint: tools-go ## Run staticcheck.
 	for m in $(GO_MODULES); do (cd $$m && $(BIN)/staticcheck ./...); done
+
+# govulncheck reads the database that hack/install-tools.sh builds from the pinned golang.org/x/vulndb
+# module (bin/vulndb, hack/vulndb), so the check runs offline on pinned data. It fails on a known
+# vulnerability that a module's code calls (govulncheck's exit status 3), not on one that is only
+# in a required module or an imported package; `-show verbose` lists those.
+VULNDB := $(BIN)/vulndb
+.PHONY: vulncheck
+vulncheck: tools-vuln ## Fail when a Go module's code calls a known vulnerability (govulncheck, offline, on the pinned database).
+	@failed=""; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; \
+	for m in $(GO_MODULES); do \
+		echo "govulncheck $$m/... with $$($(GO) -C $$m env GOVERSION), database $$(cat $(VULNDB)/SOURCE.txt)"; \
+		rc=0; $(BIN)/govulncheck -db file://$(VULNDB) -C $$m ./... | tee "$$log" || rc=$$?; \
+		case $$rc in \
+		0) ;; \
+		3) failed+="; $$m/... calls$$(awk '/^Vulnerability #/ { printf " %s", $$3 } /Fixed in:/ { fix[$$3] } END { printf " (fixed in"; for (f in fix) printf " %s", f; printf ")" }' "$$log")" ;; \
+		*) failed+="; govulncheck could not check $$m/... (exit status $$rc)" ;; \
+		esac; \
+	done; \
+	if [ -n "$$failed" ]; then echo "vulncheck: FAILED: $${failed#; }" >&2; exit 1; fi
 
 # -race builds instrument's atomic counting path (bump_atomic.go); the plain loads and stores that
 # ship (bump_plain.go) are built only without it, so instrument's tests, whose exact counts fail
@@ -197,12 +221,16 @@ hpa-groups: ## Offline cluster: groups A (no HPA), B (CPU) and C (KEDA: CPU + p9
 ##@ Dependencies
 
 .PHONY: tools
-tools: ## Install every pinned tool into ./bin (helm, kustomize, prometheus, promtool, envtest, kwok and kind-node binaries, linters, Debian packages).
+tools: ## Install every pinned tool into ./bin (helm, kustomize, prometheus, promtool, envtest, kwok and kind-node binaries, linters, govulncheck and its database, Debian packages).
 	hack/install-tools.sh all
 
 .PHONY: tools-go
 tools-go: ## Install only staticcheck and benchstat.
 	hack/install-tools.sh staticcheck benchstat
+
+.PHONY: tools-vuln
+tools-vuln: ## Install only govulncheck and the vulnerability database (bin/vulndb).
+	hack/install-tools.sh vuln
 
 .PHONY: clean
 clean: ## Remove ./bin and ./out (the tool cache in ~/.cache/poolparity stays).

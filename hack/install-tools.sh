@@ -8,7 +8,9 @@
 # A cache entry is reused when its binaries run. Prints one line per tool. Idempotent.
 #
 # Groups (default = no arguments):
-#   default     staticcheck benchstat helm kustomize prometheus envtest controller-gen otelcol apt
+#   default     staticcheck benchstat helm kustomize prometheus envtest controller-gen otelcol vuln apt
+#   vuln        govulncheck, and vulndb: the Go vulnerability database built (hack/vulndb) from the
+#               golang.org/x/vulndb module's OSV entries, linked as the directory bin/vulndb
 #   envtest     kube-apiserver kubectl etcd        (alias: k8s)
 #   kwok        kwok (kwok+kwokctl) kube-controller-manager kube-scheduler, plus envtest
 #   apt         Debian packages redis-server wrk python3-scipy (the statistics tests' oracle)
@@ -19,7 +21,7 @@
 #               plus the kwok group's
 #               control plane, and Debian's docker.io debootstrap
 #   all         default + kwok + kind (not chromium)
-# Single tools: staticcheck benchstat helm kustomize prometheus (alias promtool) kube-apiserver
+# Single tools: staticcheck benchstat govulncheck vulndb helm kustomize prometheus (alias promtool) kube-apiserver
 #   kubectl etcd controller-gen kwok kube-controller-manager kube-scheduler kubelet kubeadm kube-proxy
 #   coredns prometheus-operator metrics-server local-path-provisioner traefik keda kind redis-server wrk python3-scipy chromium docker.io debootstrap
 #
@@ -65,6 +67,9 @@ otelcol_version() {
 # module (hack/tools/*/go.mod) or the collector builder's manifest are read from there.
 STATICCHECK_VERSION=v0.8.2
 BENCHSTAT_VERSION=v0.0.0-20250909190841-7e13e04d9366
+GOVULNCHECK_VERSION=v1.9.0 # golang.org/x/vuln
+# golang.org/x/vulndb: the OSV entries (data/osv) that bin/vulndb indexes for govulncheck -db.
+VULNDB_VERSION=v0.0.0-20261105234957-e22db6528018
 HELM_VERSION=v3.22.0
 KUSTOMIZE_VERSION=v5.8.2
 CONTROLLER_GEN_VERSION=v0.23.0
@@ -120,6 +125,9 @@ k8s_ldflags() {
 
 build_staticcheck() { go_install "$1" "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"; }
 build_benchstat() { go_install "$1" "golang.org/x/perf/cmd/benchstat@$BENCHSTAT_VERSION"; }
+build_govulncheck() { go_install "$1" "golang.org/x/vuln/cmd/govulncheck@$GOVULNCHECK_VERSION"; }
+# Not a binary: a database directory, written by the repository's own hack/vulndb.
+build_vulndb() { (cd "$ROOT" && go run ./hack/vulndb -version "$VULNDB_VERSION" -out "$1/vulndb"); }
 build_kustomize() { go_install "$1" "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"; }
 build_controller_gen() { go_install "$1" "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION"; }
 
@@ -213,14 +221,19 @@ build_otelcol() {
 
 # ---------------------------------------------------------------------------------------
 # Tool table: spec NAME sets VER, BINS (binaries), DEST (subdir of ./bin), CHECK (arguments
-# that make ${BINS[0]} print its version, or `buildinfo` for `go version -m` of a binary that
-# has no version flag) and EXPECT (text that output must contain).
+# that make ${BINS[0]} print its version, `buildinfo` for `go version -m` of a binary that
+# has no version flag, or `file NAME` for the file NAME inside the directory ${BINS[0]}) and
+# EXPECT (text that output must contain).
 
 spec() {
 	DEST="" EXPECT=""
 	case $1 in
 	staticcheck) VER=$STATICCHECK_VERSION BINS=(staticcheck) CHECK=(-version) EXPECT="(${VER#v})" ;;
 	benchstat) VER=$BENCHSTAT_VERSION BINS=(benchstat) CHECK=(/dev/null) ;;
+	# govulncheck -version asks the database for its date; the build info names the module.
+	govulncheck) VER=$GOVULNCHECK_VERSION BINS=(govulncheck) CHECK=(buildinfo) EXPECT=$'golang.org/x/vuln\t'$VER ;;
+	# hack/vulndb writes SOURCE.txt last, naming the module version it indexed.
+	vulndb) VER=$VULNDB_VERSION BINS=(vulndb) CHECK=(file SOURCE.txt) EXPECT="golang.org/x/vulndb@$VER " ;;
 	helm) VER=$HELM_VERSION BINS=(helm) CHECK=(version) EXPECT=$HELM_VERSION ;;
 	kustomize) VER=$KUSTOMIZE_VERSION BINS=(kustomize) CHECK=(version) EXPECT=$KUSTOMIZE_VERSION ;;
 	controller-gen) VER=$CONTROLLER_GEN_VERSION BINS=(controller-gen) CHECK=(--version) EXPECT=$VER ;;
@@ -249,6 +262,8 @@ unit_ok() { # DIR: all binaries present and the first one reports the expected v
 	for b in "${BINS[@]}"; do [[ -x $dir/$b ]] || return 1; done
 	if [[ ${CHECK[0]} == buildinfo ]]; then
 		out=$(go version -m "$dir/${BINS[0]}" 2>&1) || return 1
+	elif [[ ${CHECK[0]} == file ]]; then
+		out=$(<"$dir/${BINS[0]}/${CHECK[1]}") || return 1
 	else
 		out=$("$dir/${BINS[0]}" "${CHECK[@]}" 2>&1) || return 1
 	fi
@@ -328,10 +343,11 @@ apt_ensure() { # PKG...: install the Debian packages that are missing (apt-get u
 
 expand() { # NAME: print the tools of a group (or the tool itself)
 	case $1 in
-	default) echo staticcheck benchstat helm kustomize prometheus kube-apiserver kubectl etcd controller-gen otelcol redis-server wrk python3-scipy ;;
+	default) echo staticcheck benchstat helm kustomize prometheus kube-apiserver kubectl etcd controller-gen otelcol govulncheck vulndb redis-server wrk python3-scipy ;;
 	all) echo "$(expand default) $(expand kwok) $(expand kind)" ;;
 	kind) echo "$(expand kwok) kubelet kubeadm kube-proxy coredns prometheus-operator metrics-server local-path-provisioner traefik keda kind docker.io debootstrap" ;;
 	envtest | k8s) echo kube-apiserver kubectl etcd ;;
+	vuln) echo govulncheck vulndb ;;
 	kwok) echo kube-apiserver kubectl etcd kube-controller-manager kube-scheduler kwok ;;
 	kwokctl) echo kwok ;;
 	promtool) echo prometheus ;;
@@ -345,7 +361,7 @@ main() {
 	(($# > 0)) || set -- default
 	if [[ $1 == versions ]]; then
 		(($# == 1)) || fail "versions takes no other argument"
-		for t in STATICCHECK BENCHSTAT HELM KUSTOMIZE CONTROLLER_GEN KWOK KIND K8S ETCD PROMETHEUS_MODULE PROMETHEUS COREDNS PROMETHEUS_OPERATOR METRICS_SERVER KEDA LOCAL_PATH_PROVISIONER TRAEFIK GATEWAY_API OTELCOL; do
+		for t in STATICCHECK BENCHSTAT GOVULNCHECK VULNDB HELM KUSTOMIZE CONTROLLER_GEN KWOK KIND K8S ETCD PROMETHEUS_MODULE PROMETHEUS COREDNS PROMETHEUS_OPERATOR METRICS_SERVER KEDA LOCAL_PATH_PROVISIONER TRAEFIK GATEWAY_API OTELCOL; do
 			t=${t}_VERSION
 			printf '%s=%s\n' "$t" "${!t}"
 		done

@@ -2,6 +2,8 @@ module github.com/poolparity/poolparity/instrument
 
 go 1.26.0
 
+toolchain go1.26.10
+
 require (
 	github.com/prometheus/client_golang v1.25.0
 	go.opentelemetry.io/otel v1.47.0
