@@ -26,6 +26,7 @@ type fakeProm struct {
 	mode    string             // "good", "regression", "nodata", "quiet", "fresh"
 	queries map[string]int     // rule name -> count of instant and range queries
 	ranges  []string           // every range query, "<query> step <step>"
+	sent    []string           // every query as sent, instant and range
 	values  map[string]float64 // rule name -> stable value (gray is the same, or worse in "regression")
 }
 
@@ -67,6 +68,13 @@ func (f *fakeProm) rangeQueries() []string {
 	return append([]string(nil), f.ranges...)
 }
 
+// sentQueries returns every query so far as it was sent.
+func (f *fakeProm) sentQueries() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.sent...)
+}
+
 func (f *fakeProm) count(rule string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -92,6 +100,9 @@ func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
 
 	f.mu.Lock()
 	f.queries[rule]++
+	if q != "" {
+		f.sent = append(f.sent, q)
+	}
 	if r.URL.Path == "/api/v1/query_range" {
 		f.ranges = append(f.ranges, q+" step "+r.Form.Get("step"))
 	}

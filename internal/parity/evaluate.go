@@ -233,7 +233,7 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 		}
 		// An SLI whose series are absent by design is left out; one read from a rule of the
 		// user's own (Override.Rule) is asked for and required.
-		if s.Judged == catalog.WhenPresent && e.opts.Overrides[s.ID].Rule == "" && tv.Stable == nil && tv.Gray == nil {
+		if s.Judged == catalog.WhenPresent && e.opts.Overrides[s.ID].Rule == "" && tv.Stable == nil && tv.Gray == nil && !tv.Refused {
 			present, err := e.tracksHave(ctx, q, s.Presence)
 			if err != nil {
 				return fail(err)
@@ -249,7 +249,7 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 		}
 		if s.Judged == catalog.WhenGrayPooled && !*stablePooled {
 			row.Stable = nil
-			row.Note = "stable is unpooled"
+			row.Note = strings.TrimPrefix(row.Note+"; stable is unpooled", "; ")
 		}
 		if quiet != "" && row.Verdict != NoData {
 			row.Verdict, row.Note = NoData, "too little traffic to judge"

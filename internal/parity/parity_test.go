@@ -39,7 +39,7 @@ func TestEvaluate(t *testing.T) {
 		{"a ratio over the limit fails", parity.Criterion{Comparison: parity.RatioAtMost, Threshold: 1.10}, f(1), f(4.2), parity.Fail, f(4.2)},
 		{"a ratio over the limit within the floor passes", parity.Criterion{Unit: parity.Seconds, Comparison: parity.RatioAtMost, Threshold: 1.10, Floor: 5 * ms}, f(4 * ms), f(4.48 * ms), parity.Pass, f(1.12)},
 		{"a ratio over the limit beyond the floor fails", parity.Criterion{Unit: parity.Seconds, Comparison: parity.RatioAtMost, Threshold: 1.10, Floor: 5 * ms}, f(4 * ms), f(24 * ms), parity.Fail, f(6)},
-		{"both tracks at zero have a ratio of 1", parity.Criterion{Comparison: parity.RatioAtMost, Threshold: 1.10}, f(0), f(0), parity.Pass, f(1)},
+		{"both tracks at zero are no data: a ratio of zeros is no evidence", parity.Criterion{Comparison: parity.RatioAtMost, Threshold: 1.10}, f(0), f(0), parity.NoData, nil},
 		{"gray over a zero stable fails an at-most ratio, with no value", parity.Criterion{Comparison: parity.RatioAtMost, Threshold: 1.10}, f(0), f(1), parity.Fail, nil},
 		{"a ratio under an at-least limit fails", parity.Criterion{Comparison: parity.RatioAtLeast, Threshold: 0.95}, f(1), f(0.9), parity.Fail, f(0.9)},
 		{"a negative delta passes an at-most limit", parity.Criterion{Comparison: parity.DeltaAtMost, Threshold: 0.005}, f(0.02), f(0), parity.Pass, f(-0.02)},

@@ -443,3 +443,43 @@ func ExampleSequentialTest_Judge() {
 	// Output:
 	// FAIL after 8 samples at minute 4: e=806868 >= 800, gray/stable 1.40 (at least 1.32)
 }
+
+func TestSequentialGarbageIsNeverAPass(t *testing.T) {
+	c := parity.Criterion{SLI: "cpu per request", Comparison: parity.RatioAtMost, Threshold: 1.1, RelFloor: 0.05}
+	pass := &parity.TestResult{Verdict: parity.Pass, Bar: 200, NGray: 30}
+	fail := &parity.TestResult{Verdict: parity.Fail, Bar: 200, E: 400, EMax: 512, NGray: 9, Effect: 1.9, Bound: f(1.6), Rejected: time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)}
+	t.Run("a row whose track has no current value is not passed on earlier samples", func(t *testing.T) {
+		rows := parity.SequentialRows([]parity.Row{{SLI: "cpu per request", Verdict: parity.NoData, Note: "no series for the gray track", Test: pass}})
+		if rows[0].Verdict != parity.NoData || !strings.Contains(rows[0].Note, "no series for the gray track") {
+			t.Errorf("row %+v, want NO DATA naming the missing track", rows[0])
+		}
+	})
+	t.Run("a sequential FAIL states its evidence, not the threshold row", func(t *testing.T) {
+		rows := parity.SequentialRows([]parity.Row{{SLI: "cpu per request", Comparison: parity.RatioAtMost, Threshold: 1.1, Value: f(1.02), Verdict: parity.Pass, Test: fail}})
+		v, reasons := parity.Decide(parity.Decision{Rows: rows})
+		got := strings.Join(reasons, "; ")
+		if v != parity.Fail || !strings.Contains(got, "e-value 512 reached the bar 200") || !strings.Contains(got, "effect at least 1.6") || strings.Contains(got, "1.02") {
+			t.Errorf("verdict %s, reasons %q; want the e-value, the bar and the bound, not the threshold row's ratio", v, got)
+		}
+	})
+	t.Run("a NaN or infinite pair is left out, never pinning the e-value", func(t *testing.T) {
+		var pairs []parity.Pair
+		now := time.Now()
+		for i := range 40 {
+			p := parity.Pair{T: now.Add(time.Duration(i) * time.Minute), Stable: 1, Gray: 3} // gray three times as costly
+			if i == 0 {
+				p.Gray = math.NaN()
+			}
+			if i == 1 {
+				p.Stable = math.Inf(1)
+			}
+			pairs = append(pairs, p)
+		}
+		res := parity.SequentialTest{}.Judge(c, pairs, 1)
+		if res.Verdict != parity.Fail || res.NGray != 38 {
+			t.Errorf("verdict %s on %d pairs, want FAIL on the 38 finite ones", res.Verdict, res.NGray)
+		}
+	})
+}
+
+

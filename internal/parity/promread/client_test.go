@@ -60,6 +60,7 @@ func TestClientBoundsAndSanitises(t *testing.T) {
 			fmt.Fprintf(w, `{"status":"error","errorType":"bad_data","error":"parse error\u0000\n%s"}`, strings.Repeat("x", 5000))
 		}, promread.ClientConfig{}, "parse error x", "\x00", nil},
 		{"a server that never answers costs the timeout", func(w http.ResponseWriter, r *http.Request) {
+			_ = r.ParseForm() // the server notices a closed connection only once the body is read
 			<-r.Context().Done()
 		}, promread.ClientConfig{Timeout: 300 * time.Millisecond}, "", "", context.DeadlineExceeded},
 		{"a redirect is not followed", func(w http.ResponseWriter, r *http.Request) {

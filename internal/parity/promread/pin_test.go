@@ -66,10 +66,10 @@ func TestPinSendsOnlyPinnedQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.Query(context.Background(), `x{namespace="victim"}`, time.Now()); !errors.Is(err, promread.ErrWidened) {
+	if _, _, _, err := q.Query(context.Background(), `x{namespace="victim"}`, time.Now()); !errors.Is(err, promread.ErrWidened) {
 		t.Errorf("a widening query gave %v", err)
 	}
-	if _, err := q.Query(context.Background(), `x`, time.Now()); err != nil {
+	if _, _, _, err := q.Query(context.Background(), `x`, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.sent) != 1 || rec.sent[0] != `x{namespace="shop"}` {

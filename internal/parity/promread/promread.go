@@ -119,6 +119,10 @@ type Tracks struct {
 	Stable, Gray *float64
 	// Why says why a track has no value (no series, NaN, several series).
 	Why []string
+	// Refused is true when Prometheus answered with series whose values
+	// were not taken (garbage, stale, ambiguous, or a partial answer): the
+	// SLI is not absent, its data is bad.
+	Refused bool
 }
 
 // maxSkew is how far from the evaluation time an instant answer's sample may
@@ -146,7 +150,7 @@ func ReadTracks(ctx context.Context, q Querier, expr string, at time.Time, basel
 	}
 	var out Tracks
 	if w := warned(warnings); w != "" {
-		out.Why = append(out.Why, w)
+		out.Why, out.Refused = append(out.Why, w), true
 		return out, nil
 	}
 	count := map[string]int{}
@@ -160,15 +164,17 @@ func ReadTracks(ctx context.Context, q Querier, expr string, at time.Time, basel
 		dst := []**float64{&out.Stable, &out.Gray}[i]
 		if why := seriesCount(tr.name, count[tr.status]); why != "" {
 			out.Why = append(out.Why, why)
+			out.Refused = out.Refused || count[tr.status] > 1
 			continue
 		}
 		s := samples[tr.status]
 		f := float64(s.Value)
 		if why := garbage(f); why != "" {
-			out.Why = append(out.Why, fmt.Sprintf("%s track of %s %s", tr.name, expr, why))
+			out.Why, out.Refused = append(out.Why, fmt.Sprintf("%s track of %s %s", tr.name, expr, why)), true
 			continue
 		}
 		if d := s.Timestamp.Time().Sub(at); d > maxSkew || d < -maxSkew {
+			out.Refused = true
 			out.Why = append(out.Why, fmt.Sprintf("%s track of %s is stamped %s, not at the query's time %s: not this query's answer",
 				tr.name, expr, s.Timestamp.Time().UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339)))
 			continue
