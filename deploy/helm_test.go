@@ -160,6 +160,11 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"an unknown AOF fsync policy", "redis.persistence.appendfsync=sometimes", []string{"redis/persistence/appendfsync", "everysec"}},
 		{"a claim size that is no quantity", "redis.persistence.size=big", []string{"redis/persistence/size"}},
 		{"an unknown access mode", "redis.persistence.accessModes={ReadWriteSometimes}", []string{"redis/persistence/accessModes"}},
+		{"the old redis.existingSecret key, which moved", "redis.existingSecret=pp-redis", []string{"/redis/existingSecret", "set redis.auth.existingSecret"}},
+		{"the old redis.existingSecretKey key, which moved", "redis.existingSecretKey=pw", []string{"/redis/existingSecretKey", "set redis.auth.existingSecretKey"}},
+		{"a Redis Secret name that is no object name", "redis.auth.existingSecret=Redis_Auth", []string{"redis/auth/existingSecret"}},
+		{"an unknown Redis auth key", "redis.auth.password=hunter2", []string{"redis/auth", "password"}},
+		{"an unknown Redis NetworkPolicy key", "redis.networkPolicy.ingressFrom={}", []string{"redis/networkPolicy", "ingressFrom"}},
 		{"an unknown whenUnsatisfiable", "topologySpread.whenUnsatisfiable=Never", []string{"topologySpread/whenUnsatisfiable", "ScheduleAnyway"}},
 		{"a zero maxSkew", "topologySpread.maxSkew=0", []string{"topologySpread/maxSkew"}},
 		{"a negative grace period", "shutdown.terminationGracePeriodSeconds=-1", []string{"shutdown/terminationGracePeriodSeconds"}},
@@ -449,9 +454,9 @@ func TestRedisPersistenceValues(t *testing.T) {
 		claim        bool
 		storageClass string
 	}{
-		{"the default: AOF, everysec, on a claim of the default class", "", `--save  --dir /data --appendonly yes --appendfsync everysec`, true, ""},
-		{"fsync always on a named class", "redis.persistence.appendfsync=always,redis.persistence.storageClassName=local-path", `--save  --dir /data --appendonly yes --appendfsync always`, true, "local-path"},
-		{"persistence off: memory only, an emptyDir", "redis.persistence.enabled=false", `--save  --dir /data --appendonly no`, false, ""},
+		{"the default: AOF, everysec, on a claim of the default class", "", `--save  --dir /data --appendonly yes --appendfsync everysec --requirepass $(REDIS_PASSWORD)`, true, ""},
+		{"fsync always on a named class", "redis.persistence.appendfsync=always,redis.persistence.storageClassName=local-path", `--save  --dir /data --appendonly yes --appendfsync always --requirepass $(REDIS_PASSWORD)`, true, "local-path"},
+		{"persistence off: memory only, an emptyDir", "redis.persistence.enabled=false", `--save  --dir /data --appendonly no --requirepass $(REDIS_PASSWORD)`, false, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
