@@ -50,6 +50,8 @@ var ValueSets = []ValueSet{
 	{Name: "everything", Files: []string{"ci/everything-values.yaml"}},
 	{Name: "no-hpa", Files: []string{"ci/no-hpa-values.yaml"}},
 	{Name: "keda", Files: []string{"ci/keda-values.yaml"}},
+	{Name: "controller", Files: []string{"ci/controller-values.yaml"}},
+	{Name: "controller-namespaced", Files: []string{"ci/controller-namespaced-values.yaml"}},
 }
 
 // Overlays are the kustomize overlays under deploy/kustomize/overlays.
