@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/deploy/deploytest"
@@ -142,6 +143,34 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 		}
 		if !kinds["Canary"] || !kinds["ServiceMonitor"] {
 			t.Errorf("the example holds %v, want a Canary and a ServiceMonitor", kinds)
+		}
+	})
+
+	// The PoolCanary that Chart.yaml shows on Artifact Hub is admitted as it is written.
+	t.Run("Chart.yaml's artifacthub.io/crdsExamples", func(t *testing.T) {
+		b, err := os.ReadFile(filepath.Join(deploytest.ChartDir(t), "Chart.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var chart struct {
+			Annotations map[string]string `json:"annotations"`
+		}
+		if err := yaml.Unmarshal(b, &chart); err != nil {
+			t.Fatal(err)
+		}
+		var examples []map[string]any
+		if err := yaml.Unmarshal([]byte(chart.Annotations["artifacthub.io/crdsExamples"]), &examples); err != nil || len(examples) == 0 {
+			t.Fatalf("artifacthub.io/crdsExamples: %v (%d examples)", err, len(examples))
+		}
+		if err := env.CreateNamespace(ctx, "artifacthub", nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range examples {
+			o := &unstructured.Unstructured{Object: e}
+			o.SetNamespace("artifacthub")
+			if err := env.Client.Create(ctx, o, client.FieldValidation("Strict")); err != nil {
+				t.Errorf("creating the example %s %s: %v", o.GetKind(), o.GetName(), err)
+			}
 		}
 	})
 
