@@ -45,6 +45,14 @@ func TestRedisPasswordKeptOnUpgrade(t *testing.T) {
 			t.Fatalf("helm %v: %v\n%s", args, err, out)
 		}
 	}
+	// notesSay checks that the release's NOTES say where the Redis password is.
+	notesSay := func(want string) {
+		t.Helper()
+		out, err := render.Run(ctx, "", helm, "get", "notes", release, "--namespace", ns, "--kubeconfig", kubeconfig)
+		if err != nil || !bytes.Contains(out, []byte(want)) {
+			t.Errorf("helm get notes (%v) lacks %q:\n%s", err, want, out)
+		}
+	}
 	secretName := release + "-poolparity-redis"
 	password := func() []byte {
 		t.Helper()
@@ -73,6 +81,7 @@ func TestRedisPasswordKeptOnUpgrade(t *testing.T) {
 	if len(first) != 32 {
 		t.Fatalf("installed password %q, want 32 characters", first)
 	}
+	notesSay("password in Secret " + secretName)
 	helmRun("--set", "logLevel=debug")
 	helmRun()
 	if again := password(); !bytes.Equal(again, first) {
@@ -92,4 +101,5 @@ func TestRedisPasswordKeptOnUpgrade(t *testing.T) {
 	if got := redisSecretRef(); got != "" {
 		t.Errorf("with auth off, Redis reads a password from %q", got)
 	}
+	notesSay("no password (redis.auth.enabled=false)")
 }
