@@ -216,16 +216,25 @@ func codeCell(s string) string {
 	return "`" + strings.ReplaceAll(s, "|", `\|`) + "`"
 }
 
-// placeholder is a name in angle brackets, such as <fullname> or <release>.
-var placeholder = regexp.MustCompile(`<[A-Za-z][-A-Za-z0-9.]*>`)
+var (
+	// placeholder is a name in angle brackets, such as <fullname> or <its release name>.
+	placeholder = regexp.MustCompile(`<[A-Za-z][-A-Za-z0-9. ]*>`)
+	// emphasis is what Markdown may take for emphasis: any asterisk, and an underscore that
+	// starts a word (__meta_kubernetes_...); one inside a word (gray_status) is literal.
+	emphasis = regexp.MustCompile(`\*|(^|[^A-Za-z0-9_])_+`)
+)
 
 // textCell makes a description a table cell that reads the same raw (helm show readme) and
 // rendered: outside its code spans a placeholder such as <fullname>, which Markdown would take for
-// an HTML tag and drop, becomes a code span; pipes are escaped everywhere.
+// an HTML tag and drop, becomes a code span, and what Markdown would take for emphasis is
+// escaped; pipes are escaped everywhere.
 func textCell(s string) string {
 	parts := strings.Split(s, "`")
 	for i := range parts {
 		if i%2 == 0 { // outside a code span
+			parts[i] = emphasis.ReplaceAllStringFunc(parts[i], func(m string) string {
+				return strings.NewReplacer("*", `\*`, "_", `\_`).Replace(m)
+			})
 			parts[i] = placeholder.ReplaceAllString(parts[i], "`$0`")
 		}
 		parts[i] = strings.ReplaceAll(parts[i], "|", `\|`)

@@ -59,7 +59,7 @@ image:
 # -- Resources as a whole | with a pipe.
 resources:
   limits: {memory: 64Mi}
-# -- Hosts.
+# -- Hosts, e.g. release=<its release name>; the http_* series, '.*(healthz|readyz).*' and __meta_x.
 hosts: [a.example, b.example]
 # -- A fraction.
 fraction: 0.9
@@ -77,7 +77,7 @@ on: true
 		{"image.repository", "string", `"example/app"`, "Repository of the image, on two lines."},
 		{"image.tag", "string", `"1.0"`, "Tag; empty means <appVersion>."},
 		{"resources", "object", `{"limits":{"memory":"64Mi"}}`, "Resources as a whole | with a pipe."},
-		{"hosts", "list", `["a.example","b.example"]`, "Hosts."},
+		{"hosts", "list", `["a.example","b.example"]`, "Hosts, e.g. release=<its release name>; the http_* series, '.*(healthz|readyz).*' and __meta_x."},
 		{"fraction", "float", "0.9", "A fraction."},
 		{"count", "int", "3", "A count."},
 		{"on", "bool", "true", "A switch."},
@@ -94,6 +94,7 @@ on: true
 	for _, line := range []string{
 		"| `image.tag` | string | `\"1.0\"` | Tag; empty means `<appVersion>`. |",
 		"| `resources` | object | `{\"limits\":{\"memory\":\"64Mi\"}}` | Resources as a whole \\| with a pipe. |",
+		"| `hosts` | list | `[\"a.example\",\"b.example\"]` | Hosts, e.g. release=`<its release name>`; the http_\\* series, '.\\*(healthz\\|readyz).\\*' and \\_\\_meta_x. |",
 	} {
 		if !strings.Contains(table, line+"\n") {
 			t.Errorf("the table lacks the line\n%s\nin\n%s", line, table)
