@@ -29,6 +29,7 @@ import (
 	"github.com/poolparity/poolparity/deploy/deploytest"
 	"github.com/poolparity/poolparity/deploy/render"
 	"github.com/poolparity/poolparity/internal/controller"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 	"github.com/poolparity/poolparity/internal/testenv"
 	"github.com/poolparity/poolparity/internal/testtool"
 )
@@ -366,7 +367,14 @@ func runAsServiceAccount(t *testing.T, env *testenv.Env, watch string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &controller.PoolCanaryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("poolparity-controller")}
+	// The canary's fake Prometheus is the one allowed endpoint, as PROMETHEUS_ENDPOINTS makes it.
+	fake := newFakeProm(t, "good")
+	endpoints, err := promread.NewClients([]string{fake.srv.URL}, false, promread.ClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &controller.PoolCanaryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorder("poolparity-controller"), Prometheus: endpoints}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
@@ -388,8 +396,7 @@ func runAsServiceAccount(t *testing.T, env *testenv.Env, watch string) {
 	if ns == "" {
 		ns = newNamespace(t, c, "rbac")
 	}
-	prom := newFakeProm(t, "good")
-	pc := newCanary(ns, "shop", prom.srv.URL)
+	pc := newCanary(ns, "shop", fake.srv.URL)
 	pc.Spec.Steps = []int32{50}
 	if err := c.Create(ctx, pc); err != nil {
 		t.Fatal(err)
