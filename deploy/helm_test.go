@@ -160,6 +160,21 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"an unknown AOF fsync policy", "redis.persistence.appendfsync=sometimes", []string{"redis/persistence/appendfsync", "everysec"}},
 		{"a claim size that is no quantity", "redis.persistence.size=big", []string{"redis/persistence/size"}},
 		{"an unknown access mode", "redis.persistence.accessModes={ReadWriteSometimes}", []string{"redis/persistence/accessModes"}},
+		{"the old redis.existingSecret key, which moved", "redis.existingSecret=pp-redis", []string{"/redis/existingSecret", "set redis.auth.existingSecret"}},
+		{"the old redis.existingSecretKey key, which moved", "redis.existingSecretKey=pw", []string{"/redis/existingSecretKey", "set redis.auth.existingSecretKey"}},
+		{"a Redis Secret name that is no object name", "redis.auth.existingSecret=Redis_Auth", []string{"redis/auth/existingSecret"}},
+		{"an unknown Redis auth key", "redis.auth.password=hunter2", []string{"redis/auth", "password"}},
+		{"an unknown Redis NetworkPolicy key", "redis.networkPolicy.ingressFrom={}", []string{"redis/networkPolicy", "ingressFrom"}},
+		{"no Prometheus endpoint for the controller", "controller.prometheus.endpoints=null", []string{"controller/prometheus", "endpoints"}},
+		{"a Prometheus endpoint that is no http(s) URL", "controller.prometheus.endpoints={prometheus:9090}", []string{"controller/prometheus/endpoints/0", "https?://"}},
+		{"a Prometheus endpoint holding a comma", `controller.prometheus.endpoints={http://a\,b}`, []string{"controller/prometheus/endpoints/0"}},
+		{"a Prometheus endpoint with a password in it", "controller.prometheus.endpoints={http://admin:pw@prometheus:9090}", []string{"controller/prometheus/endpoints/0"}},
+		{"a Prometheus endpoint with a query", "controller.prometheus.endpoints={http://prometheus:9090/?x=1}", []string{"controller/prometheus/endpoints/0"}},
+		{"a Prometheus endpoint without a host", "controller.prometheus.endpoints={http:///api}", []string{"controller/prometheus/endpoints/0"}},
+		{"a Prometheus answer bound below 1024 bytes", "controller.prometheus.maxResponseBytes=512", []string{"controller/prometheus/maxResponseBytes", "1,024"}},
+		{"a reconcile timeout that is no duration", "controller.reconcileTimeout=2min", []string{"controller/reconcileTimeout"}},
+		{"a watched namespace that is no namespace name", "controller.watchNamespace=Shop", []string{"controller/watchNamespace"}},
+		{"a misspelt controller key", "controller.watchNamespaces=shop", []string{"controller", "watchNamespaces"}},
 		{"an unknown whenUnsatisfiable", "topologySpread.whenUnsatisfiable=Never", []string{"topologySpread/whenUnsatisfiable", "ScheduleAnyway"}},
 		{"a zero maxSkew", "topologySpread.maxSkew=0", []string{"topologySpread/maxSkew"}},
 		{"a negative grace period", "shutdown.terminationGracePeriodSeconds=-1", []string{"shutdown/terminationGracePeriodSeconds"}},
@@ -449,9 +464,9 @@ func TestRedisPersistenceValues(t *testing.T) {
 		claim        bool
 		storageClass string
 	}{
-		{"the default: AOF, everysec, on a claim of the default class", "", `--save  --dir /data --appendonly yes --appendfsync everysec`, true, ""},
-		{"fsync always on a named class", "redis.persistence.appendfsync=always,redis.persistence.storageClassName=local-path", `--save  --dir /data --appendonly yes --appendfsync always`, true, "local-path"},
-		{"persistence off: memory only, an emptyDir", "redis.persistence.enabled=false", `--save  --dir /data --appendonly no`, false, ""},
+		{"the default: AOF, everysec, on a claim of the default class", "", `--save  --dir /data --appendonly yes --appendfsync everysec --requirepass $(REDIS_PASSWORD)`, true, ""},
+		{"fsync always on a named class", "redis.persistence.appendfsync=always,redis.persistence.storageClassName=local-path", `--save  --dir /data --appendonly yes --appendfsync always --requirepass $(REDIS_PASSWORD)`, true, "local-path"},
+		{"persistence off: memory only, an emptyDir", "redis.persistence.enabled=false", `--save  --dir /data --appendonly no --requirepass $(REDIS_PASSWORD)`, false, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

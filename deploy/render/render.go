@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -49,6 +50,8 @@ var ValueSets = []ValueSet{
 	{Name: "everything", Files: []string{"ci/everything-values.yaml"}},
 	{Name: "no-hpa", Files: []string{"ci/no-hpa-values.yaml"}},
 	{Name: "keda", Files: []string{"ci/keda-values.yaml"}},
+	{Name: "controller", Files: []string{"ci/controller-values.yaml"}},
+	{Name: "controller-namespaced", Files: []string{"ci/controller-namespaced-values.yaml"}},
 }
 
 // Overlays are the kustomize overlays under deploy/kustomize/overlays.
@@ -177,6 +180,10 @@ func StaleChartDashboards(root string) ([]string, error) {
 	return stale, nil
 }
 
+// KustomizeRedisSecret is the Secret (key redis-password) holding the Redis password of the kustomize
+// redis component; the overlay that uses the component provides it.
+const KustomizeRedisSecret = "poolparity-redis"
+
 // generatedHeader starts every kustomize file rendered from the chart.
 const generatedHeader = "# Code generated from deploy/helm/poolparity by `make generate` (hack/gen). DO NOT EDIT.\n"
 
@@ -191,8 +198,12 @@ func Kustomize(ctx context.Context, root string, tools Tools) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The Redis component names its password Secret instead of carrying one: a generated Secret
+	// would hold a new password at every render, and a committed one a password everybody knows.
+	// Each overlay that uses the component provides the Secret (overlays/kind generates one).
 	full, err := HelmTemplate(ctx, root, tools.Helm, ValueSet{Name: "kustomize-components"}, "--skip-tests",
-		"--set", "serviceMonitor.enabled=true,prometheusRule.enabled=true,dashboards.enabled=true,redis.enabled=true")
+		"--set", "serviceMonitor.enabled=true,prometheusRule.enabled=true,dashboards.enabled=true,redis.enabled=true",
+		"--set", "redis.auth.existingSecret="+KustomizeRedisSecret)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +253,39 @@ func HelmGolden(ctx context.Context, root, helm string, vs ValueSet) (File, erro
 	if err != nil {
 		return File{}, fmt.Errorf("value set %q: %w", vs.Name, err)
 	}
+	out, err = maskGeneratedPasswords(out)
+	if err != nil {
+		return File{}, fmt.Errorf("value set %q: %w", vs.Name, err)
+	}
 	return File{Path: GoldenPath + "/helm/" + vs.Name + ".yaml", Data: out}, nil
+}
+
+// GeneratedPasswordMask stands in a golden rendering for the password of the chart's generated
+// Redis Secret, which is random at every render without a cluster to look it up in.
+const GeneratedPasswordMask = `"(random at install, kept on upgrade)"`
+
+// generatedPasswordLine is the data line of the chart's generated Redis Secret (templates/redis.yaml).
+var generatedPasswordLine = regexp.MustCompile(`(?m)^(  redis-password: )"[A-Za-z0-9+/=]+"$`)
+
+// maskGeneratedPasswords replaces the password of each Redis Secret of a rendering (a Secret with
+// component redis) by GeneratedPasswordMask, and keeps every other document byte for byte.
+func maskGeneratedPasswords(manifests []byte) ([]byte, error) {
+	docs, err := decodeDocs(manifests)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	for _, d := range docs {
+		text := d.text
+		if d.obj != nil && d.obj.Kind == "Secret" && d.obj.Metadata.Labels["app.kubernetes.io/component"] == "redis" {
+			if !generatedPasswordLine.Match(text) {
+				return nil, fmt.Errorf("the Secret %s has no redis-password line to mask", d.obj.Metadata.Name)
+			}
+			text = generatedPasswordLine.ReplaceAll(text, []byte("${1}"+GeneratedPasswordMask))
+		}
+		b.Write(text)
+	}
+	return b.Bytes(), nil
 }
 
 // KustomizeGolden is the golden rendering of an overlay: `kustomize build` without the dashboard

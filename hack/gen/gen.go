@@ -71,6 +71,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if len(stale) > 0 {
 			return fmt.Errorf("stale against internal/catalog: %s: run make generate and commit", strings.Join(stale, ", "))
 		}
+		if stale, err := staleReadme(c.Root, cat); err != nil {
+			return err
+		} else if stale {
+			return fmt.Errorf("stale against the chart's README.md.gotmpl, Chart.yaml and values.yaml: %s: run make generate and commit", readmePath)
+		}
 		return checkClean(ctx, c.Root)
 	}
 	bin, shown := c.Bin, c.Bin
@@ -85,6 +90,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("generating from the parity catalog: %w", err)
 	}
 	if err := writeFiles(c.Root, files); err != nil {
+		return err
+	}
+	readme, err := readmeFrom(c.Root, files)
+	if err != nil {
+		return err
+	}
+	if err := writeFiles(c.Root, []render.File{readme}); err != nil {
 		return err
 	}
 	steps := []struct {
@@ -109,7 +121,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("rendering the deployment files: %w", err)
 	}
-	fmt.Fprintf(stdout, "gen: wrote %d files from the parity catalog, the rules files, the controller's files and %d rendered files\n", len(files), len(done))
+	fmt.Fprintf(stdout, "gen: wrote %d files from the parity catalog, the chart's README, the rules files, the controller's files and %d rendered files\n", len(files), len(done))
 	return nil
 }
 

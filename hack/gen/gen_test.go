@@ -103,6 +103,14 @@ func TestCheckCatchesChangedAndUntrackedFiles(t *testing.T) {
 			}
 			return os.WriteFile(p, bytes.Replace(data, []byte("threshold: 1.15"), []byte("threshold: 1.5"), 1), 0o644)
 		}, "stale against internal/catalog: " + valuesPath + ": run make generate and commit"},
+		{"a chart README that differs from its template fails naming it", func(root string) error {
+			p := filepath.Join(root, readmeTemplatePath)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(p, append(data, "\nOne more line.\n"...), 0o644)
+		}, readmePath + ": run make generate and commit"},
 		{"a change outside the generated paths passes", func(root string) error {
 			return os.WriteFile(filepath.Join(root, "README.md"), []byte("changed\n"), 0o644)
 		}, ""},
@@ -125,16 +133,23 @@ func TestCheckCatchesChangedAndUntrackedFiles(t *testing.T) {
 }
 
 // scratchRepo returns a git repository with one commit holding a go.mod, the chart directory, a
-// README, a golden file, app/api and the repository's files written from the catalog.
+// README, a golden file, app/api, the repository's files written from the catalog, and the chart's
+// README with what it is rendered from.
 func scratchRepo(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{
-		"go.mod":                            "module example.com/scratch\n",
-		"README.md":                         "scratch\n",
-		"deploy/helm/poolparity/Chart.yaml": "name: poolparity\n",
-		"deploy/testdata/default.yaml":      "x: 1\n",
-		"app/api/types.go":                  "package api\n",
+		"go.mod":                       "module example.com/scratch\n",
+		"README.md":                    "scratch\n",
+		"deploy/testdata/default.yaml": "x: 1\n",
+		"app/api/types.go":             "package api\n",
+	}
+	for _, p := range []string{chartYAMLPath, readmeTemplatePath} {
+		data, err := os.ReadFile(filepath.Join(repo, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[p] = string(data)
 	}
 	cat, err := catalogFiles(repo, catalog.Default())
 	if err != nil {
@@ -143,6 +158,11 @@ func scratchRepo(t *testing.T) string {
 	for _, f := range cat {
 		files[f.Path] = string(f.Data)
 	}
+	readme, err := readmeFrom(repo, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files[readme.Path] = string(readme.Data)
 	for p, data := range files {
 		p = filepath.Join(root, p)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

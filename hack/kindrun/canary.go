@@ -224,7 +224,7 @@ func (env *Env) renderCanary(file string, c canarySpec) ([]byte, error) {
 	var y bytes.Buffer
 	err = tmpl.Option("missingkey=error").Execute(&y, map[string]any{
 		"Name": c.name, "Stable": c.stable, "Gray": c.gray, "Image": env.serviceImage(), "Namespace": env.cfg.Namespace,
-		"Redis": env.fullname() + "-redis:6379", "PromService": env.promService(), "Steps": c.steps,
+		"Redis": env.fullname() + "-redis:6379", "RedisSecret": env.fullname() + "-redis", "PromService": env.promService(), "Steps": c.steps,
 		"Gateway": gatewayName, "GatewayNamespace": gatewayNS, "Host": canaryHost(c.name),
 	})
 	if err != nil {

@@ -12,20 +12,24 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/deploy/deploytest"
 	"github.com/poolparity/poolparity/deploy/render"
 	"github.com/poolparity/poolparity/internal/controller"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 	"github.com/poolparity/poolparity/internal/testenv"
 	"github.com/poolparity/poolparity/internal/testtool"
 )
@@ -143,9 +147,37 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 		}
 	})
 
+	// The PoolCanary that Chart.yaml shows on Artifact Hub is admitted as it is written.
+	t.Run("Chart.yaml's artifacthub.io/crdsExamples", func(t *testing.T) {
+		b, err := os.ReadFile(filepath.Join(deploytest.ChartDir(t), "Chart.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var chart struct {
+			Annotations map[string]string `json:"annotations"`
+		}
+		if err := yaml.Unmarshal(b, &chart); err != nil {
+			t.Fatal(err)
+		}
+		var examples []map[string]any
+		if err := yaml.Unmarshal([]byte(chart.Annotations["artifacthub.io/crdsExamples"]), &examples); err != nil || len(examples) == 0 {
+			t.Fatalf("artifacthub.io/crdsExamples: %v (%d examples)", err, len(examples))
+		}
+		if err := env.CreateNamespace(ctx, "artifacthub", nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range examples {
+			o := &unstructured.Unstructured{Object: e}
+			o.SetNamespace("artifacthub")
+			if err := env.Client.Create(ctx, o, client.FieldValidation("Strict")); err != nil {
+				t.Errorf("creating the example %s %s: %v", o.GetKind(), o.GetName(), err)
+			}
+		}
+	})
+
 	if !t.Failed() {
 		t.Run("the chart's RBAC lets the controller run a rollout as its ServiceAccount", func(t *testing.T) {
-			runAsServiceAccount(t, env)
+			runAsServiceAccount(t, env, "")
 		})
 	}
 
@@ -189,18 +221,132 @@ func isControllerObject(o *unstructured.Unstructured) bool {
 	return o.GetLabels()["app.kubernetes.io/component"] == "controller"
 }
 
-// runAsServiceAccount runs the manager (with leader election in the release namespace) as the
-// chart's controller ServiceAccount, bound by the rendered RBAC only, through a whole
-// promotion: the generated roles must cover PoolCanaries, their status, Deployments, Events
-// and the Lease.
-func runAsServiceAccount(t *testing.T, env *testenv.Env) {
+// TestChartControllerNamespacedRBAC renders the controller with controller.watchNamespace (the
+// controller-namespaced value set) and checks that the controller's rules become a Role and a
+// RoleBinding in that namespace, the same rules as the cluster-wide ClusterRole (one source: the
+// +kubebuilder:rbac markers), with nothing cluster-scoped left. On a real kube-apiserver it then
+// runs a promotion in that namespace as the chart's ServiceAccount, with the manager's cache
+// confined to it as WATCH_NAMESPACE confines it, and finds the ServiceAccount refused anywhere else.
+func TestChartControllerNamespacedRBAC(t *testing.T) {
+	const watched = "shop" // ci/controller-namespaced-values.yaml's controller.watchNamespace
+	var scoped, wide render.ValueSet
+	for _, vs := range render.ValueSets {
+		switch vs.Name {
+		case "controller-namespaced":
+			scoped = vs
+		case "controller":
+			wide = vs
+		}
+	}
+	if scoped.Name == "" || wide.Name == "" {
+		t.Fatal("render.ValueSets has no controller and controller-namespaced value sets")
+	}
+	objs, err := deploytest.Decode(deploytest.HelmTemplate(t, scoped))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wideObjs, err := deploytest.Decode(deploytest.HelmTemplate(t, wide))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours []*unstructured.Unstructured
+	where := map[string]string{} // kind/name -> namespace
+	var roleRules, clusterRules []any
+	for _, o := range objs {
+		if !isControllerObject(o) {
+			continue
+		}
+		ours = append(ours, o)
+		where[o.GetKind()+"/"+o.GetName()] = o.GetNamespace()
+		if o.GetKind() == "Role" && o.GetName() == render.Release+"-controller" {
+			roleRules, _, _ = unstructured.NestedSlice(o.Object, "rules")
+		}
+	}
+	for _, o := range wideObjs {
+		if o.GetKind() == "ClusterRole" && o.GetName() == render.Release+"-controller" {
+			clusterRules, _, _ = unstructured.NestedSlice(o.Object, "rules")
+		}
+	}
+	want := map[string]string{
+		"ServiceAccount/poolparity-controller":              render.Namespace,
+		"Deployment/poolparity-controller":                  render.Namespace,
+		"Service/poolparity-controller-metrics":             render.Namespace,
+		"Role/poolparity-controller":                        watched,
+		"RoleBinding/poolparity-controller":                 watched,
+		"Role/poolparity-controller-leader-election":        render.Namespace,
+		"RoleBinding/poolparity-controller-leader-election": render.Namespace,
+	}
+	if fmt.Sprint(where) != fmt.Sprint(want) {
+		t.Errorf("controller objects (kind/name: namespace) %v, want %v: no ClusterRole or ClusterRoleBinding", where, want)
+	}
+	if len(roleRules) == 0 || fmt.Sprint(roleRules) != fmt.Sprint(clusterRules) {
+		t.Errorf("the Role's rules %v differ from the cluster-wide ClusterRole's %v", roleRules, clusterRules)
+	}
+
+	env := testenv.Start(t, testenv.WithCRDPaths(crdDir(t)))
+	t.Logf("envtest with the PoolCanary CRD started in %s", env.StartDuration.Round(time.Millisecond))
+	ctx := context.Background()
+	for _, ns := range []string{render.Namespace, watched} {
+		if err := env.CreateNamespace(ctx, ns, testenv.RestrictedLabels()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range ours {
+		obj := o.DeepCopy()
+		if obj.GetNamespace() == "" {
+			obj.SetNamespace(render.Namespace)
+		}
+		if err := env.Client.Create(ctx, obj, client.FieldValidation("Strict")); err != nil {
+			t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+
+	t.Run("the Role lets the controller run a rollout in its namespace", func(t *testing.T) {
+		runAsServiceAccount(t, env, watched)
+	})
+	t.Run("the ServiceAccount may not touch PoolCanaries or Deployments elsewhere", func(t *testing.T) {
+		c, err := client.New(serviceAccountConfig(env), client.Options{Scheme: testScheme(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			what string
+			list client.ObjectList
+			opts []client.ListOption
+		}{
+			{"PoolCanaries of every namespace", &v1alpha1.PoolCanaryList{}, nil},
+			{"PoolCanaries of the release namespace", &v1alpha1.PoolCanaryList{}, []client.ListOption{client.InNamespace(render.Namespace)}},
+			{"Deployments of kube-system", &appsv1.DeploymentList{}, []client.ListOption{client.InNamespace("kube-system")}},
+		} {
+			if err := c.List(ctx, tc.list, tc.opts...); !apierrors.IsForbidden(err) {
+				t.Errorf("listing %s: %v, want Forbidden", tc.what, err)
+			}
+		}
+		if err := c.List(ctx, &v1alpha1.PoolCanaryList{}, client.InNamespace(watched)); err != nil {
+			t.Errorf("listing PoolCanaries of %s: %v, want allowed", watched, err)
+		}
+	})
+}
+
+// serviceAccountConfig is env's admin config impersonating the chart's controller ServiceAccount.
+func serviceAccountConfig(env *testenv.Env) *rest.Config {
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{
 		UserName: "system:serviceaccount:" + render.Namespace + ":" + render.Release + "-controller",
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + render.Namespace, "system:authenticated"},
 	}
+	return cfg
+}
+
+// runAsServiceAccount runs the manager (with leader election in the release namespace) as the
+// chart's controller ServiceAccount, bound by the rendered RBAC only, through a whole
+// promotion: the generated roles must cover PoolCanaries, their status, Deployments, Events
+// and the Lease. With watch set, the manager's cache holds that namespace only (as the binary's
+// WATCH_NAMESPACE makes it) and the canary runs there; empty, it runs in a new namespace.
+func runAsServiceAccount(t *testing.T, env *testenv.Env, watch string) {
+	cfg := serviceAccountConfig(env)
 	scheme := testScheme(t)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:        "0",
@@ -209,11 +355,26 @@ func runAsServiceAccount(t *testing.T, env *testenv.Env) {
 		LeaderElectionNamespace:       render.Namespace,
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}
+	if watch != "" {
+		byObject, err := controller.CacheByObject()
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Cache = cache.Options{ByObject: byObject, DefaultNamespaces: map[string]cache.Config{watch: {}}}
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &controller.PoolCanaryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("poolparity-controller")}
+	// The canary's fake Prometheus is the one allowed endpoint, as PROMETHEUS_ENDPOINTS makes it.
+	fake := newFakeProm(t, "good")
+	endpoints, err := promread.NewClients([]string{fake.srv.URL}, false, promread.ClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &controller.PoolCanaryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorder("poolparity-controller"), Prometheus: endpoints}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
@@ -231,9 +392,11 @@ func runAsServiceAccount(t *testing.T, env *testenv.Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := newNamespace(t, c, "rbac")
-	prom := newFakeProm(t, "good")
-	pc := newCanary(ns, "shop", prom.srv.URL)
+	ns := watch
+	if ns == "" {
+		ns = newNamespace(t, c, "rbac")
+	}
+	pc := newCanary(ns, "shop", fake.srv.URL)
 	pc.Spec.Steps = []int32{50}
 	if err := c.Create(ctx, pc); err != nil {
 		t.Fatal(err)

@@ -113,6 +113,39 @@ track's own keys merged over them. Use with fromYaml. Argument: dict "root" $ "t
 {{- printf "%s-redis" (include "poolparity.fullname" .) }}
 {{- end }}
 
+{{/* Name of the in-cluster Redis's headless Service (the StatefulSet's serviceName), at most 63 characters. */}}
+{{- define "poolparity.redisHeadlessName" -}}
+{{- printf "%s-headless" (include "poolparity.redisName" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The Secret holding the Redis password, or empty when there is none: redis.auth.existingSecret, else,
+for the in-cluster Redis, the chart's own <fullname>-redis (templates/redis.yaml). Empty with
+redis.auth.enabled=false, and for an external Redis without existingSecret.
+*/}}
+{{- define "poolparity.redisPasswordSecret" -}}
+{{- $a := .Values.redis.auth }}
+{{- if $a.enabled }}
+{{- if $a.existingSecret }}
+{{- $a.existingSecret }}
+{{- else if .Values.redis.enabled }}
+{{- include "poolparity.redisName" . }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Key of the password in the Secret above: redis.auth.existingSecretKey, or redis-password in the chart's own. */}}
+{{- define "poolparity.redisPasswordKey" -}}
+{{- if .Values.redis.auth.existingSecret }}
+{{- .Values.redis.auth.existingSecretKey }}
+{{- else }}redis-password{{ end }}
+{{- end }}
+
+{{/* "true" when the chart creates the Redis password Secret (in-cluster Redis, auth on, no existingSecret). */}}
+{{- define "poolparity.redisGeneratesSecret" -}}
+{{- if and .Values.redis.enabled .Values.redis.auth.enabled (not .Values.redis.auth.existingSecret) }}true{{ end }}
+{{- end }}
+
 {{/* REDIS_ADDR: the in-cluster Redis Service, the external address, or empty (redis.embedded: each pod's own Redis). */}}
 {{- define "poolparity.redisAddr" -}}
 {{- if .Values.redis.enabled }}
