@@ -261,7 +261,9 @@ func ReadSamples(ctx context.Context, q Querier, expr string, start, end time.Ti
 		count[gs]++
 		for _, p := range s.Values {
 			t := p.Timestamp.Time().UTC()
-			if t.Before(start) || t.After(end) {
+			// Prometheus stamps range points in milliseconds from the start it was sent:
+			// a point within a second of the range is on its grid.
+			if t.Before(start.Add(-time.Second)) || t.After(end.Add(time.Second)) {
 				outside[gs]++
 				continue
 			}
