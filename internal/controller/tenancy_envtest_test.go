@@ -44,7 +44,7 @@ func TestTenantsStayInTheirNamespace(t *testing.T) {
 	good := newFakeProm(t, "good")
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm() // the server notices a closed connection only once the body is read
-		select { // never answers within any analysis' timeout
+		select {          // never answers within any analysis' timeout
 		case <-r.Context().Done():
 		case <-time.After(2 * time.Minute):
 		}

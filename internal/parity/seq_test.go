@@ -481,5 +481,3 @@ func TestSequentialGarbageIsNeverAPass(t *testing.T) {
 		}
 	})
 }
-
-
