@@ -167,8 +167,7 @@ func (r *PoolCanaryReconciler) trackRates(ctx context.Context, pc *v1alpha1.Pool
 	if refused != nil {
 		return nil, refused
 	}
-	rates, _, err := promread.SumBy(ctx, q, expr, "gray_status", r.Clock.Now())
-	return rates, err
+	return promread.SumBy(ctx, q, expr, "gray_status", r.Clock.Now())
 }
 
 // writeRollbackProfile merge-patches status.rollbackProfile, unless a new rollout has started

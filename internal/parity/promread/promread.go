@@ -361,24 +361,21 @@ func Vector(ctx context.Context, q Querier, expr string, at time.Time) (model.Ve
 }
 
 // SumBy runs the instant query expr at time at and returns the sum of its
-// finite, non-negative values per value of label (a series without it under
-// ""), and how many series each sum has. A NaN, infinite or negative value
-// is an error: it is no count or rate.
-func SumBy(ctx context.Context, q Querier, expr, label string, at time.Time) (sums map[string]float64, series map[string]int, err error) {
+// values per value of label (a series without it under ""). A NaN,
+// infinite or negative value is an error: it is no count or rate.
+func SumBy(ctx context.Context, q Querier, expr, label string, at time.Time) (map[string]float64, error) {
 	vec, err := Vector(ctx, q, expr, at)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	sums, series = map[string]float64{}, map[string]int{}
+	sums := map[string]float64{}
 	for _, s := range vec {
 		if why := garbage(float64(s.Value)); why != "" {
-			return nil, nil, fmt.Errorf("querying %s: a series %s", expr, why)
+			return nil, fmt.Errorf("querying %s: a series %s", expr, why)
 		}
-		k := string(s.Metric[model.LabelName(label)])
-		sums[k] += float64(s.Value)
-		series[k]++
+		sums[string(s.Metric[model.LabelName(label)])] += float64(s.Value)
 	}
-	return sums, series, nil
+	return sums, nil
 }
 
 // Alert is an alert that is pending or firing.
