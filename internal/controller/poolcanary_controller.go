@@ -180,8 +180,7 @@ func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		applyErr = r.setWeight(ctx, pc, router, out)
 	}
 	setShares(&pc.Status)
-	pc.Status.Replicas = deploymentReplicas(stable) + deploymentReplicas(gray)
-	return r.finish(ctx, before, pc, sel, applyErr, requeue, out)
+	return r.finish(ctx, before, pc, sel, deploymentReplicas(stable)+deploymentReplicas(gray), applyErr, requeue, out)
 }
 
 // fetch reads the canary from the API server; nil when it is gone or going (its Deployments go
@@ -204,7 +203,9 @@ func (r *PoolCanaryReconciler) fetch(ctx context.Context, req ctrl.Request) (*v1
 // finish writes the status, starts the rollback profiles a rollback asked for, and says when to
 // look again. A transient applyErr (a conflict, a timeout) is returned for controller-runtime's
 // backoff once the state machine's progress is written; a permanent one is in TracksReady.
-func (r *PoolCanaryReconciler) finish(ctx context.Context, before, pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, applyErr error, requeue time.Duration, out *pending) (ctrl.Result, error) {
+// replicas is the tracks' pod count the Deployments had (status.replicas, the scale
+// subresource's), kept as it was after a transient error.
+func (r *PoolCanaryReconciler) finish(ctx context.Context, before, pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, replicas int32, applyErr error, requeue time.Duration, out *pending) (ctrl.Result, error) {
 	if applyErr != nil && !isPermanent(applyErr) {
 		if res, err := r.writeStatus(ctx, before, pc, out); err != nil || res.RequeueAfter > 0 {
 			return res, err
@@ -212,6 +213,7 @@ func (r *PoolCanaryReconciler) finish(ctx context.Context, before, pc *v1alpha1.
 		return ctrl.Result{}, applyErr
 	}
 	st := &pc.Status
+	st.Replicas = replicas
 	if s, err := selectorString(sel); err == nil {
 		st.Selector = s
 	}
