@@ -23,16 +23,18 @@ import (
 // Router gives the gray track of one canary its share of the traffic.
 //
 // Concurrency: a Router is made by its Factory for one reconcile of one canary and used by
-// that reconcile's goroutine only, in this order: Split and Services (while the tracks are
-// applied), SetUp, then SetWeight and VerifyWeight. It may keep what SetUp read for the calls
-// after it. Different canaries' Routers run concurrently and share nothing but Deps.
+// that reconcile's goroutine only, in this order: SetUp (before the state machine), Split and
+// Services (while the tracks are applied), then SetWeight and VerifyWeight. It may keep what
+// SetUp read for the calls after it. Different canaries' Routers run concurrently and share
+// nothing but Deps, whose clients are safe for concurrent use.
 //
 // Nothing is cleaned up when a rollout ends or routing is turned off: the objects a router
 // creates are owned by the canary (they go with it), and the weight stays where the rollout
 // left it (0 after a promotion, a rollback or an abort).
 type Router interface {
-	// Split sizes the tracks for a gray weight in percent from spec.replicas: stable and
-	// gray pod counts, stable + gray at least 1 pod each while weight > 0 and replicas > 0.
+	// Split sizes the tracks for a gray weight in percent from spec.replicas: the stable and
+	// gray Deployments' replicas. A weight of 0 (after a promotion, a rollback or an abort)
+	// gives every replica to stable.
 	Split(replicas, weight int32) (stable, gray int32)
 
 	// Services names the per-track Services the router's backends address; ok is false when
