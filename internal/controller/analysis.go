@@ -182,7 +182,16 @@ func evaluation(a *v1alpha1.Analysis, in Input) (catalog.Catalog, parity.Options
 	}
 	g := guard(a, cat)
 	opts.Guard = &g
-	st := a.Statistical
+	bad = append(bad, statOptions(&opts, a.Statistical, in)...)
+	if a.Baseline == v1alpha1.BaselineFresh {
+		opts.BaselineTrack = grayStatus(v1alpha1.TrackBaseline)
+	}
+	return cat, opts, bad
+}
+
+// statOptions sets the evaluator's statistical options from analysis.statistical and the
+// rollout's evidence (in), or lists what is invalid in them.
+func statOptions(opts *parity.Options, st v1alpha1.StatisticalTest, in Input) (bad []string) {
 	mode := parity.StatMode(st.Mode)
 	if mode == "" {
 		mode = parity.StatConfirm
@@ -191,6 +200,7 @@ func evaluation(a *v1alpha1.Analysis, in Input) (catalog.Catalog, parity.Options
 		bad = append(bad, "statistical.mode: "+err.Error())
 	}
 	opts.Stat = mode
+	var err error
 	if opts.Test, opts.Sequential, err = statTest(st); err != nil {
 		bad = append(bad, err.Error())
 	}
@@ -201,10 +211,7 @@ func evaluation(a *v1alpha1.Analysis, in Input) (catalog.Catalog, parity.Options
 	for _, r := range in.Exclude {
 		opts.Exclude = append(opts.Exclude, parity.Interval{From: r.From.Time, To: r.To.Time})
 	}
-	if a.Baseline == v1alpha1.BaselineFresh {
-		opts.BaselineTrack = grayStatus(v1alpha1.TrackBaseline)
-	}
-	return cat, opts, bad
+	return bad
 }
 
 // applyThreshold sets the SLI's threshold and floor from the analysis, when it gives them. A
@@ -335,19 +342,6 @@ func fillResult(r *v1alpha1.SLIResult, row parity.Row) {
 			r.Test.P, r.Test.Effect = formatFloat(t.P), formatFloat(t.A)
 		}
 	}
-}
-
-// crdVerdict maps the judge's verdict to the CRD's.
-func crdVerdict(v parity.Verdict) v1alpha1.Verdict {
-	switch v {
-	case parity.Pass:
-		return v1alpha1.VerdictPass
-	case parity.Fail:
-		return v1alpha1.VerdictFail
-	case parity.NoData:
-		return v1alpha1.VerdictNoData
-	}
-	return v1alpha1.VerdictError
 }
 
 // truncate keeps a status message within a condition's 32 kB.

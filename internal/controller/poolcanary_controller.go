@@ -1,6 +1,7 @@
 // Package controller holds the PoolCanary reconciler: it runs a stable and a gray track of the
-// poolparity service as two Deployments, splits spec.replicas between them by the current
-// weight, judges the gray track against the stable one through the parity recording rules in
+// poolparity service as two Deployments, gives the gray track the current weight through the
+// canary's traffic router (package trafficrouting: the replica split, or a route's weights),
+// judges the gray track against the stable one through the parity recording rules in
 // Prometheus at the end of every step, and promotes or rolls back.
 package controller
 
@@ -17,7 +18,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/internal/controller/trafficrouting"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
@@ -100,10 +101,13 @@ type PoolCanaryReconciler struct {
 	// ProfileClient fetches the rollback profiles; nil means a client without proxy, bounded
 	// by the capture's context.
 	ProfileClient *http.Client
-	// RouteResync is how often a canary with spec.trafficRouting is reconciled at least, since
-	// HTTPRoutes are not watched: a route created late, or whose weights someone else changed,
-	// is set within it. 0 means 30s.
+	// RouteResync is how often a canary whose router weighs on an object of its own (any
+	// spec.trafficRouting) is reconciled at least, since those objects are not watched: a route
+	// created late, or whose weights someone else changed, is set within it. 0 means 30s.
 	RouteResync time.Duration
+	// Routers makes each canary's traffic router from the member of spec.trafficRouting it
+	// sets; nil means DefaultRouters.
+	Routers *trafficrouting.Registry
 }
 
 // +kubebuilder:rbac:groups=poolparity.dev,resources=poolcanaries,verbs=get;list;watch
@@ -111,8 +115,6 @@ type PoolCanaryReconciler struct {
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;patch;update
 
 // SetupWithManager registers the reconciler: it watches PoolCanaries (spec changes, which
 // include the scale subresource's writes to spec.replicas, and annotation changes, which carry
@@ -127,6 +129,13 @@ func (r *PoolCanaryReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
+	if r.Routers == nil {
+		routers, err := DefaultRouters()
+		if err != nil {
+			return err
+		}
+		r.Routers = routers
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.PoolCanary{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&appsv1.Deployment{}).
@@ -135,8 +144,9 @@ func (r *PoolCanaryReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// Reconcile moves one PoolCanary a step: start or resume its rollout, analyse when the step
-// is due, apply both track Deployments with the split, and write the status.
+// Reconcile moves one PoolCanary a step: set up its router, start or resume its rollout,
+// analyse when the step is due, apply both track Deployments with the split, set the router's
+// weight, and write the status.
 func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	timeout := r.ReconcileTimeout
 	if timeout <= 0 {
@@ -144,16 +154,9 @@ func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var pc v1alpha1.PoolCanary
-	if err := r.apiReader().Get(ctx, req.NamespacedName, &pc); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.Metrics.forget(req.Namespace, req.Name)
-			return ctrl.Result{}, nil
-		}
+	pc, err := r.fetch(ctx, req)
+	if pc == nil || err != nil {
 		return ctrl.Result{}, err
-	}
-	if !pc.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil // the Deployments go with it (owner references)
 	}
 	before := pc.DeepCopy()
 	now := r.Clock.Now()
@@ -161,60 +164,67 @@ func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	// Events and outcome metrics wait until the status that records them is written: a
 	// reconcile that read a stale cache loses the optimistic-lock race and says nothing.
 	out := &pending{}
-	rt, routed := RoutingOf(&pc)
-	var route *unstructured.Unstructured
-	var problem *routeProblem
-	if routed {
-		// A route that cannot be set holds the rollout: no step, no analysis, no weight.
-		var err error
-		if route, problem, err = r.readRoute(ctx, &pc, rt); err != nil {
-			return ctrl.Result{}, err
-		}
-		if problem == nil {
-			_, problem = routeWeights(route, rt, 0)
-		}
-		if problem != nil {
-			r.degrade(&pc, problem, out)
-		} else if routeDegraded(&pc) && !rolloutEnded(&pc) {
-			// The weight goes in force only now: the step gets a full interval.
-			pc.Status.StepStartedAt = ptrTime(now)
-		}
-	} else {
-		meta.RemoveStatusCondition(&pc.Status.Conditions, v1alpha1.ConditionDegraded)
-		pc.Status.RouteWeight = nil
+	router, err := r.router(pc)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
-	requeue := r.advance(ctx, &pc, now, out, problem != nil)
-	if routed && (requeue == 0 || requeue > r.routeResync()) {
-		requeue = r.routeResync()
+	held, err := r.setUpRouting(ctx, pc, router, now, out)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
+	requeue := r.routeRequeue(router, r.advance(ctx, pc, now, out, held))
 
-	sel := effectiveSelector(&pc)
-	stable, gray, applyErr := r.applyTracks(ctx, &pc, sel, out)
-	if applyErr == nil && routed && problem == nil {
-		applyErr = r.setRoute(ctx, &pc, rt, route, out)
+	sel := effectiveSelector(pc)
+	stable, gray, applyErr := r.applyTracks(ctx, pc, router, sel, out)
+	if applyErr == nil && !held {
+		applyErr = r.setWeight(ctx, pc, router, out)
 	}
 	setShares(&pc.Status)
+	return r.finish(ctx, before, pc, sel, deploymentReplicas(stable)+deploymentReplicas(gray), applyErr, requeue, out)
+}
+
+// fetch reads the canary from the API server; nil when it is gone or going (its Deployments go
+// with it, by their owner references).
+func (r *PoolCanaryReconciler) fetch(ctx context.Context, req ctrl.Request) (*v1alpha1.PoolCanary, error) {
+	var pc v1alpha1.PoolCanary
+	if err := r.apiReader().Get(ctx, req.NamespacedName, &pc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Metrics.forget(req.Namespace, req.Name)
+			return nil, nil
+		}
+		return nil, err
+	}
+	if !pc.DeletionTimestamp.IsZero() {
+		return nil, nil
+	}
+	return &pc, nil
+}
+
+// finish writes the status, starts the rollback profiles a rollback asked for, and says when to
+// look again. A transient applyErr (a conflict, a timeout) is returned for controller-runtime's
+// backoff once the state machine's progress is written; a permanent one is in TracksReady.
+// replicas is the tracks' pod count the Deployments had (status.replicas, the scale
+// subresource's), kept as it was after a transient error.
+func (r *PoolCanaryReconciler) finish(ctx context.Context, before, pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, replicas int32, applyErr error, requeue time.Duration, out *pending) (ctrl.Result, error) {
 	if applyErr != nil && !isPermanent(applyErr) {
-		// A transient error (conflict, timeout): let controller-runtime retry with backoff,
-		// and keep the state machine's progress for the next attempt.
-		if res, err := r.writeStatus(ctx, before, &pc, out); err != nil || res.RequeueAfter > 0 {
+		if res, err := r.writeStatus(ctx, before, pc, out); err != nil || res.RequeueAfter > 0 {
 			return res, err
 		}
 		return ctrl.Result{}, applyErr
 	}
 	st := &pc.Status
-	st.Replicas = deploymentReplicas(stable) + deploymentReplicas(gray)
+	st.Replicas = replicas
 	if s, err := selectorString(sel); err == nil {
 		st.Selector = s
 	}
 	st.ObservedGeneration = pc.Generation
-	st.Phase = phaseOf(&pc)
-	if res, err := r.writeStatus(ctx, before, &pc, out); err != nil || res.RequeueAfter > 0 {
+	st.Phase = phaseOf(pc)
+	if res, err := r.writeStatus(ctx, before, pc, out); err != nil || res.RequeueAfter > 0 {
 		return res, err
 	}
 	if out.profile {
 		// The rollback is written; its profiles come later, or a Warning says why not.
-		r.startRollbackProfiles(ctx, &pc)
+		r.startRollbackProfiles(ctx, pc)
 	}
 	r.Metrics.setState(pc.Namespace, pc.Name, st.Phase, st.CurrentWeight)
 	if applyErr != nil {
@@ -226,41 +236,63 @@ func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 }
 
 // advance runs the rollout state machine on pc.Status and returns when to look again
-// (0: only on a change). routeHeld holds a running rollout where it is (its route cannot be
-// set); an operator's promote or abort still acts.
-func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCanary, now time.Time, out *pending, routeHeld bool) time.Duration {
-	spec, st := &pc.Spec, &pc.Status
+// (0: only on a change). held holds a running rollout where it is (its router cannot set the
+// weight); an operator's promote or abort still acts. Its phases: gate (a new rollout, the
+// operator's requests, an ended, paused or held rollout), syncStep (the step the spec now
+// asks for), schedule (whether an analysis is due), then the warm-up, the analysis and the
+// verdict's decision.
+func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCanary, now time.Time, out *pending, held bool) time.Duration {
+	if !r.gate(pc, now, out, held) {
+		return 0
+	}
+	syncStep(&pc.Spec, &pc.Status, now)
+	look, ok := schedule(&pc.Spec, &pc.Status, now)
+	if !ok {
+		return look.wait
+	}
+	if wait, ok := r.warmedUp(ctx, pc, now, out); !ok {
+		return wait
+	}
+	res, ok := r.analyze(ctx, pc, now, look.interim, out)
+	if !ok {
+		return analysisInterval(&pc.Spec)
+	}
+	return r.decide(pc, res, now, look, out)
+}
 
+// gate starts a new rollout when the spec asks for one and acts on the operator's requests, and
+// reports whether the rollout runs on: not when it has ended, is paused (spec.paused), or is
+// held. A resumed rollout's step gets a full interval again.
+func (r *PoolCanaryReconciler) gate(pc *v1alpha1.PoolCanary, now time.Time, out *pending, held bool) bool {
+	spec, st := &pc.Spec, &pc.Status
 	if hash := rolloutHash(spec); st.RolloutHash != hash {
 		r.startRollout(pc, hash, now, out)
 	}
 	if r.handleRequests(pc, out) {
-		return 0 // promoted or aborted by hand: the rollout has ended
+		return false // promoted or aborted by hand: the rollout has ended
 	}
 	prog := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgressing)
 	if prog == nil || rolloutEnded(pc) {
-		return 0 // the rollout has ended; a new trigger or pool mode starts another
+		return false // the rollout has ended; a new trigger or pool mode starts another
 	}
-
 	if spec.Paused {
 		if prog.Reason != ReasonPaused {
 			r.setProgressing(pc, metav1.ConditionFalse, ReasonPaused, fmt.Sprintf("paused at weight %d", st.CurrentWeight))
 			out.event(corev1.EventTypeNormal, ReasonPaused, "Pause", "paused at weight %d", st.CurrentWeight)
 		}
-		return 0
+		return false
 	}
 	if prog.Reason == ReasonPaused {
-		// Resumed: the step gets a full interval again.
 		st.StepStartedAt = ptrTime(now)
 		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("resumed at weight %d", st.CurrentWeight))
 		out.event(corev1.EventTypeNormal, "Resumed", "Resume", "resumed at weight %d", st.CurrentWeight)
 	}
+	return !held // a held rollout's router is read again within RouteResync
+}
 
-	if routeHeld {
-		return 0 // the route is read again within RouteResync
-	}
-
-	// Steps may have been edited: clamp, and restart the step timer when its weight changed.
+// syncStep clamps the current step to the steps, which may have been edited, and restarts the
+// step timer when its weight changed.
+func syncStep(spec *v1alpha1.PoolCanarySpec, st *v1alpha1.PoolCanaryStatus, now time.Time) {
 	if int(st.CurrentStep) >= len(spec.Steps) {
 		st.CurrentStep = int32(len(spec.Steps) - 1)
 	}
@@ -274,116 +306,125 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 	if st.StepStartedAt == nil {
 		st.StepStartedAt = ptrTime(now)
 	}
-
 	if st.RolloutStartedAt == nil {
 		st.RolloutStartedAt = st.StepStartedAt // a rollout started before the field existed
 	}
+}
 
-	stepEnd := st.StepStartedAt.Add(spec.StepInterval.Duration)
-	due := stepEnd
+// look is schedule's answer: how long until the next analysis (when none is due now), whether
+// a due one is an interim look before the step's end, and when the step ends.
+type look struct {
+	wait    time.Duration
+	interim bool
+	stepEnd time.Time
+}
+
+// schedule says whether an analysis is due now (ok), or how long until one is. The Sequential
+// mode's evidence stays valid however often it is read, so it is read every analysis interval
+// during the step too, and a conclusive regression fails the canary without waiting for the
+// step's end. The other modes judge a window at the end of the step only: looking more often
+// would multiply their false alarms.
+func schedule(spec *v1alpha1.PoolCanarySpec, st *v1alpha1.PoolCanaryStatus, now time.Time) (look, bool) {
+	l := look{stepEnd: st.StepStartedAt.Add(spec.StepInterval.Duration)}
+	due := l.stepEnd
 	la := st.LastAnalysis
 	atThisStep := la != nil && la.Weight == st.CurrentWeight && !la.Time.Time.Before(st.StepStartedAt.Time)
-	if atThisStep && !la.Time.Time.Before(stepEnd) {
+	if atThisStep && !la.Time.Time.Before(l.stepEnd) {
 		// This step was analysed at its end already and held: wait an analysis interval.
 		if next := la.Time.Add(analysisInterval(spec)); next.After(due) {
 			due = next
 		}
 	}
-	// The Sequential mode's evidence stays valid however often it is read, so it is read
-	// every analysis interval during the step too, and a conclusive regression fails the
-	// canary without waiting for the step's end. The other modes judge a window at the end
-	// of the step only: looking more often would multiply their false alarms.
-	interim := false
-	if wait := due.Sub(now); wait > 0 {
-		if spec.Analysis.Statistical.Mode != v1alpha1.StatisticalSequential {
-			return wait
-		}
-		next := st.StepStartedAt.Add(analysisInterval(spec))
-		if atThisStep {
-			next = la.Time.Add(analysisInterval(spec))
-		}
-		if look := next.Sub(now); look > 0 {
-			return min(look, wait)
-		}
-		interim = true
+	wait := due.Sub(now)
+	if wait <= 0 {
+		return l, true
 	}
-
-	if wait, ok := r.warmedUp(ctx, pc, now, out); !ok {
-		return wait
+	if spec.Analysis.Statistical.Mode != v1alpha1.StatisticalSequential {
+		l.wait = wait
+		return l, false
 	}
+	next := st.StepStartedAt.Add(analysisInterval(spec))
+	if atThisStep {
+		next = la.Time.Add(analysisInterval(spec))
+	}
+	if wait2 := next.Sub(now); wait2 > 0 {
+		l.wait = min(wait2, wait)
+		return l, false
+	}
+	l.interim = true
+	return l, true
+}
 
+// analyze runs the analysis and records it in status.lastAnalysis, or holds the step (ok
+// false) when the analysis is refused: nothing is sent to Prometheus until the spec is mended.
+func (r *PoolCanaryReconciler) analyze(ctx context.Context, pc *v1alpha1.PoolCanary, now time.Time, interim bool, out *pending) (res v1alpha1.AnalysisStatus, ok bool) {
+	spec, st := &pc.Spec, &pc.Status
 	if ref := refuseAnalysis(&spec.Analysis, pc.Namespace, r.Prometheus); ref != nil {
-		// Nothing is sent to Prometheus; the step holds until the spec is mended.
 		res := errorStatus(now, "refused: "+ref.Error())
 		res.Weight = st.CurrentWeight
 		st.LastAnalysis = &res
 		r.setParity(pc, metav1.ConditionUnknown, ReasonAnalysisRefused, ref.Error())
 		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d: analysis refused (%s)", st.CurrentWeight, ref.Field))
 		out.event(corev1.EventTypeWarning, ReasonAnalysisRefused, "Analyze", "holding weight %d: %s", st.CurrentWeight, ref.Error())
-		return analysisInterval(spec)
+		return res, false
 	}
-
 	start := time.Now()
 	in := Input{Now: now, Since: st.RolloutStartedAt.Time, Namespace: pc.Namespace}
 	if st.Warmup != nil {
 		in.Exclude = st.Warmup.Excluded
 	}
-	res := r.Analyzer.Analyze(ctx, &spec.Analysis, in)
+	res = r.Analyzer.Analyze(ctx, &spec.Analysis, in)
 	r.Metrics.observeAnalysis(pc.Namespace, pc.Name, res.Verdict, time.Since(start).Seconds())
 	res.Weight = st.CurrentWeight
 	st.LastAnalysis = &res
 	log.FromContext(ctx).V(1).Info("analysis", "weight", res.Weight, "verdict", res.Verdict, "message", res.Message, "interim", interim)
+	return res, true
+}
 
-	if interim && res.Verdict != v1alpha1.VerdictFail {
-		// Only a conclusive regression acts before the step's end.
-		switch res.Verdict {
-		case v1alpha1.VerdictPass:
-			r.setParity(pc, metav1.ConditionTrue, "InterimPass", res.Message)
-		case v1alpha1.VerdictError:
-			r.setParity(pc, metav1.ConditionUnknown, EventPrometheusUnavailable, res.Message)
-		default:
-			r.setParity(pc, metav1.ConditionUnknown, "NoData", res.Message)
-		}
-		return min(analysisInterval(spec), stepEnd.Sub(now))
+// decide acts on an analysis' verdict (see verdictOf for the Parity condition and the Event
+// each verdict gives): a pass moves to the next step or ends the rollout, a failure counts
+// toward failureLimit, and anything else holds the step. In an interim look only a conclusive
+// regression acts before the step's end.
+func (r *PoolCanaryReconciler) decide(pc *v1alpha1.PoolCanary, res v1alpha1.AnalysisStatus, now time.Time, l look, out *pending) time.Duration {
+	spec, st := &pc.Spec, &pc.Status
+	v := verdictOf(res.Verdict)
+	if l.interim && res.Verdict != v1alpha1.VerdictFail {
+		r.setParity(pc, v.parity, v.interimReason, res.Message)
+		return min(analysisInterval(spec), l.stepEnd.Sub(now))
 	}
-
+	r.setParity(pc, v.parity, v.reason, res.Message)
 	switch res.Verdict {
 	case v1alpha1.VerdictPass:
-		r.setParity(pc, metav1.ConditionTrue, "Passed", res.Message)
-		if int(st.CurrentStep) < len(spec.Steps)-1 {
-			st.CurrentStep++
-			st.CurrentWeight = spec.Steps[st.CurrentStep]
-			st.StepStartedAt = ptrTime(now)
-			r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("step %d of %d: weight %d", st.CurrentStep+1, len(spec.Steps), st.CurrentWeight))
-			out.event(corev1.EventTypeNormal, EventStepAdvanced, "Step", "parity held at weight %d; weight is now %d", res.Weight, st.CurrentWeight)
-			return spec.StepInterval.Duration
-		}
-		r.succeed(pc, out)
-		return 0
-
+		return r.passStep(pc, res.Weight, now, out)
 	case v1alpha1.VerdictFail:
 		st.FailedAnalyses++
-		r.setParity(pc, metav1.ConditionFalse, "Breached", res.Message)
-		out.event(corev1.EventTypeWarning, EventAnalysisFailed, "Analyze", "weight %d, failure %d of %d: %s", res.Weight, st.FailedAnalyses, failureLimit(spec), res.Message)
+		out.event(v.eventType, v.event, "Analyze", "weight %d, failure %d of %d: %s", res.Weight, st.FailedAnalyses, failureLimit(spec), res.Message)
 		if st.FailedAnalyses >= failureLimit(spec) {
 			r.fail(pc, out)
 			return 0
 		}
 		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d after %d failed analyses", st.CurrentWeight, st.FailedAnalyses))
 		return analysisInterval(spec)
-
-	case v1alpha1.VerdictError:
-		r.setParity(pc, metav1.ConditionUnknown, EventPrometheusUnavailable, res.Message)
-		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d: Prometheus unavailable", st.CurrentWeight))
-		out.event(corev1.EventTypeWarning, EventPrometheusUnavailable, "Analyze", "holding weight %d: %s", res.Weight, res.Message)
-		return analysisInterval(spec)
-
-	default: // NoData
-		r.setParity(pc, metav1.ConditionUnknown, "NoData", res.Message)
-		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d: analysis inconclusive", st.CurrentWeight))
-		out.event(corev1.EventTypeNormal, EventAnalysisInconclusive, "Analyze", "holding weight %d: %s", res.Weight, res.Message)
-		return analysisInterval(spec)
 	}
+	r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d: %s", st.CurrentWeight, v.holding))
+	out.event(v.eventType, v.event, "Analyze", "holding weight %d: %s", res.Weight, res.Message)
+	return analysisInterval(spec)
+}
+
+// passStep moves to the next step after a passed analysis at weight, or applies onSuccess
+// after the last.
+func (r *PoolCanaryReconciler) passStep(pc *v1alpha1.PoolCanary, weight int32, now time.Time, out *pending) time.Duration {
+	spec, st := &pc.Spec, &pc.Status
+	if int(st.CurrentStep) >= len(spec.Steps)-1 {
+		r.succeed(pc, out)
+		return 0
+	}
+	st.CurrentStep++
+	st.CurrentWeight = spec.Steps[st.CurrentStep]
+	st.StepStartedAt = ptrTime(now)
+	r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("step %d of %d: weight %d", st.CurrentStep+1, len(spec.Steps), st.CurrentWeight))
+	out.event(corev1.EventTypeNormal, EventStepAdvanced, "Step", "parity held at weight %d; weight is now %d", weight, st.CurrentWeight)
+	return spec.StepInterval.Duration
 }
 
 // startRollout resets the status for a new rollout from the first step.
@@ -528,90 +569,118 @@ func (r *PoolCanaryReconciler) fail(pc *v1alpha1.PoolCanary, out *pending) {
 	out.profile = spec.Analysis.Profiles != nil
 }
 
-// applyTracks server-side applies both Deployments with the current split and returns them
-// as the cache last saw them (for their pod counts). It sets TracksReady.
-func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, out *pending) (stable, gray *appsv1.Deployment, err error) {
+// applyTracks server-side applies both Deployments with the router's split, and the track
+// Services the router names, and returns the Deployments as the cache last saw them (for their
+// pod counts). It sets TracksReady.
+func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.PoolCanary, router trafficrouting.Router, sel *metav1.LabelSelector, out *pending) (stable, gray *appsv1.Deployment, err error) {
+	st := &pc.Status
+	stableSvc, graySvc, services := router.Services()
+	deps := map[string]*appsv1.Deployment{}
+	for _, t := range trackPlan(pc, router) {
+		if deps[t.track], err = r.applyDeployment(ctx, pc, sel, t, out); err != nil {
+			return nil, nil, err
+		}
+		if t.track == v1alpha1.TrackBaseline || !services {
+			continue
+		}
+		name := stableSvc
+		if t.track == v1alpha1.TrackGray {
+			name = graySvc
+		}
+		if err := r.applyService(ctx, pc, sel, t, name, out); err != nil {
+			return nil, nil, err
+		}
+	}
+	msg := fmt.Sprintf("stable %d (%s), gray %d (%s)", st.StableReplicas, st.StablePoolMode, st.GrayReplicas, pc.Spec.PoolModes.Gray)
+	if pc.Spec.Analysis.Baseline == v1alpha1.BaselineFresh {
+		msg += fmt.Sprintf(", baseline %d (%s)", st.BaselineReplicas, st.StablePoolMode)
+	}
+	if services {
+		msg += fmt.Sprintf("; Services %s and %s", stableSvc, graySvc)
+	}
+	r.setTracksReady(pc, metav1.ConditionTrue, "Applied", msg)
+	return deps[v1alpha1.TrackStable], deps[v1alpha1.TrackGray], nil
+}
+
+// trackSpec is one track's Deployment as the current weight asks for it.
+type trackSpec struct {
+	track    string
+	mode     v1alpha1.PoolMode
+	replicas int32
+}
+
+// trackPlan splits spec.replicas by the router for the current weight into the status'
+// replica counts (with a Fresh baseline as large as gray while a rollout runs), and returns
+// each track's Deployment to apply.
+func trackPlan(pc *v1alpha1.PoolCanary, router trafficrouting.Router) []trackSpec {
 	st := &pc.Status
 	replicas := int32(0)
 	if pc.Spec.Replicas != nil {
 		replicas = *pc.Spec.Replicas
 	}
-	rt, routed := RoutingOf(pc)
-	if routed {
-		st.StableReplicas, st.GrayReplicas = SplitRouted(replicas, st.CurrentWeight)
-	} else {
-		st.StableReplicas, st.GrayReplicas = Split(replicas, st.CurrentWeight)
-	}
-	fresh := pc.Spec.Analysis.Baseline == v1alpha1.BaselineFresh
+	st.StableReplicas, st.GrayReplicas = router.Split(replicas, st.CurrentWeight)
 	st.BaselineReplicas = 0
-	if fresh && st.CurrentWeight > 0 && !rolloutEnded(pc) {
+	if pc.Spec.Analysis.Baseline == v1alpha1.BaselineFresh && st.CurrentWeight > 0 && !rolloutEnded(pc) {
 		st.BaselineReplicas = st.GrayReplicas // as many as gray, started with it
 	}
-
-	deps := map[string]*appsv1.Deployment{}
-	for _, t := range []struct {
-		track    string
-		mode     v1alpha1.PoolMode
-		replicas int32
-	}{
+	plan := []trackSpec{
 		{v1alpha1.TrackStable, st.StablePoolMode, st.StableReplicas},
 		{v1alpha1.TrackGray, pc.Spec.PoolModes.Gray, st.GrayReplicas},
 		{v1alpha1.TrackBaseline, st.StablePoolMode, st.BaselineReplicas},
-	} {
-		name := trackName(pc, t.track)
-		var cur appsv1.Deployment
-		switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: pc.Namespace, Name: name}, &cur); {
-		case apierrors.IsNotFound(err) && t.track == v1alpha1.TrackBaseline && !fresh:
-			continue // a Concurrent canary has no baseline Deployment
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, nil, fmt.Errorf("reading Deployment %s: %w", name, err)
-		case !metav1.IsControlledBy(&cur, pc):
-			return nil, nil, r.ownershipConflict(pc, "Deployment", name, out)
-		default:
-			deps[t.track] = &cur
-		}
-		mode := t.mode
-		if mode == "" {
-			mode = v1alpha1.PoolModeUnpooled
-		}
-		d, err := trackDeployment(pc, sel, t.track, mode, t.replicas)
-		if err != nil {
-			r.setTracksReady(pc, metav1.ConditionFalse, EventApplyFailed, err.Error())
-			out.event(corev1.EventTypeWarning, EventApplyFailed, "Apply", "%v", err)
-			return nil, nil, reconcile.TerminalError(err)
-		}
-		if err := r.Client.Apply(ctx, d, client.FieldOwner(managerName), client.ForceOwnership); err != nil {
-			return nil, nil, r.applyFailed(pc, "Deployment", name, err, out)
-		}
-		if t.track == v1alpha1.TrackBaseline || !routed {
-			continue
-		}
-		// The track's Service, which the route's backendRef names. Read from the API server:
-		// Services are not cached (nor watched), and one the canary does not own is never
-		// taken over.
-		svcName := rt.service(t.track)
-		var svc corev1.Service
-		switch err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: pc.Namespace, Name: svcName}, &svc); {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, nil, fmt.Errorf("reading Service %s: %w", svcName, err)
-		case !metav1.IsControlledBy(&svc, pc):
-			return nil, nil, r.ownershipConflict(pc, "Service", svcName, out)
-		}
-		if err := r.Client.Apply(ctx, trackService(pc, sel, t.track, svcName, mode), client.FieldOwner(managerName), client.ForceOwnership); err != nil {
-			return nil, nil, r.applyFailed(pc, "Service", svcName, err, out)
+	}
+	for i := range plan {
+		if plan[i].mode == "" {
+			plan[i].mode = v1alpha1.PoolModeUnpooled
 		}
 	}
-	msg := fmt.Sprintf("stable %d (%s), gray %d (%s)", st.StableReplicas, st.StablePoolMode, st.GrayReplicas, pc.Spec.PoolModes.Gray)
-	if fresh {
-		msg += fmt.Sprintf(", baseline %d (%s)", st.BaselineReplicas, st.StablePoolMode)
+	return plan
+}
+
+// applyDeployment applies a track's Deployment and returns it as the cache saw it before (nil
+// when there was none). A Concurrent canary has no baseline Deployment: none is created.
+func (r *PoolCanaryReconciler) applyDeployment(ctx context.Context, pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, t trackSpec, out *pending) (*appsv1.Deployment, error) {
+	name := trackName(pc, t.track)
+	var cur *appsv1.Deployment
+	var got appsv1.Deployment
+	switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: pc.Namespace, Name: name}, &got); {
+	case apierrors.IsNotFound(err) && t.track == v1alpha1.TrackBaseline && pc.Spec.Analysis.Baseline != v1alpha1.BaselineFresh:
+		return nil, nil
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, fmt.Errorf("reading Deployment %s: %w", name, err)
+	case !metav1.IsControlledBy(&got, pc):
+		return nil, r.ownershipConflict(pc, "Deployment", name, out)
+	default:
+		cur = &got
 	}
-	if routed {
-		msg += fmt.Sprintf("; Services %s and %s", rt.StableService, rt.GrayService)
+	d, err := trackDeployment(pc, sel, t.track, t.mode, t.replicas)
+	if err != nil {
+		r.setTracksReady(pc, metav1.ConditionFalse, EventApplyFailed, err.Error())
+		out.event(corev1.EventTypeWarning, EventApplyFailed, "Apply", "%v", err)
+		return nil, reconcile.TerminalError(err)
 	}
-	r.setTracksReady(pc, metav1.ConditionTrue, "Applied", msg)
-	return deps[v1alpha1.TrackStable], deps[v1alpha1.TrackGray], nil
+	if err := r.Client.Apply(ctx, d, client.FieldOwner(managerName), client.ForceOwnership); err != nil {
+		return nil, r.applyFailed(pc, "Deployment", name, err, out)
+	}
+	return cur, nil
+}
+
+// applyService applies the track's Service of the given name, which the router's backends
+// address. It is read from the API server: Services are not cached (nor watched), and one the
+// canary does not own is never taken over.
+func (r *PoolCanaryReconciler) applyService(ctx context.Context, pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, t trackSpec, name string, out *pending) error {
+	var svc corev1.Service
+	switch err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: pc.Namespace, Name: name}, &svc); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("reading Service %s: %w", name, err)
+	case !metav1.IsControlledBy(&svc, pc):
+		return r.ownershipConflict(pc, "Service", name, out)
+	}
+	if err := r.Client.Apply(ctx, trackService(pc, sel, t.track, name, t.mode), client.FieldOwner(managerName), client.ForceOwnership); err != nil {
+		return r.applyFailed(pc, "Service", name, err, out)
+	}
+	return nil
 }
 
 // ownershipConflict reports an object of a track's name that the canary does not control:
@@ -676,21 +745,14 @@ func (p *pending) event(typ, reason, action, note string, args ...any) {
 	p.events = append(p.events, pendingEvent{typ, reason, action, fmt.Sprintf(note, args...)})
 }
 
-// rolloutEnded reports whether the rollout has ended (promoted, rolled back, or paused by
-// onSuccess or onFailure); spec.paused only pauses it.
+// rolloutEnded reports whether the rollout has ended (progressReasons).
 func rolloutEnded(pc *v1alpha1.PoolCanary) bool {
 	prog := meta.FindStatusCondition(pc.Status.Conditions, v1alpha1.ConditionProgressing)
-	if prog == nil {
-		return false
-	}
-	switch prog.Reason {
-	case ReasonPromoted, ReasonNothingToCompare, ReasonRolledBack, ReasonAborted, ReasonPausedOnSuccess, ReasonPausedOnFailure:
-		return true
-	}
-	return false
+	return prog != nil && progressReasons[prog.Reason].ended
 }
 
-// phaseOf derives the phase from the conditions.
+// phaseOf derives the phase from the conditions: Failed while TracksReady is False, else the
+// Progressing reason's (progressReasons), Progressing before there is one.
 func phaseOf(pc *v1alpha1.PoolCanary) v1alpha1.Phase {
 	if meta.IsStatusConditionFalse(pc.Status.Conditions, v1alpha1.ConditionTracksReady) {
 		return v1alpha1.PhaseFailed
@@ -699,13 +761,8 @@ func phaseOf(pc *v1alpha1.PoolCanary) v1alpha1.Phase {
 	if prog == nil {
 		return v1alpha1.PhaseProgressing
 	}
-	switch prog.Reason {
-	case ReasonPromoted, ReasonNothingToCompare:
-		return v1alpha1.PhasePromoted
-	case ReasonRolledBack, ReasonAborted:
-		return v1alpha1.PhaseRolledBack
-	case ReasonPaused, ReasonPausedOnSuccess, ReasonPausedOnFailure:
-		return v1alpha1.PhasePaused
+	if r, ok := progressReasons[prog.Reason]; ok {
+		return r.phase
 	}
 	return v1alpha1.PhaseProgressing
 }

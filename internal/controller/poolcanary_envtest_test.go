@@ -214,13 +214,16 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 		}
 	})
 
-	t.Run("the CRD refuses a trafficRouting whose Services could not exist", func(t *testing.T) {
+	t.Run("the CRD refuses a trafficRouting without one router, or whose Services could not exist", func(t *testing.T) {
 		ns := newNamespace(t, c, "routecrd")
 		for _, bad := range []struct {
 			name, want string
 			edit       func(*v1alpha1.PoolCanary)
 		}{
-			{"no route name", "httpRoute", func(p *v1alpha1.PoolCanary) { p.Spec.TrafficRouting.GatewayAPI.HTTPRoute = "" }},
+			{"no router", "set exactly one router", func(p *v1alpha1.PoolCanary) { p.Spec.TrafficRouting = &v1alpha1.TrafficRouting{} }},
+			{"no route name", "httpRoute", func(p *v1alpha1.PoolCanary) {
+				p.Spec.TrafficRouting.GatewayAPI.HTTPRoute, p.Spec.TrafficRouting.GatewayAPI.StableService = "", "web-stable"
+			}},
 			{"one Service for both tracks", "different names", func(p *v1alpha1.PoolCanary) {
 				p.Spec.TrafficRouting.GatewayAPI.StableService, p.Spec.TrafficRouting.GatewayAPI.GrayService = "web", "web"
 			}},

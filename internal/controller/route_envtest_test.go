@@ -18,6 +18,7 @@ import (
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/internal/controller"
+	"github.com/poolparity/poolparity/internal/controller/trafficrouting/gatewayapi"
 )
 
 // runRouteScenarios runs the canaries with spec.trafficRouting against the Gateway API's own
@@ -43,19 +44,8 @@ func runRouteScenarios(ctx context.Context, t *testing.T, c client.Client) {
 		if err := c.Create(ctx, pc); err != nil {
 			t.Fatal(err)
 		}
-		// Every split the route carried, in order, as "gray/stable".
-		var seen []string
-		waitFor(t, 30*time.Second, "phase Promoted and the route at 0/100", func() (bool, string) {
-			w := routeWeights(ctx, t, c, ns, "web", 1)
-			if n := len(seen); n == 0 || seen[n-1] != w {
-				seen = append(seen, w)
-			}
-			cur := getCanary(ctx, t, c, ns, "shop")
-			return cur.Status.Phase == v1alpha1.PhasePromoted && w == "0/100", fmt.Sprintf("phase %s, route %s", cur.Status.Phase, w)
-		})
-		if want := []string{"10/90", "25/75", "0/100"}; !isSubsequence(want, seen) {
-			t.Errorf("the route carried %v, want it to step through %v", seen, want)
-		}
+		waitPromotedThrough(ctx, t, c, ns, "the route", func() (string, error) { return routeWeights(ctx, t, c, ns, "web", 1), nil },
+			[]string{"10/90", "25/75", "0/100"})
 		got := getCanary(ctx, t, c, ns, "shop")
 		if got.Status.RouteWeight == nil || *got.Status.RouteWeight != 0 || got.Status.StablePoolMode != v1alpha1.PoolModePooled {
 			t.Errorf("after promotion: routeWeight %v, stable pool mode %s; want 0 and pooled", got.Status.RouteWeight, got.Status.StablePoolMode)
@@ -150,7 +140,7 @@ func runRouteScenarios(ctx context.Context, t *testing.T, c client.Client) {
 		if err := c.Create(ctx, pc); err != nil {
 			t.Fatal(err)
 		}
-		waitDegraded(ctx, t, c, ns, controller.ReasonRouteNotFound, "HTTPRoute web not found in namespace "+ns+"; no weight set")
+		waitDegraded(ctx, t, c, ns, gatewayapi.ReasonRouteNotFound, "HTTPRoute web not found in namespace "+ns+"; no weight set")
 		time.Sleep(2 * time.Second) // steps of 1s: it would have promoted
 		cur := getCanary(ctx, t, c, ns, "shop")
 		if cur.Status.Phase != v1alpha1.PhaseProgressing || cur.Status.CurrentStep != 0 || cur.Status.LastAnalysis != nil || cur.Status.RouteWeight != nil {
@@ -184,7 +174,7 @@ func runRouteScenarios(ctx context.Context, t *testing.T, c client.Client) {
 		if err := c.Create(ctx, pc); err != nil {
 			t.Fatal(err)
 		}
-		waitDegraded(ctx, t, c, ns, controller.ReasonBackendsMissing, "HTTPRoute web: no backendRef names Service shop-gray; no weight set")
+		waitDegraded(ctx, t, c, ns, gatewayapi.ReasonBackendsMissing, "HTTPRoute web: no backendRef names Service shop-gray; no weight set")
 		time.Sleep(2 * time.Second)
 		if now := getRoute(ctx, t, c, ns, "web"); now.GetResourceVersion() != route.GetResourceVersion() {
 			t.Errorf("the route was written (resourceVersion %s, created as %s)", now.GetResourceVersion(), route.GetResourceVersion())
@@ -193,6 +183,28 @@ func runRouteScenarios(ctx context.Context, t *testing.T, c client.Client) {
 			t.Errorf("a route without the gray backend moved the rollout: phase %s, step %d, last analysis %v", cur.Status.Phase, cur.Status.CurrentStep, cur.Status.LastAnalysis)
 		}
 	})
+}
+
+// waitPromotedThrough waits for canary shop to be Promoted with the weights of what (read by
+// weights as "gray/stable") at 0/100, and checks that every split they carried on the way, in
+// order, stepped through want.
+func waitPromotedThrough(ctx context.Context, t *testing.T, c client.Client, ns, what string, weights func() (string, error), want []string) {
+	t.Helper()
+	var seen []string
+	waitFor(t, 30*time.Second, "phase Promoted and "+what+" at 0/100", func() (bool, string) {
+		w, err := weights()
+		if err != nil {
+			return false, err.Error()
+		}
+		if n := len(seen); n == 0 || seen[n-1] != w {
+			seen = append(seen, w)
+		}
+		cur := getCanary(ctx, t, c, ns, "shop")
+		return cur.Status.Phase == v1alpha1.PhasePromoted && w == "0/100", fmt.Sprintf("phase %s, %s %s", cur.Status.Phase, what, w)
+	})
+	if !isSubsequence(want, seen) {
+		t.Errorf("%s carried %v, want it to step through %v", what, seen, want)
+	}
 }
 
 // rule is an HTTPRoute rule with the fields in extra and these backendRefs.
@@ -243,7 +255,7 @@ func createRoute(ctx context.Context, t *testing.T, c client.Client, ns, name st
 func getRoute(ctx context.Context, t *testing.T, c client.Client, ns, name string) *unstructured.Unstructured {
 	t.Helper()
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(controller.HTTPRouteGVK)
+	u.SetGroupVersionKind(gatewayapi.HTTPRouteGVK)
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, u); err != nil {
 		t.Fatal(err)
 	}

@@ -149,11 +149,15 @@ const (
 	BaselineFresh BaselineMode = "Fresh"
 )
 
-// TrafficRouting says what decides the gray track's share of the traffic. Unset, the share is
-// the replica split behind one Service that selects both tracks.
+// TrafficRouting says what decides the gray track's share of the traffic: a union of routers,
+// of which exactly one is set. Unset, the share is the replica split behind one Service that
+// selects both tracks. Each member is served by one router package under
+// internal/controller/trafficrouting; a new member also joins the list of the rule below.
+// +kubebuilder:validation:XValidation:rule="[has(self.gatewayAPI)].filter(m, m).size() == 1",message="trafficRouting: set exactly one router: gatewayAPI"
 type TrafficRouting struct {
 	// GatewayAPI sets the backendRef weights of a Gateway API HTTPRoute.
-	GatewayAPI GatewayAPIRouting `json:"gatewayAPI"`
+	// +optional
+	GatewayAPI GatewayAPIRouting `json:"gatewayAPI,omitzero"`
 }
 
 // GatewayAPIRouting names the HTTPRoute whose backendRef weights the controller sets and the
@@ -884,8 +888,8 @@ type PoolCanaryStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 56",message="name must be at most 56 characters: the Deployments are <name>-stable and <name>-gray"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.analysis.baseline) || self.spec.analysis.baseline != 'Fresh' || size(self.metadata.name) <= 54",message="with analysis.baseline Fresh the name must be at most 54 characters: the baseline Deployment is <name>-baseline"
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.trafficRouting) || (has(self.spec.trafficRouting.gatewayAPI.stableService) && has(self.spec.trafficRouting.gatewayAPI.grayService)) || self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="with trafficRouting the default Service names <name>-stable and <name>-gray need a name that is a DNS-1035 label (lower case letters, digits and '-', starting with a letter); or set stableService and grayService"
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.trafficRouting) || (has(self.spec.trafficRouting.gatewayAPI.stableService) ? self.spec.trafficRouting.gatewayAPI.stableService : self.metadata.name + '-stable') != (has(self.spec.trafficRouting.gatewayAPI.grayService) ? self.spec.trafficRouting.gatewayAPI.grayService : self.metadata.name + '-gray')",message="trafficRouting: the stable and gray Services must have different names"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.trafficRouting) || !has(self.spec.trafficRouting.gatewayAPI) || (has(self.spec.trafficRouting.gatewayAPI.stableService) && has(self.spec.trafficRouting.gatewayAPI.grayService)) || self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="with trafficRouting the default Service names <name>-stable and <name>-gray need a name that is a DNS-1035 label (lower case letters, digits and '-', starting with a letter); or set stableService and grayService"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.trafficRouting) || !has(self.spec.trafficRouting.gatewayAPI) || (has(self.spec.trafficRouting.gatewayAPI.stableService) ? self.spec.trafficRouting.gatewayAPI.stableService : self.metadata.name + '-stable') != (has(self.spec.trafficRouting.gatewayAPI.grayService) ? self.spec.trafficRouting.gatewayAPI.grayService : self.metadata.name + '-gray')",message="trafficRouting: the stable and gray Services must have different names"
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=pcanary,categories=poolparity
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
