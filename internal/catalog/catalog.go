@@ -379,8 +379,31 @@ func (c Catalog) Select(ids ...ID) (Catalog, error) {
 }
 
 // WithThreshold returns a copy of c with SLI id's threshold set to t.
+// A threshold that is not finite, or a ratio's that is not above 0, is an
+// error: it would make the SLI's margin infinite (every gray within it).
 func (c Catalog) WithThreshold(id ID, t float64) (Catalog, error) {
-	return c.with(id, func(s *SLI) { s.Threshold = t })
+	out, err := c.with(id, func(s *SLI) { s.Threshold = t })
+	if err != nil {
+		return Catalog{}, err
+	}
+	s, _ := out.Get(id)
+	if err := s.checkThreshold(); err != nil {
+		return Catalog{}, fmt.Errorf("SLI %q: %w", id, err)
+	}
+	return out, nil
+}
+
+// checkThreshold says what is wrong with s's threshold (nil: nothing): it
+// must be finite, and above 0 where gray/stable is compared (a ratio limit of
+// 0 or below has no margin on the log scale the judges work on).
+func (s SLI) checkThreshold() error {
+	switch {
+	case math.IsNaN(s.Threshold) || math.IsInf(s.Threshold, 0):
+		return fmt.Errorf("the threshold %g is not finite", s.Threshold)
+	case s.Comparison.IsRatio() && s.Threshold <= 0:
+		return fmt.Errorf("the threshold %g of a ratio limit (%s) must be above 0", s.Threshold, s.Comparison)
+	}
+	return nil
 }
 
 // WithFloor returns a copy of c with SLI id's floor set to f.
@@ -460,6 +483,9 @@ func (c Catalog) Validate() error {
 		case RatioAtMost, RatioAtLeast, DeltaAtMost, DeltaAtLeast, GrayAtLeast:
 		default:
 			errs = append(errs, fmt.Errorf("%s: unknown comparison %q", where, s.Comparison))
+		}
+		if err := s.checkThreshold(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 		}
 		if s.Floor < 0 || s.RelFloor < 0 || s.RelFloor >= 1 || math.IsNaN(s.Floor) || math.IsInf(s.Floor, 0) {
 			errs = append(errs, fmt.Errorf("%s: the floor is negative or not finite, or the relative floor is outside [0, 1)", where))

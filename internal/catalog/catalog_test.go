@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,6 +74,53 @@ func TestSelectAndWithThresholdCopy(t *testing.T) {
 	orig, _ := d.Get(catalog.CPUPerRequest)
 	if s.Threshold != 1.5 || orig.Threshold == 1.5 {
 		t.Errorf("WithThreshold: copy %v, original %v; want 1.5 in the copy only", s.Threshold, orig.Threshold)
+	}
+}
+
+// TestWithThresholdRefusesAnInfiniteMargin: a ratio limit of 0 (once admitted from a
+// PoolCanary's maxRatio: "0", whose margin became +Inf and passed a +20% gray) or below, and a
+// threshold that is not finite, are errors naming the SLI; a delta limit may be 0 or negative.
+func TestWithThresholdRefusesAnInfiniteMargin(t *testing.T) {
+	d := catalog.Default()
+	tests := []struct {
+		id      catalog.ID
+		t       float64
+		wantErr string
+	}{
+		{catalog.CPUPerRequest, 0, "must be above 0"},
+		{catalog.CPUPerRequest, -1.2, "must be above 0"},
+		{"latency-p99", math.NaN(), "not finite"},
+		{catalog.ErrorRatio, math.Inf(1), "not finite"},
+		{catalog.CPUPerRequest, 0.9, ""},
+		{catalog.ErrorRatio, 0, ""},
+		{catalog.RedisPoolHitRatio, -0.2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s=%g", tt.id, tt.t), func(t *testing.T) {
+			c, err := d.WithThreshold(tt.id, tt.t)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := c.Validate(); err != nil {
+					t.Errorf("Validate after WithThreshold: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), string(tt.id)) {
+				t.Errorf("WithThreshold(%s, %g): %v, want an error naming the SLI and %q", tt.id, tt.t, err, tt.wantErr)
+			}
+			bad := d
+			bad.SLIs = slices.Clone(d.SLIs)
+			for i := range bad.SLIs {
+				if bad.SLIs[i].ID == tt.id {
+					bad.SLIs[i].Threshold = tt.t
+				}
+			}
+			if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Validate of a catalog holding %s=%g: %v, want %q", tt.id, tt.t, err, tt.wantErr)
+			}
+		})
 	}
 }
 

@@ -68,6 +68,10 @@ func TestPrometheusAnalyzer(t *testing.T) {
 			analysis:    func(a *v1alpha1.Analysis) { a.SLIs[0].MaxRatio = ptr.To("1.1.0") },
 			wantMessage: `"1.1.0" is not a decimal number`,
 			wantSLI:     map[string]v1alpha1.Verdict{"latency-p99": v1alpha1.VerdictError}},
+		{name: "a ratio limit of 0 (an infinite margin) is an error, never a pass", mode: "regression", wantVerdict: v1alpha1.VerdictError,
+			analysis:    func(a *v1alpha1.Analysis) { a.SLIs[0].MaxRatio = ptr.To("0") },
+			wantMessage: "must be above 0",
+			wantSLI:     map[string]v1alpha1.Verdict{"latency-p99": v1alpha1.VerdictError}},
 		{name: "a ratio breach within the floor passes", mode: "regression", wantVerdict: v1alpha1.VerdictPass,
 			analysis: func(a *v1alpha1.Analysis) {
 				a.SLIs[0].Floor = ptr.To("0.06") // gray is 50ms slower

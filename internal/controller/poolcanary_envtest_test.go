@@ -98,6 +98,15 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 		if err := c.Create(ctx, pc); err == nil || !strings.Contains(err.Error(), "latency-p99") {
 			t.Errorf("an SLI name outside the catalog: got %v, want a validation error listing the catalog's IDs", err)
 		}
+		// A ratio limit of 0 has no margin on the judges' log scale: once admitted, it passed a
+		// +20% gray.
+		for _, zero := range []string{"0", "0.0", "0.000"} {
+			pc = newCanary(ns, "bad", "http://127.0.0.1:1")
+			pc.Spec.Analysis.SLIs[0].MaxRatio = ptr.To(zero)
+			if err := c.Create(ctx, pc); err == nil || !strings.Contains(err.Error(), "maxRatio") {
+				t.Errorf("maxRatio %q: got %v, want a validation error naming maxRatio", zero, err)
+			}
+		}
 	})
 
 	t.Run("each track runs its own Go runtime settings, which the CRD checks", func(t *testing.T) {

@@ -279,8 +279,9 @@ type SLI struct {
 	MatchLabels map[string]string `json:"matchLabels,omitempty"`
 
 	// MaxRatio fails the SLI when gray/stable is above it (e.g. "1.2" allows 20% worse);
-	// for SLIs where higher is worse (latency, CPU or bytes per request).
-	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)(\.[0-9]+)?$`
+	// for SLIs where higher is worse (latency, CPU or bytes per request). Above 0: a limit of 0
+	// would have no margin on the judges' log scale.
+	// +kubebuilder:validation:Pattern=`^(0\.[0-9]*[1-9][0-9]*|[1-9][0-9]*(\.[0-9]+)?)$`
 	// +optional
 	MaxRatio *string `json:"maxRatio,omitempty"`
 
