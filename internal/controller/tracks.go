@@ -17,6 +17,7 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/instrument"
 )
 
 // appName is the chart's app.kubernetes.io/name of the service pods.
@@ -32,15 +33,15 @@ func trackName(pc *v1alpha1.PoolCanary, track string) string {
 }
 
 // grayStatus is the gray-status label (and gray_status metric label) of a track's pods:
-// "true" for gray, "baseline" for the fresh baseline, "false" for stable.
+// instrument's value of the gray track, the fresh baseline or the stable track.
 func grayStatus(track string) string {
 	switch track {
 	case v1alpha1.TrackGray:
-		return "true"
+		return instrument.GrayStatusGray
 	case v1alpha1.TrackBaseline:
-		return "baseline"
+		return instrument.GrayStatusBaseline
 	}
-	return "false"
+	return instrument.GrayStatusStable
 }
 
 // effectiveSelector is spec.selector, or the chart's labels for this canary when it is empty.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/promql/parser"
 	"maps"
 	"slices"
 	"strconv"
@@ -13,7 +11,10 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
 
+	"github.com/poolparity/poolparity/instrument"
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 )
@@ -146,7 +147,7 @@ type Options struct {
 	Exclude []Interval
 	// BaselineTrack is the gray_status value of the track gray is compared
 	// with: empty is stable's ("false"); a PoolCanary's fresh baseline is
-	// "baseline" (promread.BaselineStatus). Every per-track read (the
+	// "baseline" (instrument.GrayStatusBaseline). Every per-track read (the
 	// thresholds, the samples, the traffic guard, the pooled check) uses
 	// it.
 	BaselineTrack string
@@ -346,7 +347,7 @@ func newEvaluation(cat catalog.Catalog, o Options) (evaluation, error) {
 	o.Test = o.Test.withCatalog(st)
 	o.Sequential = o.Sequential.withCatalog(st)
 	if o.BaselineTrack == "" {
-		o.BaselineTrack = promread.StableStatus
+		o.BaselineTrack = instrument.GrayStatusStable
 	}
 	if o.StatSince.IsZero() || o.StatSince.After(o.At) {
 		o.StatSince = o.At.Add(-o.StatWindow)
@@ -599,9 +600,9 @@ func (e evaluation) hasSeries(ctx context.Context, q Querier, metric, m string) 
 func (e evaluation) tracksHave(ctx context.Context, q Querier, metric string) (bool, error) {
 	base := e.opts.BaselineTrack
 	if base == "" {
-		base = promread.StableStatus
+		base = instrument.GrayStatusStable
 	}
-	return e.hasSeries(ctx, q, metric, `gray_status=~"`+promread.GrayStatus+"|"+base+`"`)
+	return e.hasSeries(ctx, q, metric, `gray_status=~"`+instrument.GrayStatusGray+"|"+base+`"`)
 }
 
 // CriterionOf returns how the judge compares an SLI.
@@ -615,8 +616,8 @@ func sel(base string, extra ...string) string {
 }
 
 const (
-	grayM   = `gray_status="` + promread.GrayStatus + `"`
-	stableM = `gray_status="` + promread.StableStatus + `"`
+	grayM   = `gray_status="` + instrument.GrayStatusGray + `"`
+	stableM = `gray_status="` + instrument.GrayStatusStable + `"`
 )
 
 // SelectAlerts returns the alerts that matchers select: those whose labels

@@ -23,6 +23,8 @@ import (
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/poolparity/poolparity/instrument"
 )
 
 // Querier is the part of the Prometheus HTTP API the evaluator uses;
@@ -34,21 +36,13 @@ type Querier interface {
 	Rules(ctx context.Context, matches []string) (v1.RulesResult, error)
 }
 
-// The gray_status values of the two tracks, and of the fresh baseline
-// Deployment a PoolCanary may compare gray with instead of stable.
-const (
-	StableStatus   = "false"
-	GrayStatus     = "true"
-	BaselineStatus = "baseline"
-)
-
-// comparison returns the tracks read: the baseline (gray_status baseline,
-// "" meaning StableStatus) as "stable", and the gray track.
+// comparison returns the tracks read: the baseline (a gray_status value,
+// "" meaning instrument.GrayStatusStable) as "stable", and the gray track.
 func comparison(baseline string) [2]struct{ name, status string } {
 	if baseline == "" {
-		baseline = StableStatus
+		baseline = instrument.GrayStatusStable
 	}
-	return [2]struct{ name, status string }{{"stable", baseline}, {"gray", GrayStatus}}
+	return [2]struct{ name, status string }{{"stable", baseline}, {"gray", instrument.GrayStatusGray}}
 }
 
 // DescribeError keeps the Prometheus API's error type and detail in the
@@ -132,7 +126,7 @@ const maxSkew = time.Minute
 
 // ReadTracks runs the instant query expr at time at and returns one value
 // per track, told apart by the gray_status label: the gray track's and the
-// baseline's (gray_status baseline; "" is StableStatus), returned as
+// baseline's (a gray_status value; "" is the stable track's), returned as
 // Stable. A track with no series, a NaN, infinite or negative value (every
 // SLI is a rate, a ratio, a duration or a size), a sample not stamped at
 // at, or more than one series has no value: several series are ambiguous
@@ -469,7 +463,7 @@ func Pools(ctx context.Context, q Querier, hitsExpr, getsExpr string, at time.Ti
 
 // TrackName is the track of a gray_status value: "gray" or "stable".
 func TrackName(grayStatus string) string {
-	if grayStatus == GrayStatus {
+	if grayStatus == instrument.GrayStatusGray {
 		return "gray"
 	}
 	return "stable"
