@@ -15,6 +15,7 @@ import (
 
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/pools"
 )
 
 // Scenario names. They are the demo's SCENARIO values and the kind run's
@@ -29,16 +30,16 @@ const (
 	AA = "aa"
 	// MisuseHold runs the gray track with POOL_MODE=misuse-hold: pooled
 	// objects taken when a request arrives and held to its end.
-	MisuseHold = "misuse-hold"
+	MisuseHold = string(pools.ModeMisuseHold)
 	// MisuseReset runs the gray track with POOL_MODE=misuse-reset: buffers
 	// pre-sized to the largest request and zeroed on every Put.
-	MisuseReset = "misuse-reset"
+	MisuseReset = string(pools.ModeMisuseReset)
 	// MisuseRetain runs the gray track with POOL_MODE=misuse-retain (no size
 	// cap), under a load where one PUT in 16 is large.
-	MisuseRetain = "misuse-retain"
+	MisuseRetain = string(pools.ModeMisuseRetain)
 	// MisuseDirty runs the gray track with POOL_MODE=misuse-dirty: a reset
 	// that forgets the decoded item, caught by the pool sanitizer.
-	MisuseDirty = "misuse-dirty"
+	MisuseDirty = string(pools.ModeMisuseDirty)
 	// MisuseCap runs the example service's gray track with
 	// POOL_MODE=misuse-cap: an image pool whose New makes the largest image
 	// and whose size cap drops anything over a quarter of it, so every Put
@@ -67,8 +68,8 @@ const ExampleLoadPath = "/thumbnail/img-{key}?w={32|32|64|64|64|64|128|128|128|2
 // Pool modes of a track (the service's POOL_MODE); the misuse scenarios'
 // gray mode is their name.
 const (
-	Pooled   = "pooled"
-	Unpooled = "unpooled"
+	Pooled   = string(pools.ModePooled)
+	Unpooled = string(pools.ModeUnpooled)
 )
 
 // FaultLatency is the latency the regression scenario adds to every API
