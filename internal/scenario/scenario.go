@@ -78,12 +78,7 @@ const FaultLatency = 40 * time.Millisecond
 
 // LatencyAlert is the alert that names the regression scenario's cause: the
 // catalog's alert of the latency SLIs.
-var LatencyAlert = latencyAlert()
-
-func latencyAlert() string {
-	s, _ := catalog.Default().Get(catalog.LatencyP99)
-	return s.Alert.Name
-}
+var LatencyAlert = catalog.Default().AlertOf(catalog.LatencyP99)
 
 // Scenario is one scenario: the gray track's settings and the expected
 // outcome. The stable track runs StableMode with no fault.
@@ -127,6 +122,8 @@ func NamesFor(service string) []string {
 
 // All returns every scenario, in the order the demo lists them.
 func All() []Scenario {
+	cat := catalog.Default()
+	hitRatio, cpu := cat.AlertOf(catalog.SyncPoolHitRatio), cat.AlertOf(catalog.CPUPerRequest)
 	misuse := func(name string, alerts ...string) Scenario {
 		return Scenario{Name: name, StableMode: Unpooled, GrayMode: name, Want: parity.Fail, Alerts: alerts}
 	}
@@ -138,15 +135,15 @@ func All() []Scenario {
 		// scratch per item makes its pool keep that many, each grown by the
 		// largest item it served, while sync.Pool refills too fast for the
 		// hit ratio to fall under steady load (docs/pool-misuse.md).
-		misuse(MisuseHold, "PoolParityLowSyncPoolHitRatio", "PoolParityNoAllocationGain", "PoolParityLiveHeapRegression"),
-		misuse(MisuseReset, "PoolParityCPUPerRequestRegression", LatencyAlert, "PoolParityLiveHeapRegression"),
-		misuse(MisuseRetain, "PoolParityLiveHeapRegression"),
-		misuse(MisuseDirty, "PoolParityDirtyObjects"),
+		misuse(MisuseHold, hitRatio, catalog.AlertNoAllocationGain, catalog.AlertLiveHeapRegression),
+		misuse(MisuseReset, cpu, LatencyAlert, catalog.AlertLiveHeapRegression),
+		misuse(MisuseRetain, catalog.AlertLiveHeapRegression),
+		misuse(MisuseDirty, catalog.AlertDirtyObjects),
 		// Every image is dropped at Put: the image pool's hit ratio is 0.
 		// Each request then allocates the largest image, which
 		// PoolParityNoAllocationGain (informational) may name as well.
 		func() Scenario {
-			s := misuse(MisuseCap, "PoolParityLowSyncPoolHitRatio")
+			s := misuse(MisuseCap, hitRatio)
 			s.Services = []string{ServiceExample}
 			return s
 		}(),
