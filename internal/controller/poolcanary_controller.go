@@ -33,19 +33,6 @@ import (
 	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
-// Reasons of the Progressing condition. The False ones also record how a rollout ended, so
-// the phase survives a restart of the controller and a spell of TracksReady=False.
-const (
-	ReasonStepping         = "Stepping"         // True: a step is running or holding.
-	ReasonPaused           = "Paused"           // False: spec.paused.
-	ReasonPromoted         = "Promoted"         // False: the last step passed; stable runs gray's pool mode.
-	ReasonNothingToCompare = "NothingToCompare" // False: both tracks have the same pool mode.
-	ReasonPausedOnSuccess  = "PausedOnSuccess"  // False: the last step passed and onSuccess is None.
-	ReasonRolledBack       = "RolledBack"       // False: failureLimit breaches; gray is at 0.
-	ReasonPausedOnFailure  = "PausedOnFailure"  // False: failureLimit breaches and onFailure is Pause.
-	ReasonAborted          = "Aborted"          // False: an operator aborted (poolparity.dev/abort); gray is at 0.
-)
-
 // Event reasons (besides the condition reasons above, which are also Events).
 const (
 	EventRolloutStarted        = "RolloutStarted"
@@ -175,7 +162,7 @@ func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		}
 		if problem != nil {
 			r.degrade(&pc, problem, out)
-		} else if routeDegraded(&pc) && !rolloutEnded(&pc) {
+		} else if routeDegraded(&pc) && !pc.RolloutEnded() {
 			// The weight goes in force only now: the step gets a full interval.
 			pc.Status.StepStartedAt = ptrTime(now)
 		}
@@ -238,21 +225,21 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 		return 0 // promoted or aborted by hand: the rollout has ended
 	}
 	prog := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgressing)
-	if prog == nil || rolloutEnded(pc) {
+	if prog == nil || pc.RolloutEnded() {
 		return 0 // the rollout has ended; a new trigger or pool mode starts another
 	}
 
 	if spec.Paused {
-		if prog.Reason != ReasonPaused {
-			r.setProgressing(pc, metav1.ConditionFalse, ReasonPaused, fmt.Sprintf("paused at weight %d", st.CurrentWeight))
-			out.event(corev1.EventTypeNormal, ReasonPaused, "Pause", "paused at weight %d", st.CurrentWeight)
+		if prog.Reason != v1alpha1.ReasonPaused {
+			r.setProgressing(pc, metav1.ConditionFalse, v1alpha1.ReasonPaused, fmt.Sprintf("paused at weight %d", st.CurrentWeight))
+			out.event(corev1.EventTypeNormal, v1alpha1.ReasonPaused, "Pause", "paused at weight %d", st.CurrentWeight)
 		}
 		return 0
 	}
-	if prog.Reason == ReasonPaused {
+	if prog.Reason == v1alpha1.ReasonPaused {
 		// Resumed: the step gets a full interval again.
 		st.StepStartedAt = ptrTime(now)
-		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("resumed at weight %d", st.CurrentWeight))
+		r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, fmt.Sprintf("resumed at weight %d", st.CurrentWeight))
 		out.event(corev1.EventTypeNormal, "Resumed", "Resume", "resumed at weight %d", st.CurrentWeight)
 	}
 
@@ -318,7 +305,7 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 		res.Weight = st.CurrentWeight
 		st.LastAnalysis = &res
 		r.setParity(pc, metav1.ConditionUnknown, ReasonAnalysisRefused, ref.Error())
-		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d: analysis refused (%s)", st.CurrentWeight, ref.Field))
+		r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, fmt.Sprintf("holding weight %d: analysis refused (%s)", st.CurrentWeight, ref.Field))
 		out.event(corev1.EventTypeWarning, ReasonAnalysisRefused, "Analyze", "holding weight %d: %s", st.CurrentWeight, ref.Error())
 		return analysisInterval(spec)
 	}
@@ -354,7 +341,7 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 			st.CurrentStep++
 			st.CurrentWeight = spec.Steps[st.CurrentStep]
 			st.StepStartedAt = ptrTime(now)
-			r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("step %d of %d: weight %d", st.CurrentStep+1, len(spec.Steps), st.CurrentWeight))
+			r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, fmt.Sprintf("step %d of %d: weight %d", st.CurrentStep+1, len(spec.Steps), st.CurrentWeight))
 			out.event(corev1.EventTypeNormal, EventStepAdvanced, "Step", "parity held at weight %d; weight is now %d", res.Weight, st.CurrentWeight)
 			return spec.StepInterval.Duration
 		}
@@ -369,18 +356,18 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 			r.fail(pc, out)
 			return 0
 		}
-		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d after %d failed analyses", st.CurrentWeight, st.FailedAnalyses))
+		r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, fmt.Sprintf("holding weight %d after %d failed analyses", st.CurrentWeight, st.FailedAnalyses))
 		return analysisInterval(spec)
 
 	case v1alpha1.VerdictError:
 		r.setParity(pc, metav1.ConditionUnknown, EventPrometheusUnavailable, res.Message)
-		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d: Prometheus unavailable", st.CurrentWeight))
+		r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, fmt.Sprintf("holding weight %d: Prometheus unavailable", st.CurrentWeight))
 		out.event(corev1.EventTypeWarning, EventPrometheusUnavailable, "Analyze", "holding weight %d: %s", res.Weight, res.Message)
 		return analysisInterval(spec)
 
 	default: // NoData
 		r.setParity(pc, metav1.ConditionUnknown, "NoData", res.Message)
-		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d: analysis inconclusive", st.CurrentWeight))
+		r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, fmt.Sprintf("holding weight %d: analysis inconclusive", st.CurrentWeight))
 		out.event(corev1.EventTypeNormal, EventAnalysisInconclusive, "Analyze", "holding weight %d: %s", res.Weight, res.Message)
 		return analysisInterval(spec)
 	}
@@ -402,13 +389,13 @@ func (r *PoolCanaryReconciler) startRollout(pc *v1alpha1.PoolCanary, hash string
 	if spec.PoolModes.Stable == spec.PoolModes.Gray {
 		st.CurrentWeight = 0
 		msg := fmt.Sprintf("both tracks run %s: nothing to compare, every replica runs on stable", spec.PoolModes.Stable)
-		r.setProgressing(pc, metav1.ConditionFalse, ReasonNothingToCompare, msg)
-		out.event(corev1.EventTypeNormal, ReasonNothingToCompare, "Rollout", "%s", msg)
+		r.setProgressing(pc, metav1.ConditionFalse, v1alpha1.ReasonNothingToCompare, msg)
+		out.event(corev1.EventTypeNormal, v1alpha1.ReasonNothingToCompare, "Rollout", "%s", msg)
 		return
 	}
 	st.CurrentWeight = spec.Steps[0]
 	msg := fmt.Sprintf("gray (%s) against stable (%s): step 1 of %d, weight %d", spec.PoolModes.Gray, spec.PoolModes.Stable, len(spec.Steps), st.CurrentWeight)
-	r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, msg)
+	r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, msg)
 	out.event(corev1.EventTypeNormal, EventRolloutStarted, "Rollout", "%s", msg)
 }
 
@@ -417,8 +404,8 @@ func (r *PoolCanaryReconciler) succeed(pc *v1alpha1.PoolCanary, out *pending) {
 	spec, st := &pc.Spec, &pc.Status
 	if spec.OnSuccess == v1alpha1.SuccessNone {
 		msg := fmt.Sprintf("parity held through every step; holding weight %d (onSuccess: None)", st.CurrentWeight)
-		r.setProgressing(pc, metav1.ConditionFalse, ReasonPausedOnSuccess, msg)
-		out.event(corev1.EventTypeNormal, ReasonPausedOnSuccess, "Promote", "%s", msg)
+		r.setProgressing(pc, metav1.ConditionFalse, v1alpha1.ReasonPausedOnSuccess, msg)
+		out.event(corev1.EventTypeNormal, v1alpha1.ReasonPausedOnSuccess, "Promote", "%s", msg)
 		out.outcome = "paused_on_success"
 		return
 	}
@@ -431,8 +418,8 @@ func (r *PoolCanaryReconciler) promote(pc *v1alpha1.PoolCanary, out *pending, ms
 	st := &pc.Status
 	st.StablePoolMode = pc.Spec.PoolModes.Gray
 	st.CurrentWeight = 0
-	r.setProgressing(pc, metav1.ConditionFalse, ReasonPromoted, msg)
-	out.event(corev1.EventTypeNormal, ReasonPromoted, "Promote", "%s", msg)
+	r.setProgressing(pc, metav1.ConditionFalse, v1alpha1.ReasonPromoted, msg)
+	out.event(corev1.EventTypeNormal, v1alpha1.ReasonPromoted, "Promote", "%s", msg)
 	out.outcome = "promoted"
 }
 
@@ -460,7 +447,7 @@ func (r *PoolCanaryReconciler) handleRequests(pc *v1alpha1.PoolCanary, out *pend
 	}
 	st.HandledRequests = &handled
 
-	if why := RequestRefusal(pc); why != "" {
+	if why := pc.RequestRefusal(); why != "" {
 		if newAbort {
 			out.event(corev1.EventTypeNormal, EventRequestIgnored, "Abort", "abort request %q ignored: %s", abort, why)
 		}
@@ -480,23 +467,10 @@ func (r *PoolCanaryReconciler) handleRequests(pc *v1alpha1.PoolCanary, out *pend
 	}
 	msg := fmt.Sprintf("aborted by %s=%s at weight %d; gray is at 0", v1alpha1.AnnotationAbort, abort, weight)
 	st.CurrentWeight = 0
-	r.setProgressing(pc, metav1.ConditionFalse, ReasonAborted, msg)
-	out.event(corev1.EventTypeWarning, ReasonAborted, "Abort", "%s", msg)
+	r.setProgressing(pc, metav1.ConditionFalse, v1alpha1.ReasonAborted, msg)
+	out.event(corev1.EventTypeWarning, v1alpha1.ReasonAborted, "Abort", "%s", msg)
 	out.outcome = "aborted"
 	return true
-}
-
-// RequestRefusal says why the controller would not act on a promote or abort request now, or
-// returns "" when it would: a rollout runs, is paused (spec.paused), or ended paused
-// (onSuccess None, onFailure Pause) with gray still at its weight, or has not started yet (it
-// starts first). A promoted, rolled back or aborted rollout, or one with nothing to compare,
-// refuses both.
-func RequestRefusal(pc *v1alpha1.PoolCanary) string {
-	prog := meta.FindStatusCondition(pc.Status.Conditions, v1alpha1.ConditionProgressing)
-	if prog != nil && rolloutEnded(pc) && prog.Reason != ReasonPausedOnSuccess && prog.Reason != ReasonPausedOnFailure {
-		return fmt.Sprintf("the rollout has ended (%s: %s)", prog.Reason, prog.Message)
-	}
-	return "" // a rollout that has not started yet starts before a request is handled
 }
 
 // setShares sets the traffic shares the split gives: the gray track's share of the desired
@@ -515,15 +489,15 @@ func (r *PoolCanaryReconciler) fail(pc *v1alpha1.PoolCanary, out *pending) {
 	spec, st := &pc.Spec, &pc.Status
 	if spec.OnFailure == v1alpha1.FailurePause {
 		msg := fmt.Sprintf("%d failed analyses; holding weight %d (onFailure: Pause)", st.FailedAnalyses, st.CurrentWeight)
-		r.setProgressing(pc, metav1.ConditionFalse, ReasonPausedOnFailure, msg)
-		out.event(corev1.EventTypeWarning, ReasonPausedOnFailure, "Rollback", "%s", msg)
+		r.setProgressing(pc, metav1.ConditionFalse, v1alpha1.ReasonPausedOnFailure, msg)
+		out.event(corev1.EventTypeWarning, v1alpha1.ReasonPausedOnFailure, "Rollback", "%s", msg)
 		out.outcome = "paused_on_failure"
 		return
 	}
 	msg := fmt.Sprintf("%d failed analyses at weight %d; gray is at 0", st.FailedAnalyses, st.CurrentWeight)
 	st.CurrentWeight = 0
-	r.setProgressing(pc, metav1.ConditionFalse, ReasonRolledBack, msg)
-	out.event(corev1.EventTypeWarning, ReasonRolledBack, "Rollback", "%s", msg)
+	r.setProgressing(pc, metav1.ConditionFalse, v1alpha1.ReasonRolledBack, msg)
+	out.event(corev1.EventTypeWarning, v1alpha1.ReasonRolledBack, "Rollback", "%s", msg)
 	out.outcome = "rolled_back"
 	out.profile = spec.Analysis.Profiles != nil
 }
@@ -544,7 +518,7 @@ func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.Poo
 	}
 	fresh := pc.Spec.Analysis.Baseline == v1alpha1.BaselineFresh
 	st.BaselineReplicas = 0
-	if fresh && st.CurrentWeight > 0 && !rolloutEnded(pc) {
+	if fresh && st.CurrentWeight > 0 && !pc.RolloutEnded() {
 		st.BaselineReplicas = st.GrayReplicas // as many as gray, started with it
 	}
 
@@ -558,7 +532,7 @@ func (r *PoolCanaryReconciler) applyTracks(ctx context.Context, pc *v1alpha1.Poo
 		{v1alpha1.TrackGray, pc.Spec.PoolModes.Gray, st.GrayReplicas},
 		{v1alpha1.TrackBaseline, st.StablePoolMode, st.BaselineReplicas},
 	} {
-		name := trackName(pc, t.track)
+		name := pc.TrackName(t.track)
 		var cur appsv1.Deployment
 		switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: pc.Namespace, Name: name}, &cur); {
 		case apierrors.IsNotFound(err) && t.track == v1alpha1.TrackBaseline && !fresh:
@@ -676,20 +650,6 @@ func (p *pending) event(typ, reason, action, note string, args ...any) {
 	p.events = append(p.events, pendingEvent{typ, reason, action, fmt.Sprintf(note, args...)})
 }
 
-// rolloutEnded reports whether the rollout has ended (promoted, rolled back, or paused by
-// onSuccess or onFailure); spec.paused only pauses it.
-func rolloutEnded(pc *v1alpha1.PoolCanary) bool {
-	prog := meta.FindStatusCondition(pc.Status.Conditions, v1alpha1.ConditionProgressing)
-	if prog == nil {
-		return false
-	}
-	switch prog.Reason {
-	case ReasonPromoted, ReasonNothingToCompare, ReasonRolledBack, ReasonAborted, ReasonPausedOnSuccess, ReasonPausedOnFailure:
-		return true
-	}
-	return false
-}
-
 // phaseOf derives the phase from the conditions.
 func phaseOf(pc *v1alpha1.PoolCanary) v1alpha1.Phase {
 	if meta.IsStatusConditionFalse(pc.Status.Conditions, v1alpha1.ConditionTracksReady) {
@@ -700,11 +660,11 @@ func phaseOf(pc *v1alpha1.PoolCanary) v1alpha1.Phase {
 		return v1alpha1.PhaseProgressing
 	}
 	switch prog.Reason {
-	case ReasonPromoted, ReasonNothingToCompare:
+	case v1alpha1.ReasonPromoted, v1alpha1.ReasonNothingToCompare:
 		return v1alpha1.PhasePromoted
-	case ReasonRolledBack, ReasonAborted:
+	case v1alpha1.ReasonRolledBack, v1alpha1.ReasonAborted:
 		return v1alpha1.PhaseRolledBack
-	case ReasonPaused, ReasonPausedOnSuccess, ReasonPausedOnFailure:
+	case v1alpha1.ReasonPaused, v1alpha1.ReasonPausedOnSuccess, v1alpha1.ReasonPausedOnFailure:
 		return v1alpha1.PhasePaused
 	}
 	return v1alpha1.PhaseProgressing

@@ -27,11 +27,6 @@ const appName = "poolparity"
 // owner of the Deployments this controller writes.
 const managerName = "poolparity-controller"
 
-// trackName is the name of a track's Deployment: <canary>-stable or <canary>-gray.
-func trackName(pc *v1alpha1.PoolCanary, track string) string {
-	return pc.Name + "-" + track
-}
-
 // grayStatus is the gray-status label (and gray_status metric label) of a track's pods:
 // instrument's value of the gray track, the fresh baseline or the stable track.
 func grayStatus(track string) string {
@@ -187,7 +182,7 @@ func trackDeployment(pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, track s
 		return nil, fmt.Errorf("converting the selector: %w", err)
 	}
 
-	d := appsv1ac.Deployment(trackName(pc, track), pc.Namespace).
+	d := appsv1ac.Deployment(pc.TrackName(track), pc.Namespace).
 		WithLabels(trackObjectLabels(pc, track, mode)).
 		WithOwnerReferences(controllerRef(pc)).
 		WithSpec(appsv1ac.DeploymentSpec().

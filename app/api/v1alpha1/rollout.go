@@ -1,0 +1,66 @@
+package v1alpha1
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+)
+
+// Reasons of the Progressing condition. The False ones also record how a rollout ended, so
+// the phase survives a restart of the controller and a spell of TracksReady=False.
+const (
+	ReasonStepping         = "Stepping"         // True: a step is running or holding.
+	ReasonPaused           = "Paused"           // False: spec.paused.
+	ReasonPromoted         = "Promoted"         // False: the last step passed; stable runs gray's pool mode.
+	ReasonNothingToCompare = "NothingToCompare" // False: both tracks have the same pool mode.
+	ReasonPausedOnSuccess  = "PausedOnSuccess"  // False: the last step passed and onSuccess is None.
+	ReasonRolledBack       = "RolledBack"       // False: failureLimit breaches; gray is at 0.
+	ReasonPausedOnFailure  = "PausedOnFailure"  // False: failureLimit breaches and onFailure is Pause.
+	ReasonAborted          = "Aborted"          // False: an operator aborted (poolparity.dev/abort); gray is at 0.
+)
+
+// RolloutEnded reports whether the rollout has ended (promoted, rolled back, or paused by
+// onSuccess or onFailure); spec.paused only pauses it.
+func (pc *PoolCanary) RolloutEnded() bool {
+	prog := meta.FindStatusCondition(pc.Status.Conditions, ConditionProgressing)
+	if prog == nil {
+		return false
+	}
+	switch prog.Reason {
+	case ReasonPromoted, ReasonNothingToCompare, ReasonRolledBack, ReasonAborted, ReasonPausedOnSuccess, ReasonPausedOnFailure:
+		return true
+	}
+	return false
+}
+
+// RequestRefusal says why the controller would not act on a promote or abort request now, or
+// returns "" when it would: a rollout runs, is paused (spec.paused), or ended paused
+// (onSuccess None, onFailure Pause) with gray still at its weight, or has not started yet (it
+// starts first). A promoted, rolled back or aborted rollout, or one with nothing to compare,
+// refuses both.
+func (pc *PoolCanary) RequestRefusal() string {
+	prog := meta.FindStatusCondition(pc.Status.Conditions, ConditionProgressing)
+	if prog != nil && pc.RolloutEnded() && prog.Reason != ReasonPausedOnSuccess && prog.Reason != ReasonPausedOnFailure {
+		return fmt.Sprintf("the rollout has ended (%s: %s)", prog.Reason, prog.Message)
+	}
+	return "" // a rollout that has not started yet starts before a request is handled
+}
+
+// TrackName is the name of a track's Deployment (and, by default, of its Service):
+// <canary>-<track>, e.g. <canary>-stable.
+func (pc *PoolCanary) TrackName(track string) string {
+	return pc.Name + "-" + track
+}
+
+// ServiceNames returns the names of the stable and the gray track's Services, with the
+// defaults (<canary>-stable, <canary>-gray) filled in.
+func (g GatewayAPIRouting) ServiceNames(pc *PoolCanary) (stable, gray string) {
+	stable, gray = g.StableService, g.GrayService
+	if stable == "" {
+		stable = pc.TrackName(TrackStable)
+	}
+	if gray == "" {
+		gray = pc.TrackName(TrackGray)
+	}
+	return stable, gray
+}
