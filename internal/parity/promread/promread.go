@@ -246,31 +246,8 @@ func ReadSamples(ctx context.Context, q Querier, expr string, start, end time.Ti
 		out.Why = append(out.Why, w)
 		return out, nil
 	}
-	count := map[string]int{}
-	samples := map[string][]Point{}
-	bad := map[string]string{}
-	outside := map[string]int{}
-	for _, s := range m {
-		gs := string(s.Metric["gray_status"])
-		count[gs]++
-		for _, p := range s.Values {
-			t := p.Timestamp.Time().UTC()
-			// Prometheus stamps range points in milliseconds from the start it was sent:
-			// a point within a second of the range is on its grid.
-			if t.Before(start.Add(-time.Second)) || t.After(end.Add(time.Second)) {
-				outside[gs]++
-				continue
-			}
-			f := float64(p.Value)
-			if why := garbage(f); why != "" {
-				if bad[gs] == "" {
-					bad[gs] = fmt.Sprintf("a sample at %s %s", t.Format(time.RFC3339), why)
-				}
-				continue
-			}
-			samples[gs] = append(samples[gs], Point{T: t, V: f})
-		}
-	}
+	tp := collectPoints(m, start, end)
+	count, samples, bad, outside := tp.count, tp.samples, tp.bad, tp.outside
 	for i, tr := range comparison(baseline) {
 		if why := seriesCount(tr.name, count[tr.status]); why != "" {
 			out.Why = append(out.Why, why)
@@ -295,6 +272,43 @@ func ReadSamples(ctx context.Context, q Querier, expr string, start, end time.Ti
 		*[]*[]Point{&out.Stable, &out.Gray}[i] = pts
 	}
 	return out, nil
+}
+
+// trackPoints is a range answer's points per gray_status value: how many
+// series, the points kept, the first garbage point (why its track has no
+// samples) and how many points fell outside the range.
+type trackPoints struct {
+	count, outside map[string]int
+	samples        map[string][]Point
+	bad            map[string]string
+}
+
+// collectPoints sorts the points of m by track, keeping those within
+// [start, end] that are data.
+func collectPoints(m model.Matrix, start, end time.Time) trackPoints {
+	tp := trackPoints{count: map[string]int{}, outside: map[string]int{}, samples: map[string][]Point{}, bad: map[string]string{}}
+	for _, s := range m {
+		gs := string(s.Metric["gray_status"])
+		tp.count[gs]++
+		for _, p := range s.Values {
+			t := p.Timestamp.Time().UTC()
+			// Prometheus stamps range points in milliseconds from the start it was sent:
+			// a point within a second of the range is on its grid.
+			if t.Before(start.Add(-time.Second)) || t.After(end.Add(time.Second)) {
+				tp.outside[gs]++
+				continue
+			}
+			f := float64(p.Value)
+			if why := garbage(f); why != "" {
+				if tp.bad[gs] == "" {
+					tp.bad[gs] = fmt.Sprintf("a sample at %s %s", t.Format(time.RFC3339), why)
+				}
+				continue
+			}
+			tp.samples[gs] = append(tp.samples[gs], Point{T: t, V: f})
+		}
+	}
+	return tp
 }
 
 // seriesCount says why a track with n series has no value: none, or
