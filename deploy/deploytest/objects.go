@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/poolparity/poolparity/instrument"
 )
 
 // Label keys of the tracks contract (docs/contracts.md, sections 1 and 2).
@@ -27,7 +29,7 @@ const (
 )
 
 // GrayStatus is the gray-status label value each track must carry.
-var GrayStatus = map[string]string{"stable": "false", "gray": "true"}
+var GrayStatus = map[string]string{"stable": instrument.GrayStatusStable, "gray": instrument.GrayStatusGray}
 
 // Decode splits a multi-document YAML stream into objects, skipping empty documents.
 func Decode(data []byte) ([]*unstructured.Unstructured, error) {

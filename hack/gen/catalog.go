@@ -25,6 +25,7 @@ const (
 	valuesPath       = render.ChartPath + "/values.yaml"
 	parityChecksPath = render.ChartPath + "/files/parity-checks.yaml"
 	contractsPath    = "docs/contracts.md"
+	flaggerPath      = "deploy/flagger/canary.yaml"
 )
 
 // catalogBlock names the generated block of docs/contracts.md.
@@ -36,8 +37,8 @@ const floorValuesKey = "minDelta"
 
 // catalogFiles returns the files written from c under root, in the order the other steps need
 // them (values.yaml before the rules files, the dashboards before the chart's copies): the
-// chart's catalog values, its Argo Rollouts and Flagger checks, the dashboards' parity
-// thresholds and the SLI table of docs/contracts.md. Only the catalog's parts of the edited
+// chart's catalog values, its Argo Rollouts and Flagger checks, the Flagger example's
+// thresholds, the dashboards' parity thresholds and the SLI table of docs/contracts.md. Only the catalog's parts of the edited
 // files change; the rest stays byte for byte.
 func catalogFiles(root string, c catalog.Catalog) ([]render.File, error) {
 	if err := c.Validate(); err != nil {
@@ -64,6 +65,14 @@ func catalogFiles(root string, c catalog.Catalog) ([]render.File, error) {
 		return nil, err
 	}
 	out = append(out, render.File{Path: parityChecksPath, Data: checks})
+	flagger, err := read(flaggerPath)
+	if err != nil {
+		return nil, err
+	}
+	if flagger, err = editFlaggerCanary(flagger, c); err != nil {
+		return nil, fmt.Errorf("%s: %w", flaggerPath, err)
+	}
+	out = append(out, render.File{Path: flaggerPath, Data: flagger})
 	dash, err := render.Dashboards(root)
 	if err != nil {
 		return nil, err
@@ -272,6 +281,47 @@ func parityChecks(c catalog.Catalog) ([]byte, error) {
 		"# rules.alerts.<valuesKey>." + floorValuesKey + ".\n"
 	return append([]byte(head), y...), nil
 }
+
+// editFlaggerCanary sets, in the Flagger example (its first document, the Canary), each
+// spec.analysis.metrics[].thresholdRange.max to the threshold of the catalog SLI the metric is
+// named after, editing just those scalars so that comments and layout stay. A metric must name
+// an SLI the chart has a MetricTemplate of (a parity check: a parity rule and an alert).
+func editFlaggerCanary(src []byte, c catalog.Catalog) ([]byte, error) {
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(src)).Decode(&doc); err != nil {
+		return nil, fmt.Errorf("parsing the Canary: %w", err)
+	}
+	if len(doc.Content) != 1 {
+		return nil, errors.New("not a YAML document")
+	}
+	metrics := mappingValue(mappingValue(mappingValue(doc.Content[0], "spec"), "analysis"), "metrics")
+	if metrics == nil || metrics.Kind != yaml.SequenceNode || len(metrics.Content) == 0 {
+		return nil, errors.New("no spec.analysis.metrics list")
+	}
+	lines := strings.SplitAfter(string(src), "\n")
+	for i, m := range metrics.Content {
+		where := fmt.Sprintf("spec.analysis.metrics[%d]", i)
+		name := mappingValue(m, "name")
+		if name == nil {
+			return nil, fmt.Errorf("%s has no name", where)
+		}
+		s, ok := c.Get(catalog.ID(name.Value))
+		if !ok || s.ParityRule == "" || s.Alert == nil {
+			return nil, fmt.Errorf("%s is named %q, not a catalog SLI with a parity rule and an alert", where, name.Value)
+		}
+		k, v := mappingEntry(mappingValue(m, "thresholdRange"), "max")
+		if k == nil {
+			return nil, fmt.Errorf("%s (%s) has no thresholdRange.max", where, name.Value)
+		}
+		if err := setScalar(lines, k, v, formatFlaggerNumber(s.Threshold)); err != nil {
+			return nil, fmt.Errorf("%s (%s): %w", where, name.Value, err)
+		}
+	}
+	return []byte(strings.Join(lines, "")), nil
+}
+
+// formatFlaggerNumber spells a Flagger threshold as the shortest number (1.1, 0.005).
+func formatFlaggerNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // panelThresholdSLIs returns the SLIs whose thresholds a dashboard panel draws: those with an
 // alert whose parity rule (or, without one, per-track rule) a target of the panel reads.

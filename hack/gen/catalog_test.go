@@ -301,3 +301,67 @@ func TestReplaceBlock(t *testing.T) {
 		t.Error("a document without the markers passed")
 	}
 }
+
+// TestTheFlaggerExampleTakesTheCatalogsThresholds edits deploy/flagger/canary.yaml with changed
+// catalogs: a metric's thresholdRange.max follows its SLI's threshold and no other line moves; a
+// metric that names no parity check, or has no max, is an error.
+func TestTheFlaggerExampleTakesTheCatalogsThresholds(t *testing.T) {
+	orig, err := os.ReadFile(filepath.Join(repo, flaggerPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("a changed threshold changes its metric's max and only that line", func(t *testing.T) {
+		c := catalog.Default()
+		for i := range c.SLIs {
+			if c.SLIs[i].ID == catalog.LatencyP99 {
+				c.SLIs[i].Threshold = 1.3
+			}
+		}
+		got, err := editFlaggerCanary(orig, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		added, removed := changedLines(orig, got)
+		if removed != 1 || len(added) != 1 || strings.TrimSpace(added[0]) != "max: 1.3" {
+			t.Errorf("changed lines %q (%d removed), want the one line max: 1.3", added, removed)
+		}
+		canaryJSON, err := yaml.YAMLToJSON(got[:bytes.Index(got, []byte("\n---\n"))])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var canary struct {
+			Spec struct {
+				Analysis struct {
+					Metrics []struct {
+						Name           string
+						ThresholdRange struct{ Max float64 } `json:"thresholdRange"`
+					}
+				}
+			}
+		}
+		if err := yaml.Unmarshal(canaryJSON, &canary); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range canary.Spec.Analysis.Metrics {
+			s, _ := c.Get(catalog.ID(m.Name))
+			if m.ThresholdRange.Max != s.Threshold {
+				t.Errorf("metric %s: max %v, want the catalog's %v", m.Name, m.ThresholdRange.Max, s.Threshold)
+			}
+		}
+	})
+	for _, tt := range []struct{ name, from, to, wantErr string }{
+		{"a metric that names no catalog SLI is refused", "- name: error-ratio", "- name: request-rate", `named "request-rate", not a catalog SLI`},
+		{"a metric without thresholdRange.max is refused", "max: 0.005", "min: 0.005", "has no thresholdRange.max"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := bytes.Replace(orig, []byte(tt.from), []byte(tt.to), 1)
+			if bytes.Equal(src, orig) {
+				t.Fatalf("the example has no %q to replace", tt.from)
+			}
+			_, err := editFlaggerCanary(src, catalog.Default())
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/poolparity/poolparity/instrument"
 	"github.com/poolparity/poolparity/internal/recorded"
 )
 
@@ -121,7 +122,7 @@ func (c corpus) source(cfg config, sc scenario, rng *rand.Rand) (source, error) 
 		var gray []bool
 		for _, se := range r.Series {
 			names = append(names, seriesText(se.Labels))
-			gray = append(gray, se.Labels["gray_status"] == "true")
+			gray = append(gray, se.Labels[instrument.LabelGrayStatus] == instrument.GrayStatusGray)
 		}
 		s.names, s.gray = append(s.names, names), append(s.gray, gray)
 	}
@@ -132,7 +133,7 @@ func (c corpus) source(cfg config, sc scenario, rng *rand.Rand) (source, error) 
 // per track and the recorded labels.
 func seriesText(l map[string]string) string {
 	inst := "10.0.0.1:8080"
-	if l["gray_status"] == "true" {
+	if l[instrument.LabelGrayStatus] == instrument.GrayStatusGray {
 		inst = "10.0.0.2:8080"
 	}
 	parts := []string{`job="poolparity"`, fmt.Sprintf("instance=%q", inst), `pool_mode="unpooled"`}

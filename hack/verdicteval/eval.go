@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 
+	"github.com/poolparity/poolparity/instrument"
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 )
@@ -360,9 +361,9 @@ func (s *synthSource) advance(t *track, at time.Duration) {
 
 // series writes the track's series at one scrape: name{labels} -> value.
 func (t *track) series(out map[string]float64) {
-	gs, inst := "false", "10.0.0.1:8080"
+	gs, inst := instrument.GrayStatusStable, "10.0.0.1:8080"
 	if t.gray {
-		gs, inst = "true", "10.0.0.2:8080"
+		gs, inst = instrument.GrayStatusGray, "10.0.0.2:8080"
 	}
 	base := fmt.Sprintf(`job="poolparity",instance=%q,gray_status=%q,pool_mode="unpooled"`, inst, gs)
 	http := base + `,method="GET",route="/api/v1/items/{id}"`

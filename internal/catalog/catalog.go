@@ -116,6 +116,52 @@ type Alert struct {
 	Labels map[string]string
 }
 
+// The alerting rules that raise no SLI's regression (the chart's rules
+// define them beside the SLIs' alerts): what pooling costs or breaks beyond
+// the parity table, and the guards that say a comparison cannot be made.
+// With the SLIs' Alert names they are every alert of the rules (Alerts).
+const (
+	// AlertNoAllocationGain (info): the gray track allocates about as many
+	// bytes per request as stable: pooling does not pay.
+	AlertNoAllocationGain = "PoolParityNoAllocationGain"
+	// AlertLiveHeapRegression: the gray pods hold more live heap than
+	// stable's (a pool that retains or hoards).
+	AlertLiveHeapRegression = "PoolParityLiveHeapRegression"
+	// AlertDirtyObjects: a pool handed out objects its reset left dirty
+	// (the pool sanitizer).
+	AlertDirtyObjects = "PoolParityDirtyObjects"
+	// AlertRedisPoolTimeouts: a track's Redis connection pool times out.
+	AlertRedisPoolTimeouts = "PoolParityRedisPoolTimeouts"
+	// AlertTrackMissing, AlertTrackTooQuiet and AlertNoData: a track has
+	// no series, too little traffic to judge, or no track has any.
+	AlertTrackMissing  = "PoolParityTrackMissing"
+	AlertTrackTooQuiet = "PoolParityTrackTooQuiet"
+	AlertNoData        = "PoolParityNoData"
+)
+
+// Alerts returns the name of every alerting rule: the SLIs' alerts, in
+// catalog order and each once, then the others (AlertNoAllocationGain...).
+func (c Catalog) Alerts() []string {
+	var out []string
+	for _, s := range c.SLIs {
+		if s.Alert != nil && !slices.Contains(out, s.Alert.Name) {
+			out = append(out, s.Alert.Name)
+		}
+	}
+	return append(out, AlertNoAllocationGain, AlertLiveHeapRegression, AlertDirtyObjects,
+		AlertRedisPoolTimeouts, AlertTrackMissing, AlertTrackTooQuiet, AlertNoData)
+}
+
+// AlertOf returns the name of the alert that raises the SLI id, or "" when
+// the catalog has no such SLI or no alert raises it.
+func (c Catalog) AlertOf(id ID) string {
+	s, ok := c.Get(id)
+	if !ok || s.Alert == nil {
+		return ""
+	}
+	return s.Alert.Name
+}
+
 // SLI is one parity indicator.
 type SLI struct {
 	// ID is the SLI's stable identifier.

@@ -153,7 +153,8 @@ func ExampleCatalog_Select() {
 
 // TestTheRulesRecordWhatTheCatalogReads fails when a rule the catalog names (per-track and
 // weight rules of both window families, parity and floor rules, the guard's rules) is not
-// recorded by the committed rules file, or an alert it names is not defined there.
+// recorded by the committed rules file, or the alerts it names (Alerts) are not the ones defined
+// there.
 func TestTheRulesRecordWhatTheCatalogReads(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "prometheus", "poolparity.rules.yml"))
 	if err != nil {
@@ -177,6 +178,17 @@ func TestTheRulesRecordWhatTheCatalogReads(t *testing.T) {
 		}
 	}
 	c := catalog.Default()
+	var alerts []string
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			if r.Alert != "" && !slices.Contains(alerts, r.Alert) {
+				alerts = append(alerts, r.Alert)
+			}
+		}
+	}
+	if got, want := slices.Sorted(slices.Values(c.Alerts())), slices.Sorted(slices.Values(alerts)); !slices.Equal(got, want) {
+		t.Errorf("the catalog names the alerts %v, the rules define %v: they must be the same", got, want)
+	}
 	for _, w := range []string{"5m", "1m"} {
 		want := []string{c.Guard.RequestRule + w, c.Guard.MinTrackRule + w}
 		for _, s := range c.SLIs {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/poolparity/poolparity/instrument"
 	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/envflag"
 	"github.com/poolparity/poolparity/internal/pools"
@@ -139,7 +140,7 @@ type Config struct {
 func Default() Config {
 	return Config{
 		HTTPAddr:            ":8080",
-		GrayStatus:          telemetry.GrayStatusStable,
+		GrayStatus:          instrument.GrayStatusStable,
 		PoolMode:            ModeUnpooled,
 		PoolCheckEvery:      DefaultPoolCheckEvery,
 		LogLevel:            "info",
@@ -212,7 +213,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	if err := e.Parse(args); err != nil {
 		return Config{}, err
 	}
-	if gs, err := telemetry.ParseGrayStatus(c.GrayStatus); err == nil {
+	if gs, err := instrument.ParseGrayStatus(c.GrayStatus); err == nil {
 		c.GrayStatus = gs // "1", "T"... are spellings of true; Validate names a bad value
 	}
 	if err := c.Validate(); err != nil {
@@ -227,7 +228,7 @@ func (c Config) Validate() error {
 	if c.HTTPAddr == "" {
 		errs = append(errs, errors.New("HTTP_ADDR is empty"))
 	}
-	if gs, err := telemetry.ParseGrayStatus(c.GrayStatus); err != nil || gs != c.GrayStatus {
+	if gs, err := instrument.ParseGrayStatus(c.GrayStatus); err != nil || gs != c.GrayStatus {
 		errs = append(errs, fmt.Errorf("GRAY_STATUS %q: want true, false or baseline", c.GrayStatus))
 	}
 	if _, err := pools.ParseMode(c.PoolMode); err != nil {

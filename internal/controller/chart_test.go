@@ -405,7 +405,7 @@ func runAsServiceAccount(t *testing.T, env *testenv.Env, watch string) {
 		cur := getCanary(ctx, t, c, ns, "shop")
 		return cur.Status.Phase == v1alpha1.PhasePromoted, fmt.Sprintf("phase %q, conditions %v", cur.Status.Phase, cur.Status.Conditions)
 	})
-	waitEvent(ctx, t, c, ns, "shop", controller.ReasonPromoted)
+	waitEvent(ctx, t, c, ns, "shop", v1alpha1.ReasonPromoted)
 	var lease coordinationv1.Lease
 	if err := c.Get(ctx, types.NamespacedName{Namespace: render.Namespace, Name: "poolparity-controller.poolparity.dev"}, &lease); err != nil {
 		t.Errorf("the leader election Lease: %v", err)

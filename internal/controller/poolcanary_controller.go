@@ -34,20 +34,7 @@ import (
 	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
-// Reasons of the Progressing condition. The False ones also record how a rollout ended, so
-// the phase survives a restart of the controller and a spell of TracksReady=False.
-const (
-	ReasonStepping         = "Stepping"         // True: a step is running or holding.
-	ReasonPaused           = "Paused"           // False: spec.paused.
-	ReasonPromoted         = "Promoted"         // False: the last step passed; stable runs gray's pool mode.
-	ReasonNothingToCompare = "NothingToCompare" // False: both tracks have the same pool mode.
-	ReasonPausedOnSuccess  = "PausedOnSuccess"  // False: the last step passed and onSuccess is None.
-	ReasonRolledBack       = "RolledBack"       // False: failureLimit breaches; gray is at 0.
-	ReasonPausedOnFailure  = "PausedOnFailure"  // False: failureLimit breaches and onFailure is Pause.
-	ReasonAborted          = "Aborted"          // False: an operator aborted (poolparity.dev/abort); gray is at 0.
-)
-
-// Event reasons (besides the condition reasons above, which are also Events).
+// Event reasons (besides the Progressing reasons, v1alpha1.Reason*, which are also Events).
 const (
 	EventRolloutStarted        = "RolloutStarted"
 	EventStepAdvanced          = "StepAdvanced"
@@ -272,19 +259,19 @@ func (r *PoolCanaryReconciler) gate(pc *v1alpha1.PoolCanary, now time.Time, out 
 		return false // promoted or aborted by hand: the rollout has ended
 	}
 	prog := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgressing)
-	if prog == nil || rolloutEnded(pc) {
+	if prog == nil || pc.RolloutEnded() {
 		return false // the rollout has ended; a new trigger or pool mode starts another
 	}
 	if spec.Paused {
-		if prog.Reason != ReasonPaused {
-			r.setProgressing(pc, metav1.ConditionFalse, ReasonPaused, fmt.Sprintf("paused at weight %d", st.CurrentWeight))
-			out.event(corev1.EventTypeNormal, ReasonPaused, "Pause", "paused at weight %d", st.CurrentWeight)
+		if prog.Reason != v1alpha1.ReasonPaused {
+			r.setProgressing(pc, metav1.ConditionFalse, v1alpha1.ReasonPaused, fmt.Sprintf("paused at weight %d", st.CurrentWeight))
+			out.event(corev1.EventTypeNormal, v1alpha1.ReasonPaused, "Pause", "paused at weight %d", st.CurrentWeight)
 		}
 		return false
 	}
-	if prog.Reason == ReasonPaused {
+	if prog.Reason == v1alpha1.ReasonPaused {
 		st.StepStartedAt = ptrTime(now)
-		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("resumed at weight %d", st.CurrentWeight))
+		r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, fmt.Sprintf("resumed at weight %d", st.CurrentWeight))
 		out.event(corev1.EventTypeNormal, "Resumed", "Resume", "resumed at weight %d", st.CurrentWeight)
 	}
 	return !held // a held rollout's router is read again within RouteResync
@@ -364,7 +351,7 @@ func (r *PoolCanaryReconciler) analyze(ctx context.Context, pc *v1alpha1.PoolCan
 		res.Weight = st.CurrentWeight
 		st.LastAnalysis = &res
 		r.setParity(pc, metav1.ConditionUnknown, ReasonAnalysisRefused, ref.Error())
-		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d: analysis refused (%s)", st.CurrentWeight, ref.Field))
+		r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, fmt.Sprintf("holding weight %d: analysis refused (%s)", st.CurrentWeight, ref.Field))
 		out.event(corev1.EventTypeWarning, ReasonAnalysisRefused, "Analyze", "holding weight %d: %s", st.CurrentWeight, ref.Error())
 		return res, false
 	}
@@ -403,10 +390,10 @@ func (r *PoolCanaryReconciler) decide(pc *v1alpha1.PoolCanary, res v1alpha1.Anal
 			r.fail(pc, out)
 			return 0
 		}
-		r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d after %d failed analyses", st.CurrentWeight, st.FailedAnalyses))
+		r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, fmt.Sprintf("holding weight %d after %d failed analyses", st.CurrentWeight, st.FailedAnalyses))
 		return analysisInterval(spec)
 	}
-	r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d: %s", st.CurrentWeight, v.holding))
+	r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, fmt.Sprintf("holding weight %d: %s", st.CurrentWeight, v.holding))
 	out.event(v.eventType, v.event, "Analyze", "holding weight %d: %s", res.Weight, res.Message)
 	return analysisInterval(spec)
 }
@@ -422,7 +409,7 @@ func (r *PoolCanaryReconciler) passStep(pc *v1alpha1.PoolCanary, weight int32, n
 	st.CurrentStep++
 	st.CurrentWeight = spec.Steps[st.CurrentStep]
 	st.StepStartedAt = ptrTime(now)
-	r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("step %d of %d: weight %d", st.CurrentStep+1, len(spec.Steps), st.CurrentWeight))
+	r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, fmt.Sprintf("step %d of %d: weight %d", st.CurrentStep+1, len(spec.Steps), st.CurrentWeight))
 	out.event(corev1.EventTypeNormal, EventStepAdvanced, "Step", "parity held at weight %d; weight is now %d", weight, st.CurrentWeight)
 	return spec.StepInterval.Duration
 }
@@ -443,13 +430,13 @@ func (r *PoolCanaryReconciler) startRollout(pc *v1alpha1.PoolCanary, hash string
 	if spec.PoolModes.Stable == spec.PoolModes.Gray {
 		st.CurrentWeight = 0
 		msg := fmt.Sprintf("both tracks run %s: nothing to compare, every replica runs on stable", spec.PoolModes.Stable)
-		r.setProgressing(pc, metav1.ConditionFalse, ReasonNothingToCompare, msg)
-		out.event(corev1.EventTypeNormal, ReasonNothingToCompare, "Rollout", "%s", msg)
+		r.setProgressing(pc, metav1.ConditionFalse, v1alpha1.ReasonNothingToCompare, msg)
+		out.event(corev1.EventTypeNormal, v1alpha1.ReasonNothingToCompare, "Rollout", "%s", msg)
 		return
 	}
 	st.CurrentWeight = spec.Steps[0]
 	msg := fmt.Sprintf("gray (%s) against stable (%s): step 1 of %d, weight %d", spec.PoolModes.Gray, spec.PoolModes.Stable, len(spec.Steps), st.CurrentWeight)
-	r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, msg)
+	r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, msg)
 	out.event(corev1.EventTypeNormal, EventRolloutStarted, "Rollout", "%s", msg)
 }
 
@@ -458,8 +445,8 @@ func (r *PoolCanaryReconciler) succeed(pc *v1alpha1.PoolCanary, out *pending) {
 	spec, st := &pc.Spec, &pc.Status
 	if spec.OnSuccess == v1alpha1.SuccessNone {
 		msg := fmt.Sprintf("parity held through every step; holding weight %d (onSuccess: None)", st.CurrentWeight)
-		r.setProgressing(pc, metav1.ConditionFalse, ReasonPausedOnSuccess, msg)
-		out.event(corev1.EventTypeNormal, ReasonPausedOnSuccess, "Promote", "%s", msg)
+		r.setProgressing(pc, metav1.ConditionFalse, v1alpha1.ReasonPausedOnSuccess, msg)
+		out.event(corev1.EventTypeNormal, v1alpha1.ReasonPausedOnSuccess, "Promote", "%s", msg)
 		out.outcome = "paused_on_success"
 		return
 	}
@@ -472,8 +459,8 @@ func (r *PoolCanaryReconciler) promote(pc *v1alpha1.PoolCanary, out *pending, ms
 	st := &pc.Status
 	st.StablePoolMode = pc.Spec.PoolModes.Gray
 	st.CurrentWeight = 0
-	r.setProgressing(pc, metav1.ConditionFalse, ReasonPromoted, msg)
-	out.event(corev1.EventTypeNormal, ReasonPromoted, "Promote", "%s", msg)
+	r.setProgressing(pc, metav1.ConditionFalse, v1alpha1.ReasonPromoted, msg)
+	out.event(corev1.EventTypeNormal, v1alpha1.ReasonPromoted, "Promote", "%s", msg)
 	out.outcome = "promoted"
 }
 
@@ -501,7 +488,7 @@ func (r *PoolCanaryReconciler) handleRequests(pc *v1alpha1.PoolCanary, out *pend
 	}
 	st.HandledRequests = &handled
 
-	if why := RequestRefusal(pc); why != "" {
+	if why := pc.RequestRefusal(); why != "" {
 		if newAbort {
 			out.event(corev1.EventTypeNormal, EventRequestIgnored, "Abort", "abort request %q ignored: %s", abort, why)
 		}
@@ -521,23 +508,10 @@ func (r *PoolCanaryReconciler) handleRequests(pc *v1alpha1.PoolCanary, out *pend
 	}
 	msg := fmt.Sprintf("aborted by %s=%s at weight %d; gray is at 0", v1alpha1.AnnotationAbort, abort, weight)
 	st.CurrentWeight = 0
-	r.setProgressing(pc, metav1.ConditionFalse, ReasonAborted, msg)
-	out.event(corev1.EventTypeWarning, ReasonAborted, "Abort", "%s", msg)
+	r.setProgressing(pc, metav1.ConditionFalse, v1alpha1.ReasonAborted, msg)
+	out.event(corev1.EventTypeWarning, v1alpha1.ReasonAborted, "Abort", "%s", msg)
 	out.outcome = "aborted"
 	return true
-}
-
-// RequestRefusal says why the controller would not act on a promote or abort request now, or
-// returns "" when it would: a rollout runs, is paused (spec.paused), or ended paused
-// (onSuccess None, onFailure Pause) with gray still at its weight, or has not started yet (it
-// starts first). A promoted, rolled back or aborted rollout, or one with nothing to compare,
-// refuses both.
-func RequestRefusal(pc *v1alpha1.PoolCanary) string {
-	prog := meta.FindStatusCondition(pc.Status.Conditions, v1alpha1.ConditionProgressing)
-	if prog != nil && rolloutEnded(pc) && prog.Reason != ReasonPausedOnSuccess && prog.Reason != ReasonPausedOnFailure {
-		return fmt.Sprintf("the rollout has ended (%s: %s)", prog.Reason, prog.Message)
-	}
-	return "" // a rollout that has not started yet starts before a request is handled
 }
 
 // setShares sets the traffic shares the split gives: the gray track's share of the desired
@@ -556,15 +530,15 @@ func (r *PoolCanaryReconciler) fail(pc *v1alpha1.PoolCanary, out *pending) {
 	spec, st := &pc.Spec, &pc.Status
 	if spec.OnFailure == v1alpha1.FailurePause {
 		msg := fmt.Sprintf("%d failed analyses; holding weight %d (onFailure: Pause)", st.FailedAnalyses, st.CurrentWeight)
-		r.setProgressing(pc, metav1.ConditionFalse, ReasonPausedOnFailure, msg)
-		out.event(corev1.EventTypeWarning, ReasonPausedOnFailure, "Rollback", "%s", msg)
+		r.setProgressing(pc, metav1.ConditionFalse, v1alpha1.ReasonPausedOnFailure, msg)
+		out.event(corev1.EventTypeWarning, v1alpha1.ReasonPausedOnFailure, "Rollback", "%s", msg)
 		out.outcome = "paused_on_failure"
 		return
 	}
 	msg := fmt.Sprintf("%d failed analyses at weight %d; gray is at 0", st.FailedAnalyses, st.CurrentWeight)
 	st.CurrentWeight = 0
-	r.setProgressing(pc, metav1.ConditionFalse, ReasonRolledBack, msg)
-	out.event(corev1.EventTypeWarning, ReasonRolledBack, "Rollback", "%s", msg)
+	r.setProgressing(pc, metav1.ConditionFalse, v1alpha1.ReasonRolledBack, msg)
+	out.event(corev1.EventTypeWarning, v1alpha1.ReasonRolledBack, "Rollback", "%s", msg)
 	out.outcome = "rolled_back"
 	out.profile = spec.Analysis.Profiles != nil
 }
@@ -620,7 +594,7 @@ func trackPlan(pc *v1alpha1.PoolCanary, router trafficrouting.Router) []trackSpe
 	}
 	st.StableReplicas, st.GrayReplicas = router.Split(replicas, st.CurrentWeight)
 	st.BaselineReplicas = 0
-	if pc.Spec.Analysis.Baseline == v1alpha1.BaselineFresh && st.CurrentWeight > 0 && !rolloutEnded(pc) {
+	if pc.Spec.Analysis.Baseline == v1alpha1.BaselineFresh && st.CurrentWeight > 0 && !pc.RolloutEnded() {
 		st.BaselineReplicas = st.GrayReplicas // as many as gray, started with it
 	}
 	plan := []trackSpec{
@@ -639,7 +613,7 @@ func trackPlan(pc *v1alpha1.PoolCanary, router trafficrouting.Router) []trackSpe
 // applyDeployment applies a track's Deployment and returns it as the cache saw it before (nil
 // when there was none). A Concurrent canary has no baseline Deployment: none is created.
 func (r *PoolCanaryReconciler) applyDeployment(ctx context.Context, pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, t trackSpec, out *pending) (*appsv1.Deployment, error) {
-	name := trackName(pc, t.track)
+	name := pc.TrackName(t.track)
 	var cur *appsv1.Deployment
 	var got appsv1.Deployment
 	switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: pc.Namespace, Name: name}, &got); {
@@ -745,14 +719,8 @@ func (p *pending) event(typ, reason, action, note string, args ...any) {
 	p.events = append(p.events, pendingEvent{typ, reason, action, fmt.Sprintf(note, args...)})
 }
 
-// rolloutEnded reports whether the rollout has ended (progressReasons).
-func rolloutEnded(pc *v1alpha1.PoolCanary) bool {
-	prog := meta.FindStatusCondition(pc.Status.Conditions, v1alpha1.ConditionProgressing)
-	return prog != nil && progressReasons[prog.Reason].ended
-}
-
 // phaseOf derives the phase from the conditions: Failed while TracksReady is False, else the
-// Progressing reason's (progressReasons), Progressing before there is one.
+// Progressing reason's (v1alpha1.ReasonPhase), Progressing before there is one.
 func phaseOf(pc *v1alpha1.PoolCanary) v1alpha1.Phase {
 	if meta.IsStatusConditionFalse(pc.Status.Conditions, v1alpha1.ConditionTracksReady) {
 		return v1alpha1.PhaseFailed
@@ -761,8 +729,8 @@ func phaseOf(pc *v1alpha1.PoolCanary) v1alpha1.Phase {
 	if prog == nil {
 		return v1alpha1.PhaseProgressing
 	}
-	if r, ok := progressReasons[prog.Reason]; ok {
-		return r.phase
+	if ph, ok := v1alpha1.ReasonPhase(prog.Reason); ok {
+		return ph
 	}
 	return v1alpha1.PhaseProgressing
 }

@@ -365,7 +365,7 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client, pprofAddrs
 			return s == 10 && g == 0, fmt.Sprintf("stable %d, gray %d", s, g)
 		})
 		checkTrackDeployment(ctx, t, c, ns, "shop-stable", "stable", "false", "pooled")
-		waitEvent(ctx, t, c, ns, "shop", controller.ReasonPromoted)
+		waitEvent(ctx, t, c, ns, "shop", v1alpha1.ReasonPromoted)
 		if n := countEvents(ctx, t, c, ns, "shop", controller.EventStepAdvanced); n < 2 {
 			t.Errorf("%d StepAdvanced events, want 2", n)
 		}
@@ -479,7 +479,7 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client, pprofAddrs
 			s, g := deployReplicas(ctx, t, c, ns, "shop")
 			return s == 4 && g == 0, fmt.Sprintf("stable %d, gray %d", s, g)
 		})
-		waitEvent(ctx, t, c, ns, "shop", controller.ReasonRolledBack)
+		waitEvent(ctx, t, c, ns, "shop", v1alpha1.ReasonRolledBack)
 		if n := countEvents(ctx, t, c, ns, "shop", controller.EventAnalysisFailed); n != 2 {
 			t.Errorf("%d AnalysisFailed events, want 2", n)
 		}
@@ -805,7 +805,7 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client, pprofAddrs
 			return s == 10 && g == 0, fmt.Sprintf("stable %d, gray %d", s, g)
 		})
 		checkTrackDeployment(ctx, t, c, ns, "shop-stable", "stable", "false", "pooled")
-		if ev := waitEvent(ctx, t, c, ns, "shop", controller.ReasonPromoted); !strings.Contains(ev.Note, "promoted by poolparity.dev/promote=p1 at weight 10") {
+		if ev := waitEvent(ctx, t, c, ns, "shop", v1alpha1.ReasonPromoted); !strings.Contains(ev.Note, "promoted by poolparity.dev/promote=p1 at weight 10") {
 			t.Errorf("Promoted event %q, want it to name the request and the weight", ev.Note)
 		}
 		// A promoted canary refuses an abort, and says so.
@@ -837,14 +837,14 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client, pprofAddrs
 			return cur.Status.Phase == v1alpha1.PhaseRolledBack, cur
 		})
 		prog := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionProgressing)
-		if prog == nil || prog.Reason != controller.ReasonAborted || got.Status.CurrentWeight != 0 || got.Status.StablePoolMode != v1alpha1.PoolModeUnpooled {
+		if prog == nil || prog.Reason != v1alpha1.ReasonAborted || got.Status.CurrentWeight != 0 || got.Status.StablePoolMode != v1alpha1.PoolModeUnpooled {
 			t.Errorf("after an abort: Progressing %+v, weight %d, stable pool mode %q; want reason Aborted, 0, unpooled", prog, got.Status.CurrentWeight, got.Status.StablePoolMode)
 		}
 		waitFor(t, 10*time.Second, "gray at 0 and stable carrying every replica", func() (bool, string) {
 			s, g := deployReplicas(ctx, t, c, ns, "shop")
 			return s == 4 && g == 0, fmt.Sprintf("stable %d, gray %d", s, g)
 		})
-		waitEvent(ctx, t, c, ns, "shop", controller.ReasonAborted)
+		waitEvent(ctx, t, c, ns, "shop", v1alpha1.ReasonAborted)
 
 		// A new trigger starts a new rollout; the abort request left on the object was handled
 		// and does not abort it again.

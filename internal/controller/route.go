@@ -46,13 +46,6 @@ func DefaultRouters() (*trafficrouting.Registry, error) {
 	return reg, nil
 }
 
-// Routing is spec.trafficRouting.gatewayAPI with the defaults filled in (gatewayapi.Routing).
-type Routing = gatewayapi.Routing
-
-// RoutingOf returns the canary's Gateway API Routing, ok false without
-// spec.trafficRouting.gatewayAPI (gatewayapi.RoutingOf; kept here for the kubectl plugin).
-func RoutingOf(pc *v1alpha1.PoolCanary) (Routing, bool) { return gatewayapi.RoutingOf(pc) }
-
 // router returns the canary's Router from Routers. A canary whose trafficRouting has no
 // router (only when the API server's validation was bypassed) is a terminal error.
 func (r *PoolCanaryReconciler) router(pc *v1alpha1.PoolCanary) (trafficrouting.Router, error) {
@@ -87,7 +80,7 @@ func (r *PoolCanaryReconciler) setUpRouting(ctx context.Context, pc *v1alpha1.Po
 	case problem != nil:
 		r.degrade(pc, problem, out)
 		return true, nil
-	case routeDegraded(pc) && !rolloutEnded(pc):
+	case routeDegraded(pc) && !pc.RolloutEnded():
 		pc.Status.StepStartedAt = ptrTime(now)
 	}
 	return false, nil

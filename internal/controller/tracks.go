@@ -17,6 +17,7 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/instrument"
 )
 
 // appName is the chart's app.kubernetes.io/name of the service pods.
@@ -26,21 +27,16 @@ const appName = "poolparity"
 // owner of the Deployments this controller writes.
 const managerName = "poolparity-controller"
 
-// trackName is the name of a track's Deployment: <canary>-stable or <canary>-gray.
-func trackName(pc *v1alpha1.PoolCanary, track string) string {
-	return pc.Name + "-" + track
-}
-
 // grayStatus is the gray-status label (and gray_status metric label) of a track's pods:
-// "true" for gray, "baseline" for the fresh baseline, "false" for stable.
+// instrument's value of the gray track, the fresh baseline or the stable track.
 func grayStatus(track string) string {
 	switch track {
 	case v1alpha1.TrackGray:
-		return "true"
+		return instrument.GrayStatusGray
 	case v1alpha1.TrackBaseline:
-		return "baseline"
+		return instrument.GrayStatusBaseline
 	}
-	return "false"
+	return instrument.GrayStatusStable
 }
 
 // effectiveSelector is spec.selector, or the chart's labels for this canary when it is empty.
@@ -186,7 +182,7 @@ func trackDeployment(pc *v1alpha1.PoolCanary, sel *metav1.LabelSelector, track s
 		return nil, fmt.Errorf("converting the selector: %w", err)
 	}
 
-	d := appsv1ac.Deployment(trackName(pc, track), pc.Namespace).
+	d := appsv1ac.Deployment(pc.TrackName(track), pc.Namespace).
 		WithLabels(trackObjectLabels(pc, track, mode)).
 		WithOwnerReferences(controllerRef(pc)).
 		WithSpec(appsv1ac.DeploymentSpec().

@@ -60,24 +60,3 @@ func verdictOf(v v1alpha1.Verdict) verdictRule {
 	}
 	return noData
 }
-
-// progressReason is what a Progressing reason says of the rollout: the phase it shows and
-// whether the rollout has ended (promoted, rolled back, or paused by onSuccess or onFailure;
-// spec.paused only pauses it).
-type progressReason struct {
-	phase v1alpha1.Phase
-	ended bool
-}
-
-// progressReasons maps every Progressing reason to the phase and the end of the rollout:
-// phaseOf and rolloutEnded read it. Read only.
-var progressReasons = map[string]progressReason{
-	ReasonStepping:         {v1alpha1.PhaseProgressing, false},
-	ReasonPaused:           {v1alpha1.PhasePaused, false},
-	ReasonPromoted:         {v1alpha1.PhasePromoted, true},
-	ReasonNothingToCompare: {v1alpha1.PhasePromoted, true},
-	ReasonPausedOnSuccess:  {v1alpha1.PhasePaused, true},
-	ReasonRolledBack:       {v1alpha1.PhaseRolledBack, true},
-	ReasonPausedOnFailure:  {v1alpha1.PhasePaused, true},
-	ReasonAborted:          {v1alpha1.PhaseRolledBack, true},
-}

@@ -44,17 +44,17 @@ func TestProgressReasonsCoverEveryReason(t *testing.T) {
 		phase  v1alpha1.Phase
 		ended  bool
 	}{
-		{ReasonStepping, v1alpha1.PhaseProgressing, false},
-		{ReasonPaused, v1alpha1.PhasePaused, false},
-		{ReasonPromoted, v1alpha1.PhasePromoted, true},
-		{ReasonNothingToCompare, v1alpha1.PhasePromoted, true},
-		{ReasonPausedOnSuccess, v1alpha1.PhasePaused, true},
-		{ReasonRolledBack, v1alpha1.PhaseRolledBack, true},
-		{ReasonPausedOnFailure, v1alpha1.PhasePaused, true},
-		{ReasonAborted, v1alpha1.PhaseRolledBack, true},
+		{v1alpha1.ReasonStepping, v1alpha1.PhaseProgressing, false},
+		{v1alpha1.ReasonPaused, v1alpha1.PhasePaused, false},
+		{v1alpha1.ReasonPromoted, v1alpha1.PhasePromoted, true},
+		{v1alpha1.ReasonNothingToCompare, v1alpha1.PhasePromoted, true},
+		{v1alpha1.ReasonPausedOnSuccess, v1alpha1.PhasePaused, true},
+		{v1alpha1.ReasonRolledBack, v1alpha1.PhaseRolledBack, true},
+		{v1alpha1.ReasonPausedOnFailure, v1alpha1.PhasePaused, true},
+		{v1alpha1.ReasonAborted, v1alpha1.PhaseRolledBack, true},
 	}
-	if len(tests) != len(progressReasons) {
-		t.Errorf("progressReasons has %d reasons, the test %d", len(progressReasons), len(tests))
+	if got := v1alpha1.ProgressReasons(); len(got) != len(tests) {
+		t.Errorf("v1alpha1 has %d Progressing reasons %v, the test %d", len(got), got, len(tests))
 	}
 	for _, tt := range tests {
 		t.Run(tt.reason, func(t *testing.T) {
@@ -63,7 +63,7 @@ func TestProgressReasonsCoverEveryReason(t *testing.T) {
 			if got := phaseOf(pc); got != tt.phase {
 				t.Errorf("phase %s, want %s", got, tt.phase)
 			}
-			if got := rolloutEnded(pc); got != tt.ended {
+			if got := pc.RolloutEnded(); got != tt.ended {
 				t.Errorf("ended %v, want %v", got, tt.ended)
 			}
 		})

@@ -186,6 +186,6 @@ func (r *PoolCanaryReconciler) warmedUp(ctx context.Context, pc *v1alpha1.PoolCa
 		out.event(corev1.EventTypeNormal, EventWarmingUp, "Analyze", "holding weight %d: %s", st.CurrentWeight, msg)
 	}
 	r.setParity(pc, metav1.ConditionUnknown, EventWarmingUp, msg)
-	r.setProgressing(pc, metav1.ConditionTrue, ReasonStepping, fmt.Sprintf("holding weight %d: warming up", st.CurrentWeight))
+	r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, fmt.Sprintf("holding weight %d: warming up", st.CurrentWeight))
 	return max(time.Second, min(w.WarmAt.Sub(now), analysisInterval(spec))), false
 }

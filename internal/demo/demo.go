@@ -33,6 +33,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/poolparity/poolparity/instrument"
 	"github.com/poolparity/poolparity/instrument/pprofhttp"
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/embedredis"
@@ -286,8 +287,8 @@ func scenarioTracks(cfg Config) (stable, gray trackSpec) {
 		// a few times this one's; see RetainGOGC.
 		both = []string{"GOGC=" + strconv.Itoa(RetainGOGC)}
 	}
-	return trackSpec{name: "stable", mode: stableMode, gray: "false", port: cfg.StablePort, extra: both},
-		trackSpec{name: "gray", mode: grayMode, gray: "true", port: cfg.GrayPort, extra: append(grayFault, both...)}
+	return trackSpec{name: "stable", mode: stableMode, gray: instrument.GrayStatusStable, port: cfg.StablePort, extra: both},
+		trackSpec{name: "gray", mode: grayMode, gray: instrument.GrayStatusGray, port: cfg.GrayPort, extra: append(grayFault, both...)}
 }
 
 // loadShape is what a scenario changes in the load: how many requests in flight at most, how

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/promql/parser"
 	"maps"
 	"slices"
 	"strconv"
@@ -13,7 +11,10 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
 
+	"github.com/poolparity/poolparity/instrument"
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 )
@@ -146,7 +147,7 @@ type Options struct {
 	Exclude []Interval
 	// BaselineTrack is the gray_status value of the track gray is compared
 	// with: empty is stable's ("false"); a PoolCanary's fresh baseline is
-	// "baseline" (promread.BaselineStatus). Every per-track read (the
+	// "baseline" (instrument.GrayStatusBaseline). Every per-track read (the
 	// thresholds, the samples, the traffic guard, the pooled check) uses
 	// it.
 	BaselineTrack string
@@ -186,6 +187,28 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 	if err != nil {
 		return fail(err)
 	}
+	e.setGate(&r)
+	if e.intervals, err = e.checkRulesLoaded(ctx, q); err != nil {
+		return fail(err)
+	}
+	quiet, err := e.checkTraffic(ctx, q)
+	if err != nil {
+		return fail(err)
+	}
+	statErrs, err := e.judgeSLIs(ctx, q, quiet, &r)
+	if err != nil {
+		return fail(err)
+	}
+	if err := e.readPoolsAndAlerts(ctx, q, &r); err != nil {
+		return fail(err)
+	}
+	e.decide(&r, quiet, statErrs)
+	return r, nil
+}
+
+// setGate sets the report's verdict gate from the statistical mode, and
+// notes the sequential test's plan.
+func (e evaluation) setGate(r *Report) {
 	switch e.opts.Stat {
 	case StatConfirm:
 		r.Gate = GateConfirmed
@@ -197,84 +220,141 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 		r.Notes = append(r.Notes, fmt.Sprintf("sequential test: per-rollout alpha %g over %d SLIs (Bonferroni, %.3g each): an SLI fails when its e-value reaches %.4g and passes when its confidence sequence at that level is within its margin, on the samples since %s",
 			e.opts.Sequential.Alpha, k, e.opts.Sequential.Alpha/float64(k), e.opts.Sequential.Bar(k), e.opts.StatSince.UTC().Format(time.RFC3339)))
 	}
-	if e.intervals, err = e.checkRulesLoaded(ctx, q); err != nil {
-		return fail(err)
-	}
+}
+
+// checkTraffic applies the traffic guard: it returns "" when both tracks
+// serve enough requests to judge, else why not (naming the guard's missing
+// inputs when it is the catalog's).
+func (e evaluation) checkTraffic(ctx context.Context, q Querier) (string, error) {
 	g := e.guard()
 	g.Baseline = e.opts.BaselineTrack
 	quiet, err := g.Check(ctx, q, e.opts.At)
 	if err != nil {
-		return fail(fmt.Errorf("parity: %w", err))
+		return "", fmt.Errorf("parity: %w", err)
 	}
 	if quiet != "" && e.opts.Guard == nil {
 		quiet += e.missingInputs(ctx, q, e.cat.Guard.RequestRule+e.opts.Window)
 	}
-	var grayPooled, stablePooled *bool
-	var statErrs []string
+	return quiet, nil
+}
+
+// pooling says which of the compared tracks exposes sync.Pool series.
+type pooling struct{ gray, stable bool }
+
+// readPooling reads which of the compared tracks pools.
+func (e evaluation) readPooling(ctx context.Context, q Querier) (*pooling, error) {
+	g, err1 := e.trackPooled(ctx, q, grayM)
+	st, err2 := e.trackPooled(ctx, q, `gray_status="`+e.opts.BaselineTrack+`"`)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	return &pooling{gray: g, stable: st}, nil
+}
+
+// judgeSLIs judges every SLI of the catalog into a row of r, or notes in r
+// why it is not judged. It returns the failed queries of the statistical
+// test, which do not fail the evaluation.
+func (e evaluation) judgeSLIs(ctx context.Context, q Querier, quiet string, r *Report) (statErrs []string, err error) {
+	var pooled *pooling // read once, when an SLI needs it
 	for _, s := range e.cat.SLIs {
-		if s.Judged == catalog.WhenGrayPooled {
-			if grayPooled == nil {
-				g, err1 := e.trackPooled(ctx, q, grayM)
-				st, err2 := e.trackPooled(ctx, q, `gray_status="`+e.opts.BaselineTrack+`"`)
-				if err := errors.Join(err1, err2); err != nil {
-					return fail(err)
-				}
-				grayPooled, stablePooled = &g, &st
-			}
-			if !*grayPooled {
-				r.Notes = append(r.Notes, s.Name+": not judged, the gray track is unpooled (it has no sync.Pool series)")
-				continue
+		if s.Judged == catalog.WhenGrayPooled && pooled == nil {
+			if pooled, err = e.readPooling(ctx, q); err != nil {
+				return nil, err
 			}
 		}
-		crit := CriterionOf(s)
-		tv, err := promread.ReadTracks(ctx, q, e.query(s, false), e.opts.At, e.opts.BaselineTrack)
+		row, note, err := e.judgeSLI(ctx, q, s, quiet, pooled, &statErrs)
 		if err != nil {
-			return fail(fmt.Errorf("parity: %s: %w", s.Name, err))
+			return nil, err
 		}
-		// An SLI whose series are absent by design is left out; one read from a rule of the
-		// user's own (Override.Rule) is asked for and required.
-		if s.Judged == catalog.WhenPresent && e.opts.Overrides[s.ID].Rule == "" && tv.Stable == nil && tv.Gray == nil && !tv.Refused {
-			present, err := e.tracksHave(ctx, q, s.Presence)
-			if err != nil {
-				return fail(err)
-			}
-			if !present {
-				r.Notes = append(r.Notes, fmt.Sprintf("%s: not judged, neither track has %s series (absent by design: judged only where the service exposes them)", s.Name, s.Presence))
-				continue
-			}
-		}
-		row := crit.Evaluate(tv.Stable, tv.Gray)
-		if row.Verdict == NoData && len(tv.Why) > 0 {
-			row.Note = strings.Join(tv.Why, "; ")
-		}
-		if s.Judged == catalog.WhenGrayPooled && !*stablePooled {
-			row.Stable = nil
-			row.Note = strings.TrimPrefix(row.Note+"; stable is unpooled", "; ")
-		}
-		if quiet != "" && row.Verdict != NoData {
-			row.Verdict, row.Note = NoData, "too little traffic to judge"
-		}
-		if e.opts.Stat != StatOff && quiet == "" {
-			row.Test = e.test(ctx, q, s, crit, &statErrs)
+		if note != "" {
+			r.Notes = append(r.Notes, note)
+			continue
 		}
 		r.Rows = append(r.Rows, row)
 	}
+	return statErrs, nil
+}
+
+// judgeSLI reads s for both tracks and judges it: its row, or a note
+// saying why it is not judged. pooled is nil unless s is judged only when
+// the gray track pools.
+func (e evaluation) judgeSLI(ctx context.Context, q Querier, s catalog.SLI, quiet string, pooled *pooling, statErrs *[]string) (Row, string, error) {
+	if pooled != nil && s.Judged == catalog.WhenGrayPooled && !pooled.gray {
+		return Row{}, s.Name + ": not judged, the gray track is unpooled (it has no sync.Pool series)", nil
+	}
+	tv, err := promread.ReadTracks(ctx, q, e.query(s, false), e.opts.At, e.opts.BaselineTrack)
+	if err != nil {
+		return Row{}, "", fmt.Errorf("parity: %s: %w", s.Name, err)
+	}
+	if note, err := e.absentByDesign(ctx, q, s, tv); note != "" || err != nil {
+		return Row{}, note, err
+	}
+	crit := CriterionOf(s)
+	row := markRow(crit.Evaluate(tv.Stable, tv.Gray), s, tv, quiet, pooled)
+	if e.opts.Stat != StatOff && quiet == "" {
+		row.Test = e.test(ctx, q, s, crit, statErrs)
+	}
+	return row, "", nil
+}
+
+// markRow marks on a judged row what the reads and the traffic guard say:
+// why it has no data, a stable track that does not pool (its value is not
+// shown), and too little traffic to judge.
+func markRow(row Row, s catalog.SLI, tv promread.Tracks, quiet string, pooled *pooling) Row {
+	if row.Verdict == NoData && len(tv.Why) > 0 {
+		row.Note = strings.Join(tv.Why, "; ")
+	}
+	if pooled != nil && s.Judged == catalog.WhenGrayPooled && !pooled.stable {
+		row.Stable = nil
+		row.Note = strings.TrimPrefix(row.Note+"; stable is unpooled", "; ")
+	}
+	if quiet != "" && row.Verdict != NoData {
+		row.Verdict, row.Note = NoData, "too little traffic to judge"
+	}
+	return row
+}
+
+// absentByDesign returns the note of an SLI left out because neither track
+// has its series, absent by design (catalog.WhenPresent), or "" when it is
+// judged. One read from a rule of the user's own (Override.Rule) is asked
+// for and required.
+func (e evaluation) absentByDesign(ctx context.Context, q Querier, s catalog.SLI, tv promread.Tracks) (string, error) {
+	if s.Judged != catalog.WhenPresent || e.opts.Overrides[s.ID].Rule != "" || tv.Stable != nil || tv.Gray != nil || tv.Refused {
+		return "", nil
+	}
+	present, err := e.tracksHave(ctx, q, s.Presence)
+	if err != nil || present {
+		return "", err
+	}
+	return fmt.Sprintf("%s: not judged, neither track has %s series (absent by design: judged only where the service exposes them)", s.Name, s.Presence), nil
+}
+
+// readPoolsAndAlerts fills r's pool hit ratios (Options.Pools) and its
+// alerts (Options.Alerts; none otherwise).
+func (e evaluation) readPoolsAndAlerts(ctx context.Context, q Querier, r *Report) error {
+	var err error
 	if e.opts.Pools {
 		if r.Pools, err = readPools(ctx, q, e.cat, e.opts.Window, e.opts.Selector, e.opts.At); err != nil {
-			return fail(err)
+			return err
 		}
 	}
-	if e.opts.Alerts {
-		if r.Alerts, err = promread.Alerts(ctx, q, e.opts.AlertGroups); err != nil {
-			return fail(fmt.Errorf("parity: %w", err))
-		}
-		r.Alerts = SelectAlerts(r.Alerts, e.matchers)
-	} else {
+	if !e.opts.Alerts {
 		r.Alerts = []Alert{}
+		return nil
 	}
+	if r.Alerts, err = promread.Alerts(ctx, q, e.opts.AlertGroups); err != nil {
+		return fmt.Errorf("parity: %w", err)
+	}
+	r.Alerts = SelectAlerts(r.Alerts, e.matchers)
+	return nil
+}
+
+// decide sets r's verdict from its rows, its alerts and the traffic guard
+// and, in a statistical mode, the test's verdict and how it gates r's.
+func (e evaluation) decide(r *Report, quiet string, statErrs []string) {
 	r.Verdict, r.Reasons = Decide(Decision{Rows: r.Rows, Alerts: r.Alerts, Quiet: quiet})
 	if e.opts.Stat == StatOff {
-		return r, nil
+		return
 	}
 	r.Statistical, r.StatReasons = StatVerdict(r.Rows, quiet)
 	if len(statErrs) > 0 {
@@ -282,8 +362,8 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 	}
 	r.Disagreements = Disagreements(r.Rows)
 	if e.opts.Stat == StatSequential {
-		r.Verdict, r.Reasons = sequentialVerdict(r, quiet)
-		return r, nil
+		r.Verdict, r.Reasons = sequentialVerdict(*r, quiet)
+		return
 	}
 	var reasons []string
 	r.Confirmed, reasons = Decide(Decision{Rows: Confirm(r.Rows), Alerts: r.Alerts, Quiet: quiet})
@@ -299,7 +379,6 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 			r.Verdict, r.Reasons = r.Statistical, append([]string{"statistical test: " + msg}, r.Reasons...)
 		}
 	}
-	return r, nil
 }
 
 // evaluation is one Evaluate call's settings with the defaults filled in.
@@ -313,7 +392,43 @@ type evaluation struct {
 	matchers []*labels.Matcher
 }
 
+// newEvaluation fills in o's defaults (withDefaults) and checks o and cat.
 func newEvaluation(cat catalog.Catalog, o Options) (evaluation, error) {
+	o = withDefaults(cat, o)
+	e := evaluation{cat: cat, opts: o}
+	if o.Selector != "" {
+		ms, err := parser.NewParser(parser.Options{}).ParseMetricSelector("{" + o.Selector + "}")
+		if err != nil {
+			return e, fmt.Errorf("parity: selector %q: %w", o.Selector, err)
+		}
+		e.matchers = ms
+	}
+	if _, err := ParseStatMode(string(o.Stat)); err != nil {
+		return e, fmt.Errorf("parity: %w", err)
+	}
+	if o.Window == "" {
+		return e, errors.New("parity: no rules window (the catalog and the options name none)")
+	}
+	if len(cat.SLIs) == 0 {
+		return e, errors.New("parity: the catalog has no SLI to judge")
+	}
+	if err := cat.Validate(); err != nil {
+		return e, fmt.Errorf("parity: the catalog: %w", err)
+	}
+	for id, ov := range o.Overrides {
+		if _, ok := cat.Get(id); !ok {
+			return e, fmt.Errorf("parity: override of %w %q", catalog.ErrUnknownSLI, id)
+		}
+		if _, err := Matchers(ov.MatchLabels); err != nil {
+			return e, fmt.Errorf("parity: matchLabels of %s: %w", id, err)
+		}
+	}
+	return e, nil
+}
+
+// withDefaults returns o with every unset option given its default, most
+// of them the catalog's.
+func withDefaults(cat catalog.Catalog, o Options) Options {
 	if o.At.IsZero() {
 		o.At = time.Now()
 	}
@@ -346,40 +461,12 @@ func newEvaluation(cat catalog.Catalog, o Options) (evaluation, error) {
 	o.Test = o.Test.withCatalog(st)
 	o.Sequential = o.Sequential.withCatalog(st)
 	if o.BaselineTrack == "" {
-		o.BaselineTrack = promread.StableStatus
+		o.BaselineTrack = instrument.GrayStatusStable
 	}
 	if o.StatSince.IsZero() || o.StatSince.After(o.At) {
 		o.StatSince = o.At.Add(-o.StatWindow)
 	}
-	e := evaluation{cat: cat, opts: o}
-	if o.Selector != "" {
-		ms, err := parser.NewParser(parser.Options{}).ParseMetricSelector("{" + o.Selector + "}")
-		if err != nil {
-			return e, fmt.Errorf("parity: selector %q: %w", o.Selector, err)
-		}
-		e.matchers = ms
-	}
-	if _, err := ParseStatMode(string(o.Stat)); err != nil {
-		return e, fmt.Errorf("parity: %w", err)
-	}
-	if o.Window == "" {
-		return e, errors.New("parity: no rules window (the catalog and the options name none)")
-	}
-	if len(cat.SLIs) == 0 {
-		return e, errors.New("parity: the catalog has no SLI to judge")
-	}
-	if err := cat.Validate(); err != nil {
-		return e, fmt.Errorf("parity: the catalog: %w", err)
-	}
-	for id, ov := range o.Overrides {
-		if _, ok := cat.Get(id); !ok {
-			return e, fmt.Errorf("parity: override of %w %q", catalog.ErrUnknownSLI, id)
-		}
-		if _, err := Matchers(ov.MatchLabels); err != nil {
-			return e, fmt.Errorf("parity: matchLabels of %s: %w", id, err)
-		}
-	}
-	return e, nil
+	return o
 }
 
 // selector returns the matchers of s's queries, without braces. The
@@ -599,9 +686,9 @@ func (e evaluation) hasSeries(ctx context.Context, q Querier, metric, m string) 
 func (e evaluation) tracksHave(ctx context.Context, q Querier, metric string) (bool, error) {
 	base := e.opts.BaselineTrack
 	if base == "" {
-		base = promread.StableStatus
+		base = instrument.GrayStatusStable
 	}
-	return e.hasSeries(ctx, q, metric, `gray_status=~"`+promread.GrayStatus+"|"+base+`"`)
+	return e.hasSeries(ctx, q, metric, `gray_status=~"`+instrument.GrayStatusGray+"|"+base+`"`)
 }
 
 // CriterionOf returns how the judge compares an SLI.
@@ -615,8 +702,8 @@ func sel(base string, extra ...string) string {
 }
 
 const (
-	grayM   = `gray_status="` + promread.GrayStatus + `"`
-	stableM = `gray_status="` + promread.StableStatus + `"`
+	grayM   = `gray_status="` + instrument.GrayStatusGray + `"`
+	stableM = `gray_status="` + instrument.GrayStatusStable + `"`
 )
 
 // SelectAlerts returns the alerts that matchers select: those whose labels

@@ -93,6 +93,14 @@ func (c Criterion) Evaluate(stable, gray *float64) Row {
 	} else {
 		row.Note = "stable is 0 and gray is not: the ratio is infinite"
 	}
+	c.compare(&row, v, d)
+	return row
+}
+
+// compare sets row's verdict: v (a ratio or a difference, as the comparison
+// reads) against the threshold, a ratio's breach within the floor (d is
+// gray-stable) passing with a note.
+func (c Criterion) compare(row *Row, v, d float64) {
 	switch c.Comparison {
 	case RatioAtMost:
 		breach := v > c.Threshold
@@ -109,7 +117,6 @@ func (c Criterion) Evaluate(stable, gray *float64) Row {
 		row.Value, row.Delta = nil, nil
 		row.Verdict, row.Note = Error, fmt.Sprintf("unknown comparison %q", c.Comparison)
 	}
-	return row
 }
 
 func verdictOf(ok bool) Verdict {

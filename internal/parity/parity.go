@@ -273,18 +273,23 @@ func RatioText(v, limit float64) string {
 	return s
 }
 
+// describeSequential states the sequential test's evidence of a regression.
+func describeSequential(t *TestResult) string {
+	s := fmt.Sprintf("anytime-valid evidence of a regression: e-value %.3g reached the bar %.3g after %d paired samples", t.EMax, t.Bar, t.NGray)
+	if t.Bound != nil {
+		s += fmt.Sprintf(", effect at least %.4g (estimate %.4g)", *t.Bound, t.Effect)
+	}
+	if !t.Rejected.IsZero() {
+		s += ", rejected at " + t.Rejected.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
 // describe states a failing row's comparison, e.g. "gray/stable 1.43 > 1.10".
 func describe(r Row) string {
 	if t := r.Test; t != nil && t.sequential() && t.Verdict == Fail && r.Verdict == Fail {
 		// The sequential judge's FAIL: its evidence, not the threshold row's values.
-		s := fmt.Sprintf("anytime-valid evidence of a regression: e-value %.3g reached the bar %.3g after %d paired samples", t.EMax, t.Bar, t.NGray)
-		if t.Bound != nil {
-			s += fmt.Sprintf(", effect at least %.4g (estimate %.4g)", *t.Bound, t.Effect)
-		}
-		if !t.Rejected.IsZero() {
-			s += ", rejected at " + t.Rejected.UTC().Format(time.RFC3339)
-		}
-		return s
+		return describeSequential(t)
 	}
 	if r.Value == nil {
 		if r.Note != "" {

@@ -145,52 +145,77 @@ func (s SequentialTest) Judge(c Criterion, pairs []Pair, k int) TestResult {
 		sign = -1
 	}
 	res := TestResult{Bar: bar, E: 1, EMax: 1}
-	var sumY, sumY2, sumL float64
-	n, skipped := 0, 0
-	var lastF float64
+	run := s.accumulate(c, pairs, sign, need, &res)
+	res.NStable, res.NGray = run.n, run.n
+	if run.n < need {
+		res.Verdict = NoData
+		res.Note = fmt.Sprintf("too few paired samples for the sequential test: %d, need %d (the fewest on which it can reach its bar e >= %g)", run.n, need, bar)
+		if run.skipped > 0 {
+			res.Note += fmt.Sprintf(" (%d left out: a ratio of a zero or negative value)", run.skipped)
+		}
+		return res
+	}
+	s.conclude(c, run, sign, &res)
+	return res
+}
+
+// seqRun is what the sequential test has summed over the usable pairs: how
+// many (and how many it left out), the sums of the paired differences y,
+// of their squares and of the stable levels, and the last floor.
+type seqRun struct {
+	n, skipped        int
+	sumY, sumY2, sumL float64
+	lastF             float64
+}
+
+// accumulate runs the e-process over the pairs in time order: it sets res's
+// last and largest e-value, and a FAIL at the first pair (from the need-th
+// on) where e reaches res.Bar.
+func (s SequentialTest) accumulate(c Criterion, pairs []Pair, sign float64, need int, res *TestResult) seqRun {
+	var r seqRun
 	for _, p := range pairs {
 		y, level, ok := c.sampleOf(p)
 		if !ok {
-			skipped++
+			r.skipped++
 			continue
 		}
-		n++
-		sumY += y
-		sumY2 += y * y
-		sumL += level
-		f := c.floorOn(sumL/float64(n), sign)
-		lastF = f
+		r.n++
+		r.sumY += y
+		r.sumY2 += y * y
+		r.sumL += level
+		f := c.floorOn(r.sumL/float64(r.n), sign)
+		r.lastF = f
 		// x_i = sign*y_i - f, summed.
-		sx := sign*sumY - float64(n)*f
-		sq := sumY2 - 2*sign*f*sumY + float64(n)*f*f
+		sx := sign*r.sumY - float64(r.n)*f
+		sq := r.sumY2 - 2*sign*f*r.sumY + float64(r.n)*f*f
 		e := 1.0
 		if sx > 0 {
-			e = math.Exp(mixtureLogE(sx, sq, n, s.Scale))
+			e = math.Exp(mixtureLogE(sx, sq, r.n, s.Scale))
 		}
 		res.E = e
 		res.EMax = math.Max(res.EMax, e)
-		if n >= need && e >= bar && res.Verdict != Fail {
+		if r.n >= need && e >= res.Bar && res.Verdict != Fail {
 			res.Verdict = Fail
 			res.Rejected = p.T.UTC()
 		}
 	}
-	res.NStable, res.NGray = n, n
-	if n < need {
-		res.Verdict = NoData
-		res.Note = fmt.Sprintf("too few paired samples for the sequential test: %d, need %d (the fewest on which it can reach its bar e >= %g)", n, need, bar)
-		if skipped > 0 {
-			res.Note += fmt.Sprintf(" (%d left out: a ratio of a zero or negative value)", skipped)
-		}
-		return res
-	}
-	mean := sumY / float64(n)
+	return r
+}
+
+// conclude sets, after enough pairs, res's estimate, margin and confidence
+// sequence, and its verdict: FAIL as accumulate found it, PASS when the
+// confidence sequence rules out any effect beyond the margin, else NO DATA
+// (inconclusive).
+func (s SequentialTest) conclude(c Criterion, r seqRun, sign float64, res *TestResult) {
+	n := r.n
+	mean := r.sumY / float64(n)
 	res.Effect = c.effectOf(mean)
-	res.Floor = lastF
-	margin := c.passMargin(lastF, sign)
+	res.Floor = r.lastF
+	margin := c.passMargin(r.lastF, sign)
 	res.Margin = c.effectOf(sign * margin)
-	sd := math.Sqrt(math.Max(0, (sumY2-float64(n)*mean*mean)/float64(n-1)))
+	sd := math.Sqrt(math.Max(0, (r.sumY2-float64(n)*mean*mean)/float64(n-1)))
 	var half float64 // the confidence sequence's half-width on the test's scale, once bounded
-	if h := csHalfWidth(n, s.Scale, bar); !math.IsInf(h, 0) {
+	if h := csHalfWidth(n, s.Scale, res.Bar); !math.IsInf(h, 0) {
 		half = h * sd / math.Sqrt(float64(n))
 		b, w := c.effectOf(mean-sign*half), c.effectOf(mean+sign*half)
 		res.Bound, res.Worst = &b, &w
@@ -205,9 +230,8 @@ func (s SequentialTest) Judge(c Criterion, pairs []Pair, k int) TestResult {
 		if res.Worst != nil {
 			worst = fmt.Sprintf("%.4g", *res.Worst)
 		}
-		res.Note = fmt.Sprintf("inconclusive after %d paired samples: no regression shown (e=%.3g, bar %.3g) and none ruled out (estimate %.4g, worst not ruled out %s, margin %.4g)", n, res.E, bar, res.Effect, worst, res.Margin)
+		res.Note = fmt.Sprintf("inconclusive after %d paired samples: no regression shown (e=%.3g, bar %.3g) and none ruled out (estimate %.4g, worst not ruled out %s, margin %.4g)", n, res.E, res.Bar, res.Effect, worst, res.Margin)
 	}
-	return res
 }
 
 // passMargin returns the largest effect on the test's scale, in the worse

@@ -29,6 +29,7 @@ import (
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
+	"github.com/poolparity/poolparity/instrument"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
@@ -86,7 +87,7 @@ func Record(ctx context.Context, q promread.Querier, start, end time.Time, step 
 	n := int(end.Sub(start)/step) + 1
 	rec := Recording{Start: start.UTC().Truncate(time.Millisecond), Step: step}
 	for _, f := range Families {
-		sel := `gray_status=~"true|false|baseline"`
+		sel := `gray_status=~"` + instrument.GrayStatusGray + "|" + instrument.GrayStatusStable + "|" + instrument.GrayStatusBaseline + `"`
 		if f.Routes {
 			sel += "," + routeFilter
 		}

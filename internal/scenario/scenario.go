@@ -15,6 +15,7 @@ import (
 
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/pools"
 )
 
 // Scenario names. They are the demo's SCENARIO values and the kind run's
@@ -29,16 +30,16 @@ const (
 	AA = "aa"
 	// MisuseHold runs the gray track with POOL_MODE=misuse-hold: pooled
 	// objects taken when a request arrives and held to its end.
-	MisuseHold = "misuse-hold"
+	MisuseHold = string(pools.ModeMisuseHold)
 	// MisuseReset runs the gray track with POOL_MODE=misuse-reset: buffers
 	// pre-sized to the largest request and zeroed on every Put.
-	MisuseReset = "misuse-reset"
+	MisuseReset = string(pools.ModeMisuseReset)
 	// MisuseRetain runs the gray track with POOL_MODE=misuse-retain (no size
 	// cap), under a load where one PUT in 16 is large.
-	MisuseRetain = "misuse-retain"
+	MisuseRetain = string(pools.ModeMisuseRetain)
 	// MisuseDirty runs the gray track with POOL_MODE=misuse-dirty: a reset
 	// that forgets the decoded item, caught by the pool sanitizer.
-	MisuseDirty = "misuse-dirty"
+	MisuseDirty = string(pools.ModeMisuseDirty)
 	// MisuseCap runs the example service's gray track with
 	// POOL_MODE=misuse-cap: an image pool whose New makes the largest image
 	// and whose size cap drops anything over a quarter of it, so every Put
@@ -67,8 +68,8 @@ const ExampleLoadPath = "/thumbnail/img-{key}?w={32|32|64|64|64|64|128|128|128|2
 // Pool modes of a track (the service's POOL_MODE); the misuse scenarios'
 // gray mode is their name.
 const (
-	Pooled   = "pooled"
-	Unpooled = "unpooled"
+	Pooled   = string(pools.ModePooled)
+	Unpooled = string(pools.ModeUnpooled)
 )
 
 // FaultLatency is the latency the regression scenario adds to every API
@@ -77,12 +78,7 @@ const FaultLatency = 40 * time.Millisecond
 
 // LatencyAlert is the alert that names the regression scenario's cause: the
 // catalog's alert of the latency SLIs.
-var LatencyAlert = latencyAlert()
-
-func latencyAlert() string {
-	s, _ := catalog.Default().Get(catalog.LatencyP99)
-	return s.Alert.Name
-}
+var LatencyAlert = catalog.Default().AlertOf(catalog.LatencyP99)
 
 // Scenario is one scenario: the gray track's settings and the expected
 // outcome. The stable track runs StableMode with no fault.
@@ -126,6 +122,8 @@ func NamesFor(service string) []string {
 
 // All returns every scenario, in the order the demo lists them.
 func All() []Scenario {
+	cat := catalog.Default()
+	hitRatio, cpu := cat.AlertOf(catalog.SyncPoolHitRatio), cat.AlertOf(catalog.CPUPerRequest)
 	misuse := func(name string, alerts ...string) Scenario {
 		return Scenario{Name: name, StableMode: Unpooled, GrayMode: name, Want: parity.Fail, Alerts: alerts}
 	}
@@ -137,15 +135,15 @@ func All() []Scenario {
 		// scratch per item makes its pool keep that many, each grown by the
 		// largest item it served, while sync.Pool refills too fast for the
 		// hit ratio to fall under steady load (docs/pool-misuse.md).
-		misuse(MisuseHold, "PoolParityLowSyncPoolHitRatio", "PoolParityNoAllocationGain", "PoolParityLiveHeapRegression"),
-		misuse(MisuseReset, "PoolParityCPUPerRequestRegression", LatencyAlert, "PoolParityLiveHeapRegression"),
-		misuse(MisuseRetain, "PoolParityLiveHeapRegression"),
-		misuse(MisuseDirty, "PoolParityDirtyObjects"),
+		misuse(MisuseHold, hitRatio, catalog.AlertNoAllocationGain, catalog.AlertLiveHeapRegression),
+		misuse(MisuseReset, cpu, LatencyAlert, catalog.AlertLiveHeapRegression),
+		misuse(MisuseRetain, catalog.AlertLiveHeapRegression),
+		misuse(MisuseDirty, catalog.AlertDirtyObjects),
 		// Every image is dropped at Put: the image pool's hit ratio is 0.
 		// Each request then allocates the largest image, which
 		// PoolParityNoAllocationGain (informational) may name as well.
 		func() Scenario {
-			s := misuse(MisuseCap, "PoolParityLowSyncPoolHitRatio")
+			s := misuse(MisuseCap, hitRatio)
 			s.Services = []string{ServiceExample}
 			return s
 		}(),

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/scenario"
 )
@@ -56,6 +57,11 @@ func TestNamesAreUniqueAndEveryScenarioIsComplete(t *testing.T) {
 		}
 		if (s.Want == parity.Fail) != (len(s.Alerts) > 0) {
 			t.Errorf("scenario %q: want %s with alerts %v: a FAIL scenario names its cause, a PASS one names none", s.Name, s.Want, s.Alerts)
+		}
+		for _, a := range s.Alerts {
+			if !slices.Contains(catalog.Default().Alerts(), a) {
+				t.Errorf("scenario %q names the alert %q, which the catalog does not (catalog.Alerts)", s.Name, a)
+			}
 		}
 	}
 }

@@ -180,8 +180,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 func (s *Service) startOTLP(ctx context.Context, g prometheus.Gatherer, reg prometheus.Registerer, pools *instrument.Registry) error {
 	o := s.cfg.OTLP()
 	attrs := map[string]string{
-		telemetry.LabelGrayStatus: s.cfg.GrayStatus,
-		telemetry.LabelPoolMode:   s.cfg.PoolMode,
+		instrument.LabelGrayStatus: s.cfg.GrayStatus,
+		instrument.LabelPoolMode:   s.cfg.PoolMode,
 	}
 	res, err := telemetry.NewResource(Name, buildVersion(), attrs)
 	if err != nil {

@@ -21,26 +21,8 @@ import (
 	"github.com/poolparity/poolparity/instrument/promexport"
 )
 
-// Constant label names carried by every series (instrument's track labels).
-const (
-	LabelGrayStatus = instrument.LabelGrayStatus
-	LabelPoolMode   = instrument.LabelPoolMode
-)
-
-// The gray_status values: the gray (canary) track, the stable track, and the
-// fresh baseline a PoolCanary with analysis.baseline Fresh starts (the stable
-// build, started with the gray track and judged in place of the stable one).
-const (
-	GrayStatusGray     = instrument.GrayStatusGray
-	GrayStatusStable   = instrument.GrayStatusStable
-	GrayStatusBaseline = instrument.GrayStatusBaseline
-)
-
-// ParseGrayStatus returns the gray_status value s names (instrument.ParseGrayStatus).
-func ParseGrayStatus(s string) (string, error) { return instrument.ParseGrayStatus(s) }
-
 // NewRegistry returns a fresh (non-global) registry, to gather from, and a
-// Registerer that adds gray_status (a value of ParseGrayStatus) and
+// Registerer that adds gray_status (a value of instrument.ParseGrayStatus) and
 // pool_mode to every series registered through it.
 func NewRegistry(grayStatus string, poolMode string) (*prometheus.Registry, prometheus.Registerer) {
 	reg := prometheus.NewRegistry()

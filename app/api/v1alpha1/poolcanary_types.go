@@ -6,8 +6,11 @@ import (
 )
 
 // PoolMode is the POOL_MODE a track's pods run with: pooled, unpooled, or one of the
-// misuse modes that reproduce pooling gone wrong (docs/pool-misuse.md).
-// +kubebuilder:validation:Enum=pooled;unpooled;misuse-hold;misuse-reset;misuse-retain;misuse-dirty
+// misuse modes that reproduce pooling gone wrong: the reference service's (internal/pools,
+// docs/pool-misuse.md) and the example service's misuse-cap (examples/imagesvc). The
+// controller passes the mode on as it is (the POOL_MODE variable and the pool-mode label), so
+// every mode of either service can be canaried; a test holds the enum to both services' modes.
+// +kubebuilder:validation:Enum=unpooled;pooled;misuse-hold;misuse-reset;misuse-retain;misuse-dirty;misuse-cap
 type PoolMode string
 
 // The pool modes of the service (docs/contracts.md, section 1).

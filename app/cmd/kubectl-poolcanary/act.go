@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
-	"github.com/poolparity/poolparity/internal/controller"
 )
 
 // act runs promote, abort, pause, resume or retry on pc, as a JSON merge patch of the one
@@ -22,7 +21,7 @@ func act(ctx context.Context, c client.Client, pc *v1alpha1.PoolCanary, command 
 	var did string
 	switch command {
 	case "promote", "abort":
-		if why := controller.RequestRefusal(pc); why != "" {
+		if why := pc.RequestRefusal(); why != "" {
 			return "", fmt.Errorf("poolcanary %s/%s: cannot %s: %s", pc.Namespace, pc.Name, command, why)
 		}
 		ann := map[string]string{"promote": v1alpha1.AnnotationPromote, "abort": v1alpha1.AnnotationAbort}[command]

@@ -9,11 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
-	"github.com/poolparity/poolparity/internal/controller"
 )
 
 // view is what `get` shows, in the order it shows it; -o json prints it as it is.
@@ -84,17 +82,15 @@ func newView(pc *v1alpha1.PoolCanary) view {
 	if pc.Spec.Replicas != nil {
 		v.Replicas.Spec = *pc.Spec.Replicas
 	}
-	if rt, ok := controller.RoutingOf(pc); ok {
-		v.Route = &routeView{HTTPRoute: rt.Route, StableService: rt.StableService, GrayService: rt.GrayService}
+	if tr := pc.Spec.TrafficRouting; tr != nil {
+		stable, gray := tr.GatewayAPI.ServiceNames(pc)
+		v.Route = &routeView{HTTPRoute: tr.GatewayAPI.HTTPRoute, StableService: stable, GrayService: gray}
 		if w := st.RouteWeight; w != nil {
 			stable := 100 - *w
 			v.Route.GrayWeight, v.Route.StableWeight = w, &stable
 		}
 	}
-	ended := false
-	if prog := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgressing); prog != nil {
-		ended = prog.Status == metav1.ConditionFalse && prog.Reason != controller.ReasonPaused
-	}
+	ended := pc.RolloutEnded()
 	for i, w := range pc.Spec.Steps {
 		s := stepView{Step: i + 1, Weight: w, Current: int32(i) == st.CurrentStep}
 		switch {

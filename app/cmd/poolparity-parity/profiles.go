@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/poolparity/poolparity/instrument"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 	"github.com/poolparity/poolparity/internal/profdiff"
@@ -40,7 +41,7 @@ func addProfiles(ctx context.Context, q parity.Querier, cfg Config, report *pari
 			return 0, 0, err
 		}
 		var reqs [2]float64
-		for i, t := range []struct{ track, base, status string }{{"gray", cfg.PprofGray, "true"}, {"stable", cfg.PprofStable, "false"}} {
+		for i, t := range []struct{ track, base, status string }{{"gray", cfg.PprofGray, instrument.GrayStatusGray}, {"stable", cfg.PprofStable, instrument.GrayStatusStable}} {
 			rate, note, err := rates.of(t.status, hostOf(t.base))
 			if err != nil {
 				return 0, 0, fmt.Errorf("%s track: %w", t.track, err)

@@ -85,50 +85,11 @@ func Test(x, y []float64, alt Alternative) (Result, error) {
 	if alt != Greater && alt != Less && alt != TwoSided {
 		return Result{}, fmt.Errorf("mwu: unknown alternative %d", int(alt))
 	}
-	type obs struct {
-		v    float64
-		from int // 0: x, 1: y
+	all, err := pooled(x, y)
+	if err != nil {
+		return Result{}, err
 	}
-	all := make([]obs, 0, n1+n2)
-	for _, v := range x {
-		if math.IsNaN(v) {
-			return Result{}, errors.New("mwu: x holds a NaN")
-		}
-		all = append(all, obs{v, 0})
-	}
-	for _, v := range y {
-		if math.IsNaN(v) {
-			return Result{}, errors.New("mwu: y holds a NaN")
-		}
-		all = append(all, obs{v, 1})
-	}
-	slices.SortFunc(all, func(a, b obs) int {
-		switch {
-		case a.v < b.v:
-			return -1
-		case a.v > b.v:
-			return 1
-		}
-		return 0
-	})
-	// Mid-ranks; tieSum accumulates t^3 - t over tie groups.
-	var rankSumY, tieSum float64
-	for i := 0; i < len(all); {
-		j := i
-		for j < len(all) && all[j].v == all[i].v {
-			j++
-		}
-		mid := float64(i+1+j) / 2 // ranks i+1..j
-		for k := i; k < j; k++ {
-			if all[k].from == 1 {
-				rankSumY += mid
-			}
-		}
-		if t := float64(j - i); t > 1 {
-			tieSum += t*t*t - t
-		}
-		i = j
-	}
+	rankSumY, tieSum := midRanks(all)
 	fn1, fn2 := float64(n1), float64(n2)
 	u := rankSumY - fn2*(fn2+1)/2
 	res := Result{U: u, A: u / (fn1 * fn2)}
@@ -151,6 +112,58 @@ func Test(x, y []float64, alt Alternative) (Result, error) {
 	}
 	res.P = pValue(alt, normalUpper((u-mu-0.5)/sigma), 1-normalUpper((u-mu+0.5)/sigma))
 	return res, nil
+}
+
+// obs is one observation of the pooled samples.
+type obs struct {
+	v    float64
+	from int // 0: x, 1: y
+}
+
+// pooled returns the observations of x and y together, sorted by value; a
+// NaN is an error.
+func pooled(x, y []float64) ([]obs, error) {
+	all := make([]obs, 0, len(x)+len(y))
+	for from, sample := range [][]float64{x, y} {
+		for _, v := range sample {
+			if math.IsNaN(v) {
+				return nil, fmt.Errorf("mwu: %s holds a NaN", [2]string{"x", "y"}[from])
+			}
+			all = append(all, obs{v, from})
+		}
+	}
+	slices.SortFunc(all, func(a, b obs) int {
+		switch {
+		case a.v < b.v:
+			return -1
+		case a.v > b.v:
+			return 1
+		}
+		return 0
+	})
+	return all, nil
+}
+
+// midRanks returns the sum of y's mid-ranks in the sorted observations and
+// the ties' correction: t^3 - t summed over the groups of t tied values.
+func midRanks(all []obs) (rankSumY, tieSum float64) {
+	for i := 0; i < len(all); {
+		j := i
+		for j < len(all) && all[j].v == all[i].v {
+			j++
+		}
+		mid := float64(i+1+j) / 2 // ranks i+1..j
+		for k := i; k < j; k++ {
+			if all[k].from == 1 {
+				rankSumY += mid
+			}
+		}
+		if t := float64(j - i); t > 1 {
+			tieSum += t*t*t - t
+		}
+		i = j
+	}
+	return rankSumY, tieSum
 }
 
 // pValue picks the p-value of alt from the upper tail P(U >= u) and the lower tail P(U <= u).

@@ -23,6 +23,8 @@ import (
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/poolparity/poolparity/instrument"
 )
 
 // Querier is the part of the Prometheus HTTP API the evaluator uses;
@@ -34,21 +36,13 @@ type Querier interface {
 	Rules(ctx context.Context, matches []string) (v1.RulesResult, error)
 }
 
-// The gray_status values of the two tracks, and of the fresh baseline
-// Deployment a PoolCanary may compare gray with instead of stable.
-const (
-	StableStatus   = "false"
-	GrayStatus     = "true"
-	BaselineStatus = "baseline"
-)
-
-// comparison returns the tracks read: the baseline (gray_status baseline,
-// "" meaning StableStatus) as "stable", and the gray track.
+// comparison returns the tracks read: the baseline (a gray_status value,
+// "" meaning instrument.GrayStatusStable) as "stable", and the gray track.
 func comparison(baseline string) [2]struct{ name, status string } {
 	if baseline == "" {
-		baseline = StableStatus
+		baseline = instrument.GrayStatusStable
 	}
-	return [2]struct{ name, status string }{{"stable", baseline}, {"gray", GrayStatus}}
+	return [2]struct{ name, status string }{{"stable", baseline}, {"gray", instrument.GrayStatusGray}}
 }
 
 // DescribeError keeps the Prometheus API's error type and detail in the
@@ -132,7 +126,7 @@ const maxSkew = time.Minute
 
 // ReadTracks runs the instant query expr at time at and returns one value
 // per track, told apart by the gray_status label: the gray track's and the
-// baseline's (gray_status baseline; "" is StableStatus), returned as
+// baseline's (a gray_status value; "" is the stable track's), returned as
 // Stable. A track with no series, a NaN, infinite or negative value (every
 // SLI is a rate, a ratio, a duration or a size), a sample not stamped at
 // at, or more than one series has no value: several series are ambiguous
@@ -252,31 +246,8 @@ func ReadSamples(ctx context.Context, q Querier, expr string, start, end time.Ti
 		out.Why = append(out.Why, w)
 		return out, nil
 	}
-	count := map[string]int{}
-	samples := map[string][]Point{}
-	bad := map[string]string{}
-	outside := map[string]int{}
-	for _, s := range m {
-		gs := string(s.Metric["gray_status"])
-		count[gs]++
-		for _, p := range s.Values {
-			t := p.Timestamp.Time().UTC()
-			// Prometheus stamps range points in milliseconds from the start it was sent:
-			// a point within a second of the range is on its grid.
-			if t.Before(start.Add(-time.Second)) || t.After(end.Add(time.Second)) {
-				outside[gs]++
-				continue
-			}
-			f := float64(p.Value)
-			if why := garbage(f); why != "" {
-				if bad[gs] == "" {
-					bad[gs] = fmt.Sprintf("a sample at %s %s", t.Format(time.RFC3339), why)
-				}
-				continue
-			}
-			samples[gs] = append(samples[gs], Point{T: t, V: f})
-		}
-	}
+	tp := collectPoints(m, start, end)
+	count, samples, bad, outside := tp.count, tp.samples, tp.bad, tp.outside
 	for i, tr := range comparison(baseline) {
 		if why := seriesCount(tr.name, count[tr.status]); why != "" {
 			out.Why = append(out.Why, why)
@@ -301,6 +272,43 @@ func ReadSamples(ctx context.Context, q Querier, expr string, start, end time.Ti
 		*[]*[]Point{&out.Stable, &out.Gray}[i] = pts
 	}
 	return out, nil
+}
+
+// trackPoints is a range answer's points per gray_status value: how many
+// series, the points kept, the first garbage point (why its track has no
+// samples) and how many points fell outside the range.
+type trackPoints struct {
+	count, outside map[string]int
+	samples        map[string][]Point
+	bad            map[string]string
+}
+
+// collectPoints sorts the points of m by track, keeping those within
+// [start, end] that are data.
+func collectPoints(m model.Matrix, start, end time.Time) trackPoints {
+	tp := trackPoints{count: map[string]int{}, outside: map[string]int{}, samples: map[string][]Point{}, bad: map[string]string{}}
+	for _, s := range m {
+		gs := string(s.Metric["gray_status"])
+		tp.count[gs]++
+		for _, p := range s.Values {
+			t := p.Timestamp.Time().UTC()
+			// Prometheus stamps range points in milliseconds from the start it was sent:
+			// a point within a second of the range is on its grid.
+			if t.Before(start.Add(-time.Second)) || t.After(end.Add(time.Second)) {
+				tp.outside[gs]++
+				continue
+			}
+			f := float64(p.Value)
+			if why := garbage(f); why != "" {
+				if tp.bad[gs] == "" {
+					tp.bad[gs] = fmt.Sprintf("a sample at %s %s", t.Format(time.RFC3339), why)
+				}
+				continue
+			}
+			tp.samples[gs] = append(tp.samples[gs], Point{T: t, V: f})
+		}
+	}
+	return tp
 }
 
 // seriesCount says why a track with n series has no value: none, or
@@ -469,7 +477,7 @@ func Pools(ctx context.Context, q Querier, hitsExpr, getsExpr string, at time.Ti
 
 // TrackName is the track of a gray_status value: "gray" or "stable".
 func TrackName(grayStatus string) string {
-	if grayStatus == GrayStatus {
+	if grayStatus == instrument.GrayStatusGray {
 		return "gray"
 	}
 	return "stable"

@@ -40,34 +40,10 @@ func finite(v reflect.Value) any {
 			return nil
 		}
 		return v.Interface()
-	case reflect.Slice:
-		if v.IsNil() {
-			return nil
-		}
-		if v.Type().Elem().Kind() == reflect.Uint8 {
-			return v.Interface() // []byte: base64, as encoding/json
-		}
-		fallthrough
-	case reflect.Array:
-		out := make([]any, v.Len())
-		for i := range out {
-			out[i] = finite(v.Index(i))
-		}
-		return out
+	case reflect.Slice, reflect.Array:
+		return finiteList(v)
 	case reflect.Map:
-		if v.IsNil() {
-			return nil
-		}
-		out := make(map[string]any, v.Len())
-		for it := v.MapRange(); it.Next(); {
-			k, err := json.Marshal(it.Key().Interface())
-			key := strings.Trim(string(k), `"`)
-			if err != nil {
-				continue
-			}
-			out[key] = finite(it.Value())
-		}
-		return out
+		return finiteMap(v)
 	case reflect.Struct:
 		return structFields(v)
 	}
@@ -75,6 +51,42 @@ func finite(v reflect.Value) any {
 		return v.Interface()
 	}
 	return nil
+}
+
+// finiteList is finite of a slice or an array: null for a nil slice, a
+// []byte as it is (base64, as encoding/json), else each element's.
+func finiteList(v reflect.Value) any {
+	if v.Kind() == reflect.Slice {
+		if v.IsNil() {
+			return nil
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return v.Interface() // []byte: base64, as encoding/json
+		}
+	}
+	out := make([]any, v.Len())
+	for i := range out {
+		out[i] = finite(v.Index(i))
+	}
+	return out
+}
+
+// finiteMap is finite of a map: null for a nil map, else each value's under
+// its key as encoding/json spells it.
+func finiteMap(v reflect.Value) any {
+	if v.IsNil() {
+		return nil
+	}
+	out := make(map[string]any, v.Len())
+	for it := v.MapRange(); it.Next(); {
+		k, err := json.Marshal(it.Key().Interface())
+		key := strings.Trim(string(k), `"`)
+		if err != nil {
+			continue
+		}
+		out[key] = finite(it.Value())
+	}
+	return out
 }
 
 // object is a JSON object whose fields keep their order.

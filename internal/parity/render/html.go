@@ -131,92 +131,121 @@ footer { color: #8a91a3; font-size: 12px; margin-top: 20px; }
 // colour-vision deficiencies).
 var trackColour = map[string]string{"stable": "#2f6fd0", "gray": "#e07b00"}
 
+// The chart's size and margins, in SVG units.
+const (
+	chartWidth, chartHeight                      = 480, 200
+	chartLeft, chartRight, chartTop, chartBottom = 64, 12, 10, 38
+)
+
+// chartFrame maps a chart's times and values onto its plot area.
+type chartFrame struct {
+	t0         time.Time
+	span, ymax float64 // seconds from t0 to the last point; the y axis' top
+	pw, ph     float64 // the plot area's width and height
+}
+
+func (f chartFrame) x(t time.Time) float64 {
+	return float64(chartLeft) + f.pw*t.Sub(f.t0).Seconds()/f.span
+}
+
+func (f chartFrame) y(v float64) float64 { return float64(chartTop) + f.ph*(1-v/f.ymax) }
+
 // chartSVG draws a line chart of ch as inline SVG.
 func chartSVG(ch parity.Chart) template.HTML {
-	const (
-		width, height          = 480, 200
-		left, right, top, bott = 64, 12, 10, 38
-	)
-	pw, ph := float64(width-left-right), float64(height-top-bott)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="100%%" role="img" aria-label="%s">`,
+		chartWidth, chartHeight, template.HTMLEscapeString(ch.Title))
+	f, ok := frameOf(ch)
+	if !ok {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="#6b7285" font-size="13">no data</text></svg>`, chartWidth/2, chartHeight/2)
+		return template.HTML(b.String())
+	}
+	writeAxes(&b, f, ch.Unit)
+	writeLines(&b, f, ch.Series)
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
 
-	var t0, t1 time.Time
-	ymax := 0.0
+// frameOf returns the frame of ch's points: from the first to the last
+// time, and from 0 to a round value above the largest; ok is false when ch
+// has no point.
+func frameOf(ch parity.Chart) (f chartFrame, ok bool) {
+	var t1 time.Time
 	for _, s := range ch.Series {
 		for _, p := range s.Points {
-			if t0.IsZero() || p.T.Before(t0) {
-				t0 = p.T
+			if f.t0.IsZero() || p.T.Before(f.t0) {
+				f.t0 = p.T
 			}
 			if p.T.After(t1) {
 				t1 = p.T
 			}
-			ymax = math.Max(ymax, p.V)
+			f.ymax = math.Max(f.ymax, p.V)
 		}
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="100%%" role="img" aria-label="%s">`,
-		width, height, template.HTMLEscapeString(ch.Title))
-	if t0.IsZero() {
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="#6b7285" font-size="13">no data</text></svg>`, width/2, height/2)
-		return template.HTML(b.String())
+	if f.t0.IsZero() {
+		return f, false
 	}
 	switch {
-	case ch.Unit == parity.Ratio && ymax <= 1:
-		ymax = 1 // a ratio's axis is 0-100%
-	case ch.Unit == parity.Bytes && ymax >= 1024:
-		scale := math.Pow(1024, math.Floor(math.Log(ymax)/math.Log(1024)))
-		ymax = niceCeil(ymax*1.05/scale) * scale
+	case ch.Unit == parity.Ratio && f.ymax <= 1:
+		f.ymax = 1 // a ratio's axis is 0-100%
+	case ch.Unit == parity.Bytes && f.ymax >= 1024:
+		scale := math.Pow(1024, math.Floor(math.Log(f.ymax)/math.Log(1024)))
+		f.ymax = niceCeil(f.ymax*1.05/scale) * scale
 	default:
-		ymax = niceCeil(ymax * 1.05)
+		f.ymax = niceCeil(f.ymax * 1.05)
 	}
-	span := t1.Sub(t0).Seconds()
-	if span <= 0 {
-		span = 1
+	f.span = t1.Sub(f.t0).Seconds()
+	if f.span <= 0 {
+		f.span = 1
 	}
-	x := func(t time.Time) float64 { return float64(left) + pw*t.Sub(t0).Seconds()/span }
-	y := func(v float64) float64 { return float64(top) + ph*(1-v/ymax) }
+	f.pw, f.ph = float64(chartWidth-chartLeft-chartRight), float64(chartHeight-chartTop-chartBottom)
+	return f, true
+}
 
-	// Grid and y labels.
+// writeAxes writes the grid with the y labels in unit, and the x labels
+// (elapsed time).
+func writeAxes(b *strings.Builder, f chartFrame, unit parity.Unit) {
 	for i := 0; i <= 4; i++ {
-		v := ymax * float64(i) / 4
-		yy := y(v)
-		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#e3e6ec"/>`, left, yy, width-right, yy)
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end" font-size="10" fill="#5a6275">%s</text>`,
-			left-4, yy+3, template.HTMLEscapeString(axisLabel(ch.Unit, v)))
+		v := f.ymax * float64(i) / 4
+		yy := f.y(v)
+		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#e3e6ec"/>`, chartLeft, yy, chartWidth-chartRight, yy)
+		fmt.Fprintf(b, `<text x="%d" y="%.1f" text-anchor="end" font-size="10" fill="#5a6275">%s</text>`,
+			chartLeft-4, yy+3, template.HTMLEscapeString(axisLabel(unit, v)))
 	}
-	// X labels: elapsed time.
 	for i := 0; i <= 3; i++ {
-		sec := span * float64(i) / 3
-		xx := float64(left) + pw*float64(i)/3
+		sec := f.span * float64(i) / 3
+		xx := float64(chartLeft) + f.pw*float64(i)/3
 		anchor := "middle"
 		if i == 3 {
 			anchor = "end"
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="%s" font-size="10" fill="#5a6275">%d:%02d</text>`,
-			xx, height-bott+14, anchor, int(sec)/60, int(sec)%60)
+		fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="%s" font-size="10" fill="#5a6275">%d:%02d</text>`,
+			xx, chartHeight-chartBottom+14, anchor, int(sec)/60, int(sec)%60)
 	}
-	// Lines and legend.
-	for i, s := range ch.Series {
+}
+
+// writeLines writes each series' line and its legend entry.
+func writeLines(b *strings.Builder, f chartFrame, series []parity.Series) {
+	for i, s := range series {
 		col := trackColour[s.Name]
 		if col == "" {
 			col = "#555"
 		}
 		var pts []string
 		for _, p := range s.Points {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.T), y(p.V)))
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", f.x(p.T), f.y(p.V)))
 		}
 		if len(pts) > 0 {
-			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, col, strings.Join(pts, " "))
+			fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, col, strings.Join(pts, " "))
 		}
 		name := s.Name
 		if len(s.Points) == 0 {
 			name += " (no data)"
 		}
-		lx := left + i*120
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/><text x="%d" y="%d" font-size="11" fill="#1d2330">%s</text>`,
-			lx, height-10, col, lx+18, height-5, template.HTMLEscapeString(name))
+		lx := chartLeft + i*120
+		fmt.Fprintf(b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/><text x="%d" y="%d" font-size="11" fill="#1d2330">%s</text>`,
+			lx, chartHeight-10, col, lx+18, chartHeight-5, template.HTMLEscapeString(name))
 	}
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
 }
 
 func axisLabel(u parity.Unit, v float64) string {

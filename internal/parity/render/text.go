@@ -23,51 +23,66 @@ type RowCells struct {
 
 // Cells returns the row's printed columns, "-" for no data.
 func Cells(r parity.Row) RowCells {
-	c := RowCells{SLI: r.SLI, Stable: "-", Gray: "-", Compared: "-", Verdict: string(r.Verdict), Test: "-"}
-	if t := r.Test; t != nil {
-		c.Test = string(t.Verdict)
-		if t.Verdict == parity.Pass || t.Verdict == parity.Fail {
-			c.Test += " (" + t.Summary() + ")"
-		} else if t.Note != "" {
-			c.Test += " (" + t.Note + ")"
-		}
-	}
+	c := RowCells{SLI: r.SLI, Stable: "-", Gray: "-", Compared: "-", Verdict: string(r.Verdict), Test: testCell(r.Test)}
 	if r.Stable != nil {
 		c.Stable = parity.FormatValue(r.Unit, *r.Stable)
 	}
 	if r.Gray != nil {
 		c.Gray = parity.FormatValue(r.Unit, *r.Gray)
 	}
+	c.Threshold, c.Compared = comparisonCells(r)
+	return c
+}
+
+// testCell is the statistical test's column: its verdict with its summary
+// (or note), "-" without a test.
+func testCell(t *parity.TestResult) string {
+	if t == nil {
+		return "-"
+	}
+	cell := string(t.Verdict)
+	if t.Verdict == parity.Pass || t.Verdict == parity.Fail {
+		cell += " (" + t.Summary() + ")"
+	} else if t.Note != "" {
+		cell += " (" + t.Note + ")"
+	}
+	return cell
+}
+
+// comparisonCells are the threshold column and the gray-vs-stable one ("-"
+// without a value) of the row's comparison.
+func comparisonCells(r parity.Row) (threshold, compared string) {
+	compared = "-"
 	switch r.Comparison {
 	case parity.RatioAtMost, parity.RatioAtLeast:
 		op := "<="
 		if r.Comparison == parity.RatioAtLeast {
 			op = ">="
 		}
-		c.Threshold = fmt.Sprintf("ratio %s %.2f", op, r.Threshold)
+		threshold = fmt.Sprintf("ratio %s %.2f", op, r.Threshold)
 		if r.Floor > 0 {
-			c.Threshold += " or delta <= " + parity.FormatValue(r.Unit, r.Floor)
+			threshold += " or delta <= " + parity.FormatValue(r.Unit, r.Floor)
 		}
 		if r.Value != nil {
-			c.Compared = "ratio " + parity.RatioText(*r.Value, r.Threshold)
+			compared = "ratio " + parity.RatioText(*r.Value, r.Threshold)
 		}
 	case parity.DeltaAtMost:
-		c.Threshold = "delta <= " + parity.FormatDelta(r.Unit, r.Threshold)
+		threshold = "delta <= " + parity.FormatDelta(r.Unit, r.Threshold)
 		if r.Value != nil {
-			c.Compared = "delta " + parity.FormatDelta(r.Unit, *r.Value)
+			compared = "delta " + parity.FormatDelta(r.Unit, *r.Value)
 		}
 	case parity.DeltaAtLeast:
-		c.Threshold = "delta >= " + parity.FormatDelta(r.Unit, r.Threshold)
+		threshold = "delta >= " + parity.FormatDelta(r.Unit, r.Threshold)
 		if r.Value != nil {
-			c.Compared = "delta " + parity.FormatDelta(r.Unit, *r.Value)
+			compared = "delta " + parity.FormatDelta(r.Unit, *r.Value)
 		}
 	case parity.GrayAtLeast:
-		c.Threshold = "gray >= " + parity.FormatValue(r.Unit, r.Threshold)
+		threshold = "gray >= " + parity.FormatValue(r.Unit, r.Threshold)
 		if r.Value != nil {
-			c.Compared = "gray " + parity.FormatValue(r.Unit, *r.Value)
+			compared = "gray " + parity.FormatValue(r.Unit, *r.Value)
 		}
 	}
-	return c
+	return threshold, compared
 }
 
 // Text writes the report as a plain-text table, its alerts and the final
@@ -79,26 +94,8 @@ func Text(w io.Writer, r parity.Report) error {
 		fmt.Fprintf(&b, "  %s: %s\n", kv.Key, kv.Value)
 	}
 	b.WriteString("\n")
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	tested := r.Statistical != ""
-	header := "SLI\tSTABLE\tGRAY\tGRAY VS STABLE\tTHRESHOLD\tVERDICT"
-	if tested {
-		header += "\tSTAT TEST"
-	}
-	fmt.Fprintln(tw, header)
-	for _, row := range r.Rows {
-		c := Cells(row)
-		v := c.Verdict
-		if row.Note != "" && row.Verdict != parity.Pass {
-			v += " (" + row.Note + ")"
-		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", c.SLI, c.Stable, c.Gray, c.Compared, c.Threshold, v)
-		if tested {
-			line += "\t" + c.Test
-		}
-		fmt.Fprintln(tw, line)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := writeRows(&b, r.Rows, tested); err != nil {
 		return err
 	}
 	for _, n := range r.Notes {
@@ -112,24 +109,9 @@ func Text(w io.Writer, r parity.Report) error {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
-	if len(r.Alerts) == 0 {
-		b.WriteString("alerts: none pending, none firing\n")
-	} else {
-		b.WriteString("alerts:\n")
-		for _, a := range r.Alerts {
-			fmt.Fprintf(&b, "  %-7s %s [%s] since %s: %s\n", strings.ToUpper(a.State), a.Name, parity.SeverityText(a.Severity),
-				a.ActiveAt.Format("15:04:05"), a.Summary)
-		}
-	}
+	writeAlerts(&b, r.Alerts)
 	if tested {
-		fmt.Fprintf(&b, "\nstatistical second opinion (Mann-Whitney U): %s (%s)\n", r.Statistical, strings.Join(r.StatReasons, "; "))
-		fmt.Fprintf(&b, "thresholds confirmed by the test: %s\n", r.Confirmed)
-		if len(r.Disagreements) == 0 {
-			b.WriteString("thresholds and test agree on every row\n")
-		}
-		for _, d := range r.Disagreements {
-			fmt.Fprintf(&b, "  DISAGREE %s\n", d)
-		}
+		writeStatistical(&b, r)
 	}
 	writeProfiles(&b, r.Profiles)
 	switch r.Gate {
@@ -141,6 +123,56 @@ func Text(w io.Writer, r parity.Report) error {
 	fmt.Fprintf(&b, "\nVERDICT: %s (%s)\n", r.Verdict, strings.Join(r.Reasons, "; "))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeRows writes the SLI table, with the statistical test's column when
+// tested.
+func writeRows(b *strings.Builder, rows []parity.Row, tested bool) error {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	header := "SLI\tSTABLE\tGRAY\tGRAY VS STABLE\tTHRESHOLD\tVERDICT"
+	if tested {
+		header += "\tSTAT TEST"
+	}
+	fmt.Fprintln(tw, header)
+	for _, row := range rows {
+		c := Cells(row)
+		v := c.Verdict
+		if row.Note != "" && row.Verdict != parity.Pass {
+			v += " (" + row.Note + ")"
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", c.SLI, c.Stable, c.Gray, c.Compared, c.Threshold, v)
+		if tested {
+			line += "\t" + c.Test
+		}
+		fmt.Fprintln(tw, line)
+	}
+	return tw.Flush()
+}
+
+// writeAlerts writes the pending and firing alerts, or that there are none.
+func writeAlerts(b *strings.Builder, alerts []parity.Alert) {
+	if len(alerts) == 0 {
+		b.WriteString("alerts: none pending, none firing\n")
+		return
+	}
+	b.WriteString("alerts:\n")
+	for _, a := range alerts {
+		fmt.Fprintf(b, "  %-7s %s [%s] since %s: %s\n", strings.ToUpper(a.State), a.Name, parity.SeverityText(a.Severity),
+			a.ActiveAt.Format("15:04:05"), a.Summary)
+	}
+}
+
+// writeStatistical writes the statistical test's verdict and where it and
+// the thresholds disagree.
+func writeStatistical(b *strings.Builder, r parity.Report) {
+	fmt.Fprintf(b, "\nstatistical second opinion (Mann-Whitney U): %s (%s)\n", r.Statistical, strings.Join(r.StatReasons, "; "))
+	fmt.Fprintf(b, "thresholds confirmed by the test: %s\n", r.Confirmed)
+	if len(r.Disagreements) == 0 {
+		b.WriteString("thresholds and test agree on every row\n")
+	}
+	for _, d := range r.Disagreements {
+		fmt.Fprintf(b, "  DISAGREE %s\n", d)
+	}
 }
 
 // JSON writes the report as indented JSON.

@@ -52,14 +52,8 @@ func RoutingOf(pc *v1alpha1.PoolCanary) (rt Routing, ok bool) {
 		return Routing{}, false
 	}
 	g := pc.Spec.TrafficRouting.GatewayAPI
-	rt = Routing{Route: g.HTTPRoute, StableService: g.StableService, GrayService: g.GrayService}
-	if rt.StableService == "" {
-		rt.StableService = pc.Name + "-" + v1alpha1.TrackStable
-	}
-	if rt.GrayService == "" {
-		rt.GrayService = pc.Name + "-" + v1alpha1.TrackGray
-	}
-	return rt, true
+	stable, gray := g.ServiceNames(pc)
+	return Routing{Route: g.HTTPRoute, StableService: stable, GrayService: gray}, true
 }
 
 // New is the router's trafficrouting.Factory.
