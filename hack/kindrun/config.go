@@ -21,7 +21,7 @@ type Config = harness.Config
 func parseConfig(reg *harness.Registry, args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
 	c := Config{
 		Mode: "offline", Cluster: "poolparity", Namespace: "poolparity", Release: "poolparity",
-		LoadDuration: 130 * time.Second, LoadRPS: 60, HPAGroups: "short",
+		LoadDuration: 130 * time.Second, LoadRPS: 60,
 	}
 	fs := flag.NewFlagSet("kindrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -40,7 +40,6 @@ func parseConfig(reg *harness.Registry, args []string, getenv func(string) strin
 	e.Float64(&c.LoadRPS, "KIND_LOAD_RPS", "request rate of the in-cluster load generator")
 	e.String(&c.CacheDir, "POOLPARITY_CACHE", "tool and image cache (default ~/.cache/poolparity)")
 	e.String(&c.OutDir, "KIND_OUT", "directory for the run's report and logs (default out/kind)")
-	e.String(&c.HPAGroups, "KIND_HPA_GROUPS", "the hpa-groups step: short (group C, asserting its latency trigger) or full (groups A, B, C; writes docs/hpa-groups.md)")
 	steps := "all"
 	e.String(&steps, "KIND_STEPS", "steps to run, separated by commas or spaces: all, or of "+strings.Join(reg.Names(), " ")+" (below)")
 	if err := e.Parse(args); err != nil {
@@ -101,6 +100,24 @@ func stepList(reg *harness.Registry) string {
 			all = "*"
 		}
 		fmt.Fprintf(&w, "  %s %-13s %s\n", all, d.Name(), d.Doc)
+	}
+	return w.String()
+}
+
+// stepsTable is docs/kind.md's list of the steps, a Markdown table from reg
+// (TestDocsListTheSteps holds the doc to it).
+func stepsTable(reg *harness.Registry) string {
+	var w strings.Builder
+	w.WriteString("| step | in `all` | make target | needs | what it does |\n|---|---|---|---|---|\n")
+	for _, d := range reg.Defs() {
+		all, target, needs := "", "", strings.Join(d.Needs, ", ")
+		if d.Default {
+			all = "yes"
+		}
+		if d.Target != "" {
+			target = "`make " + d.Target + "`"
+		}
+		fmt.Fprintf(&w, "| `%s` | %s | %s | %s | %s |\n", d.Name(), all, target, needs, d.Doc)
 	}
 	return w.String()
 }

@@ -68,76 +68,73 @@ func TestAllIsWhatMakeTestKindRuns(t *testing.T) {
 	}
 }
 
-// TestMakefileStepTargetsAreTheSteps holds the Makefile's cluster targets and the harness's steps
-// to one set of names: a target that runs one step is named after it, every step has such a
-// target or is listed here as run only inside test-kind and kind-demo, and every step a target
-// names exists.
+// TestMakefileStepTargetsAreTheSteps holds the Makefile's cluster targets to the registry: every
+// step with a Target has that target, with the step's doc line as its help, running the step
+// (alone when the target is named after it); every target that runs one step is that step's
+// Target; and every step a target names exists.
 func TestMakefileStepTargetsAreTheSteps(t *testing.T) {
-	root, err := repoRoot(".")
+	reg := testRegistry(t)
+	data, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
+	type target struct {
+		doc   string
+		steps []string
 	}
-	// hpa-groups' target (make hpa-groups) runs it on a cluster of its own, with -hpa-groups full.
-	withoutTarget := map[string]bool{"env": true, "scenarios": true, "canary": true, "hpa-groups": true}
-	targets := map[string]bool{} // targets that run exactly one step
-	target := ""
+	targets := map[string]*target{}
+	var cur *target
+	curName := ""
 	for line := range strings.Lines(string(data)) {
 		line = strings.TrimRight(line, "\n")
-		if name, _, ok := strings.Cut(line, ":"); ok && !strings.HasPrefix(line, "\t") && !strings.ContainsAny(name, " =$") {
-			target = name
+		if name, rest, ok := strings.Cut(line, ":"); ok && !strings.HasPrefix(line, "\t") && !strings.ContainsAny(name, " =$") && name != ".PHONY" {
+			_, doc, _ := strings.Cut(rest, "## ")
+			cur, curName = &target{doc: doc}, name
+			targets[name] = cur
 			continue
 		}
-		if !strings.HasPrefix(line, "\t") || !strings.Contains(line, "$(KINDRUN)") {
+		if cur == nil || !strings.HasPrefix(line, "\t") || !strings.Contains(line, "$(KINDRUN)") {
 			continue
 		}
 		f := strings.Fields(line)
 		i := slices.Index(f, "-steps")
 		if i < 0 || i+1 >= len(f) {
-			t.Errorf("make %s runs $(KINDRUN) without -steps: %s", target, line)
+			t.Errorf("make %s runs $(KINDRUN) without -steps: %s", curName, line)
 			continue
 		}
-		steps := strings.Split(f[i+1], ",")
-		for _, s := range steps {
-			if _, ok := testRegistry(t).Lookup(s); !ok && s != "all" {
-				t.Errorf("make %s runs the step %q, which hack/kindrun does not have", target, s)
-			}
-		}
-		if len(steps) == 1 && steps[0] != "all" {
-			if steps[0] != target {
-				t.Errorf("make %s runs the step %q: name the target after the step", target, steps[0])
-			}
-			targets[target] = true
+		cur.steps = strings.Split(f[i+1], ",")
+		if _, err := reg.Steps(cur.steps); err != nil {
+			t.Errorf("make %s: %v", curName, err)
 		}
 	}
-	for _, s := range testRegistry(t).Names() {
-		if !targets[s] && !withoutTarget[s] {
-			t.Errorf("step %q has no Makefile target of its name", s)
+	for _, d := range reg.Defs() {
+		if d.Target == "" {
+			continue
 		}
-		if targets[s] && withoutTarget[s] {
-			t.Errorf("step %q has a Makefile target: drop it from withoutTarget", s)
+		tg, ok := targets[d.Target]
+		switch {
+		case !ok:
+			t.Errorf("step %s: the Makefile has no target %s", d.Name(), d.Target)
+		case tg.doc != d.Doc:
+			t.Errorf("make %s's help is %q, want the step's doc line %q", d.Target, tg.doc, d.Doc)
+		case !slices.Contains(tg.steps, d.Name()):
+			t.Errorf("make %s runs %v, not the step %s", d.Target, tg.steps, d.Name())
+		case d.Target == d.Name() && len(tg.steps) != 1:
+			t.Errorf("make %s runs %v: a target named after a step runs it alone", d.Target, tg.steps)
 		}
 	}
-	if len(targets) == 0 {
+	single := 0
+	for name, tg := range targets {
+		if len(tg.steps) != 1 || tg.steps[0] == "all" {
+			continue
+		}
+		single++
+		if d, _ := reg.Lookup(tg.steps[0]); d.Target != name {
+			t.Errorf("make %s runs the step %s alone: register it with Target %q", name, tg.steps[0], name)
+		}
+	}
+	if single == 0 {
 		t.Error("no Makefile target runs a single step: the Makefile was not parsed")
-	}
-}
-
-func TestParseConfigHPAGroups(t *testing.T) {
-	getenv := func(env map[string]string) func(string) string { return func(k string) string { return env[k] } }
-	c, err := parseConfig(testRegistry(t), nil, getenv(nil), &strings.Builder{})
-	if err != nil || c.HPAGroups != "short" {
-		t.Errorf("default hpa-groups = %q, %v; want short (CI)", c.HPAGroups, err)
-	}
-	c, err = parseConfig(testRegistry(t), nil, getenv(map[string]string{"KIND_HPA_GROUPS": "full"}), &strings.Builder{})
-	if err != nil || c.HPAGroups != "full" {
-		t.Errorf("KIND_HPA_GROUPS=full gives %q, %v", c.HPAGroups, err)
-	}
-	if _, err := parseConfig(testRegistry(t), []string{"-hpa-groups", "long"}, getenv(nil), &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "hpa-groups must be short or full") {
-		t.Errorf("-hpa-groups long: err = %v, want it refused", err)
 	}
 }
 
@@ -167,4 +164,19 @@ func TestKindModuleIsThePinnedKind(t *testing.T) {
 		}
 	}
 	t.Error("sigs.k8s.io/kind is not a dependency of the harness")
+}
+
+// TestDocsListTheSteps holds docs/kind.md's step table to the registry.
+func TestDocsListTheSteps(t *testing.T) {
+	const begin, end = "<!-- steps: hack/kindrun's registry (TestDocsListTheSteps) -->\n", "<!-- /steps -->"
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "kind.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), begin)
+	got, _, ok2 := strings.Cut(rest, end)
+	want := stepsTable(testRegistry(t))
+	if !ok || !ok2 || got != want {
+		t.Errorf("docs/kind.md's step table is not the registry's; between the markers put:\n%s%s%s", begin, want, end)
+	}
 }

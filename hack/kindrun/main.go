@@ -38,18 +38,17 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	reg, err := steps.Registry()
+	if err == nil {
+		err = run(ctx, reg, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	}
 	stop()
 	os.Exit(cli.Exit(os.Stderr, "kindrun", err))
 }
 
-// run parses args and runs the steps. A bad setting or a missing
+// run parses args and runs the steps of reg they name. A bad setting or a missing
 // prerequisite is exit 2, a failed step exit 1.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	reg, err := steps.Registry()
-	if err != nil {
-		return err
-	}
+func run(ctx context.Context, reg *harness.Registry, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseConfig(reg, args, getenv, stderr)
 	if err != nil {
 		return cli.Usage(err)

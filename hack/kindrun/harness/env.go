@@ -30,7 +30,6 @@ type Config struct {
 	Root         string        // repository root
 	CacheDir     string        // tool cache (~/.cache/poolparity)
 	OutDir       string        // where the run's report and logs go
-	HPAGroups    string        // hpa-groups: short (group C, CI) or full (A, B, C; docs/hpa-groups.md)
 }
 
 // Validate reports every bad setting at once; the step names are the registry's to check
@@ -45,9 +44,6 @@ func (c Config) Validate() error {
 	}
 	if c.LoadRPS <= 0 || c.LoadRPS > 2000 {
 		errs = append(errs, fmt.Errorf("load rps must be in (0, 2000], got %g", c.LoadRPS))
-	}
-	if c.HPAGroups != "short" && c.HPAGroups != "full" {
-		errs = append(errs, fmt.Errorf("hpa-groups must be short or full, got %q", c.HPAGroups))
 	}
 	if c.Cluster == "" || c.Namespace == "" || c.Release == "" {
 		errs = append(errs, errors.New("cluster, namespace and release must not be empty"))
