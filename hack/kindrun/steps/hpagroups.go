@@ -19,6 +19,8 @@ import (
 
 	"github.com/poolparity/poolparity/hack/kindrun/harness"
 	"github.com/poolparity/poolparity/hack/kindrun/kube"
+	"github.com/poolparity/poolparity/instrument"
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
@@ -186,7 +188,7 @@ func wantsFor(replicas int, ratio float64) int {
 type hpaStats struct {
 	Requests      float64
 	P95, P99      float64 // seconds; NaN: no requests
-	Errors        float64 // share of 5xx and 429 (shed) answers
+	Errors        float64 // the catalog's error ratio (5xx)
 	CPUPerRequest float64 // seconds
 	MaxReplicas   int
 }
@@ -439,34 +441,49 @@ func sampleHPAs(ctx context.Context, env *harness.Env, k *kube.Kube) ([]hpaSampl
 	return out, nil
 }
 
-// hpaTrackStats reads one track's p95, p99, share of errors (5xx and 429) and CPU per request
-// over the d before at.
+// hpaSLIs are the catalog's SLIs the groups report per track, in hpaStats' fields.
+func hpaSLIs(st *hpaStats) map[catalog.ID]*float64 {
+	return map[catalog.ID]*float64{
+		catalog.LatencyP95: &st.P95, catalog.LatencyP99: &st.P99, catalog.ErrorRatio: &st.Errors, catalog.CPUPerRequest: &st.CPUPerRequest,
+	}
+}
+
+// grayStatus is the gray_status value of the chart's track t.
+func grayStatus(t string) string {
+	if t == "gray" {
+		return instrument.GrayStatusGray
+	}
+	return instrument.GrayStatusStable
+}
+
+// hpaTrackStats reads one track's requests over the d before at, and its SLIs as the catalog
+// defines them (latency p95 and p99, error ratio, CPU per request): each SLI's per-track rule of
+// the parityWindow family, averaged over the d before at.
 func hpaTrackStats(ctx context.Context, q parity.Querier, ns, release, track string, d time.Duration, at time.Time) (hpaStats, error) {
 	st := hpaStats{P95: math.NaN(), P99: math.NaN()}
 	if d < time.Second {
 		return st, nil
 	}
-	sel := fmt.Sprintf(`%s,gray_status=%q`, releaseSelector(ns, release), map[string]string{"stable": "false", "gray": "true"}[track])
+	sel := fmt.Sprintf(`%s,%s=%q`, releaseSelector(ns, release), instrument.LabelGrayStatus, grayStatus(track))
 	api := sel + `,route!~".*(healthz|readyz|metrics).*"`
-	rng := fmt.Sprintf("[%ds]", int(d.Seconds()))
-	exprs := []struct {
-		dst  *float64
-		expr string
-	}{
-		{&st.Requests, fmt.Sprintf(`sum(increase(http_requests_total{%s}%s))`, api, rng)},
-		{&st.P95, fmt.Sprintf(`histogram_quantile(0.95, sum by (le) (increase(http_request_duration_seconds_bucket{%s}%s)))`, api, rng)},
-		{&st.P99, fmt.Sprintf(`histogram_quantile(0.99, sum by (le) (increase(http_request_duration_seconds_bucket{%s}%s)))`, api, rng)},
-		{&st.Errors, fmt.Sprintf(`(sum(increase(http_requests_total{%s,code=~"5..|429"}%s)) or vector(0)) / sum(increase(http_requests_total{%s}%s))`, api, rng, api, rng)},
-		{&st.CPUPerRequest, fmt.Sprintf(`sum(increase(process_cpu_seconds_total{%s}%s)) / sum(increase(http_requests_total{%s}%s))`, sel, rng, api, rng)},
+	secs := int(d.Seconds())
+	exprs := map[*float64]string{&st.Requests: fmt.Sprintf(`sum(increase(http_requests_total{%s}[%ds]))`, api, secs)}
+	cat := catalog.Default()
+	for id, dst := range hpaSLIs(&st) {
+		sli, ok := cat.Get(id)
+		if !ok {
+			return st, fmt.Errorf("the catalog has no SLI %s", id)
+		}
+		exprs[dst] = fmt.Sprintf(`avg_over_time((%s)[%ds:10s])`, sli.TrackQuery(parityWindow, sel), secs)
 	}
-	for _, e := range exprs {
-		v, err := vector(ctx, q, e.expr, at)
+	for dst, expr := range exprs {
+		v, err := vector(ctx, q, expr, at)
 		if err != nil {
 			return st, err
 		}
-		*e.dst = math.NaN()
+		*dst = math.NaN()
 		if len(v) > 0 {
-			*e.dst = float64(v[0].Value)
+			*dst = float64(v[0].Value)
 		}
 	}
 	return st, nil
@@ -524,7 +541,7 @@ func hpaSeriesTable(r hpaRun, md bool) string {
 // hpaStatsTable is each track's figures over the high step.
 func hpaStatsTable(r hpaRun, md bool) string {
 	var b strings.Builder
-	head := []string{"track (build)", "HPA wants more after", "ready after", "max ready", "p95", "p99", "errors (5xx, 429)", "CPU/request", "requests"}
+	head := []string{"track (build)", "HPA wants more after", "ready after", "max ready", "p95", "p99", "error ratio (5xx)", "CPU/request", "requests"}
 	if md {
 		fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	} else {
@@ -573,9 +590,9 @@ load from an in-cluster ` + "`poolparity-load`" + ` Job against the split Servic
 	}
 	b.WriteString(`
 "HPA wants more after" is the time from the high step's start to the first 10 s sample in which the
-track's HPA desired more replicas than it had; "ready after" when they were ready. p95, p99, the share
-of errors (5xx, and 429 from the heavy-request bound) and CPU per request are over the high step, from Prometheus (the service's histogram and
-process_cpu_seconds_total). Group C's latency trigger reads the chart's recording rule
+track's HPA desired more replicas than it had; "ready after" when they were ready. p95, p99, the error
+ratio (5xx) and CPU per request are the parity catalog's SLIs (internal/catalog): each one's per-track 1m
+recording rule, averaged over the high step. Group C's latency trigger reads the chart's recording rule
 job_gray_status:http_request_duration_seconds:p95_rate1m of its track (autoscaling.mode keda).
 `)
 	for _, r := range runs {

@@ -2,8 +2,10 @@ package steps
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +25,9 @@ import (
 	"github.com/poolparity/poolparity/hack/kindrun/harness"
 	"github.com/poolparity/poolparity/hack/kindrun/images"
 	"github.com/poolparity/poolparity/hack/kindrun/kube"
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/testtool"
+	"github.com/prometheus/common/model"
 )
 
 // TestKEDAManifest renders KEDA's config/minimal from the pinned module with bin/kustomize, as
@@ -283,4 +287,32 @@ func defaultNames(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	return r.Default()
+}
+
+// TestHPATrackStatsReadsTheCatalogsSLIs: each figure is the catalog's per-track rule of the
+// track's gray_status, averaged over the step; no figure is defined here.
+func TestHPATrackStatsReadsTheCatalogsSLIs(t *testing.T) {
+	cat := catalog.Default()
+	want := map[catalog.ID]float64{catalog.LatencyP95: 0.2, catalog.LatencyP99: 0.4, catalog.ErrorRatio: 0.01, catalog.CPUPerRequest: 0.003}
+	for _, track := range []string{"stable", "gray"} {
+		t.Run(track, func(t *testing.T) {
+			sel := `namespace="pp",job="rel",gray_status="` + map[string]string{"stable": "false", "gray": "true"}[track] + `"`
+			vectors := map[string]model.Vector{}
+			for id, v := range want {
+				sli, _ := cat.Get(id)
+				vectors["avg_over_time(("+sli.TrackQuery("1m", sel)+")[100s:10s])"] = model.Vector{sample("", v)}
+			}
+			st, err := hpaTrackStats(context.Background(), fakeProm{vectors: vectors}, "pp", "rel", track, 100*time.Second, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[catalog.ID]float64{}
+			for id, p := range hpaSLIs(&st) {
+				got[id] = *p
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("stats %+v: SLIs %v, want the catalog's queries' values %v", st, got, want)
+			}
+		})
+	}
 }
