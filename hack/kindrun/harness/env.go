@@ -30,6 +30,7 @@ type Config struct {
 	Root         string        // repository root
 	CacheDir     string        // tool cache (~/.cache/poolparity)
 	OutDir       string        // where the run's report and logs go
+	HPACPUTarget int           // the HPAs' CPU target in % of requests; 0: the chart's
 }
 
 // Validate reports every bad setting at once; the step names are the registry's to check
@@ -44,6 +45,9 @@ func (c Config) Validate() error {
 	}
 	if c.LoadRPS <= 0 || c.LoadRPS > 2000 {
 		errs = append(errs, fmt.Errorf("load rps must be in (0, 2000], got %g", c.LoadRPS))
+	}
+	if c.HPACPUTarget < 0 {
+		errs = append(errs, fmt.Errorf("the HPA CPU target must be a percentage above 0 (0: the chart's), got %d", c.HPACPUTarget))
 	}
 	if c.Cluster == "" || c.Namespace == "" || c.Release == "" {
 		errs = append(errs, errors.New("cluster, namespace and release must not be empty"))

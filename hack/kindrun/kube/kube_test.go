@@ -9,6 +9,7 @@ import (
 
 	"github.com/poolparity/poolparity/hack/kindrun/kube/kubetest"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -276,5 +277,34 @@ metadata: {name: p}
 	err := k.Apply(context.Background(), []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"), "x")
 	if err == nil || !strings.Contains(err.Error(), "mapping /v1, Kind=Secret") {
 		t.Errorf("Apply of an unknown kind = %v, want a mapping error", err)
+	}
+}
+
+func TestSetHPAMinReplicas(t *testing.T) {
+	two := int32(2)
+	tests := []struct {
+		name         string
+		min          *int32
+		want         int32
+		from, wantTo int32
+	}{
+		{"raises the minimum", &two, 4, 2, 4},
+		{"at most the maximum", &two, 9, 2, 6},
+		{"an unset minimum is 1", nil, 3, 1, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "pp-gray", Namespace: "pp"},
+				Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: tt.min, MaxReplicas: 6}}
+			k := &Kube{CS: fake.NewClientset(h)}
+			from, to, err := k.SetHPAMinReplicas(context.Background(), "pp", "pp-gray", tt.want)
+			if err != nil || from != tt.from || to != tt.wantTo {
+				t.Fatalf("SetHPAMinReplicas = %d, %d, %v; want %d, %d", from, to, err, tt.from, tt.wantTo)
+			}
+			got, err := k.CS.AutoscalingV2().HorizontalPodAutoscalers("pp").Get(context.Background(), "pp-gray", metav1.GetOptions{})
+			if err != nil || got.Spec.MinReplicas == nil || *got.Spec.MinReplicas != tt.wantTo {
+				t.Errorf("the HPA's minReplicas after the patch: %v, %v; want %d", got.Spec.MinReplicas, err, tt.wantTo)
+			}
+		})
 	}
 }

@@ -28,16 +28,25 @@ type RoutePoint struct {
 	StableDesired int           `json:"stable_desired"`
 	GrayReady     int           `json:"gray_ready"`
 	GrayDesired   int           `json:"gray_desired"`
-	Weight        float64       `json:"weight_percent"` // the gray backend's share of the route's weights
-	Requests      float64       `json:"requests"`       // Traefik's requests to both tracks in the window
-	Share         float64       `json:"gray_share"`     // gray's share of them, 0-1
+	StableMin     int           `json:"stable_min"` // the HPA's minReplicas
+	GrayMin       int           `json:"gray_min"`
+	Forced        bool          `json:"forced,omitempty"` // gray's minReplicas raised by the run
+	Weight        float64       `json:"weight_percent"`   // the gray backend's share of the route's weights
+	Requests      float64       `json:"requests"`         // Traefik's requests to both tracks in the window
+	Share         float64       `json:"gray_share"`       // gray's share of them, 0-1
 }
 
 // routedRun is one hold of the route at routeWeight: the gray pool mode and the load's length.
+// At force into the load the run raises the gray HPA's minReplicas by forceReplicas, so that the
+// replicas move whatever the load makes the HPAs do (the minimum is restored at the run's end).
 type routedRun struct {
 	name, gray string
 	load       time.Duration
+	force      time.Duration
 }
+
+// forceReplicas is how many replicas the routed runs add to the gray track's minimum.
+const forceReplicas = 2
 
 // routingStep holds the chart's HTTPRoute at routeWeight (a 90/10 split by weight through
 // Traefik) while load drives the per-track HPAs, once with a gray that costs more CPU per
@@ -69,8 +78,8 @@ const (
 // default 130), then the pooled gray for 45 s (four 10 s windows).
 func defaultRoutedRuns(env *harness.Env) []routedRun {
 	return []routedRun{
-		{name: "routed-costly", gray: "misuse-reset", load: max(env.Cfg.LoadDuration-30*time.Second, 60*time.Second)},
-		{name: "routed-good", gray: scenario.Pooled, load: 45 * time.Second},
+		{name: "routed-costly", gray: "misuse-reset", load: max(env.Cfg.LoadDuration-30*time.Second, 60*time.Second), force: 20 * time.Second},
+		{name: "routed-good", gray: scenario.Pooled, load: 45 * time.Second, force: 10 * time.Second},
 	}
 }
 
@@ -110,7 +119,7 @@ func (routingStep) Run(ctx context.Context, env *harness.Env) (harness.Outcome, 
 	env.Print(routedTable(o.Result.Routed))
 	moved := replicasMoved(o.Result.Routed)
 	if len(moved) == 0 {
-		failed = append(failed, "no track's replicas moved during the routed runs: the weight was not held against the HPAs")
+		failed = append(failed, fmt.Sprintf("no track's replicas moved during the routed runs, not even gray's after its HPA's minReplicas was raised by %d: the weight was not held against moving replicas", forceReplicas))
 	}
 	// The chart's usual values for the steps after this one (the split Service, no route).
 	if err := helmInstall(ctx, env); err != nil {
@@ -119,8 +128,8 @@ func (routingStep) Run(ctx context.Context, env *harness.Env) (harness.Outcome, 
 	if len(failed) > 0 {
 		return o.done(), errors.New(strings.Join(failed, "; "))
 	}
-	o.Note = fmt.Sprintf("gray share at the Gateway held at %d%% within %.0f points while %v scaled (%s)", routeWeight, maxRouteGap,
-		moved, routedSummary(o.Result.Routed))
+	o.Note = fmt.Sprintf("gray share at the Gateway held at %d%% within %.0f points while %v moved (gray's minimum raised by %d; the HPAs by themselves wanted more than their minimum for %v) (%s)",
+		routeWeight, maxRouteGap, moved, forceReplicas, hpaScaled(o.Result.Routed), routedSummary(o.Result.Routed))
 	return o.done(), nil
 }
 
@@ -162,6 +171,12 @@ func routedRunOnce(ctx context.Context, env *harness.Env, k *kube.Kube, r routed
 	}
 	start := time.Now()
 	var pts []RoutePoint
+	var restore int32 // the gray HPA's minimum before the run raised it
+	defer func() {
+		if restore > 0 {
+			restoreMin(context.WithoutCancel(ctx), env, k, r, restore)
+		}
+	}()
 	for time.Since(start) < r.load {
 		select {
 		case <-ctx.Done():
@@ -191,11 +206,15 @@ func routedRunOnce(ctx context.Context, env *harness.Env, k *kube.Kube, r routed
 		if tracks, err := sampleTracks(ctx, k, ns, release, r.name, at); err == nil {
 			for _, t := range tracks {
 				if t.Track == "gray" {
-					p.GrayReady, p.GrayDesired = t.Ready, t.Desired
+					p.GrayReady, p.GrayDesired, p.GrayMin = t.Ready, t.Desired, t.Min
 				} else {
-					p.StableReady, p.StableDesired = t.Ready, t.Desired
+					p.StableReady, p.StableDesired, p.StableMin = t.Ready, t.Desired, t.Min
 				}
 			}
+		}
+		if restore == 0 && at >= r.force {
+			restore = raiseMin(ctx, env, k, r, p.GrayReady)
+			p.Forced = restore > 0
 		}
 		pts = append(pts, p)
 		env.Logf("%s", routedRow(p))
@@ -208,6 +227,25 @@ func routedRunOnce(ctx context.Context, env *harness.Env, k *kube.Kube, r routed
 		env.Logf("%s: load generator counts: %s", r.name, strings.Join(strings.Fields(logs), " "))
 	}
 	return pts, nil
+}
+
+// raiseMin raises the gray HPA's minReplicas to forceReplicas above its ready replicas. It
+// returns the minimum to restore, or 0 when it raised nothing.
+func raiseMin(ctx context.Context, env *harness.Env, k *kube.Kube, r routedRun, ready int) int32 {
+	from, to, err := k.SetHPAMinReplicas(ctx, env.Cfg.Namespace, trackName(env, "gray"), int32(max(ready, 1)+forceReplicas))
+	if err != nil {
+		env.Logf("%s: %v", r.name, err)
+		return 0
+	}
+	env.Logf("%s: the gray HPA's minReplicas raised from %d to %d", r.name, from, to)
+	return from
+}
+
+// restoreMin sets the gray HPA's minReplicas back to min, the release's.
+func restoreMin(ctx context.Context, env *harness.Env, k *kube.Kube, r routedRun, min int32) {
+	if _, _, err := k.SetHPAMinReplicas(ctx, env.Cfg.Namespace, trackName(env, "gray"), min); err != nil {
+		env.Logf("%s: restoring the gray HPA's minReplicas to %d: %v", r.name, min, err)
+	}
 }
 
 // trackName is the name the chart gives each object of one track: its Deployment, its HPA or
@@ -308,6 +346,25 @@ func replicasMoved(pts []RoutePoint) []string {
 	return moved
 }
 
+// hpaScaled lists the tracks whose HPA, by itself, wanted more replicas than its minimum at some
+// sample of the runs (the load's doing, not the run's raised minimum).
+func hpaScaled(pts []RoutePoint) []string {
+	var out []string
+	for _, track := range []string{"stable", "gray"} {
+		for _, p := range pts {
+			desired, min := p.StableDesired, p.StableMin
+			if track == "gray" {
+				desired, min = p.GrayDesired, p.GrayMin
+			}
+			if desired > min {
+				out = append(out, track)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // routedSummary gives each run's share range at the Gateway.
 func routedSummary(pts []RoutePoint) string {
 	type span struct{ lo, hi float64 }
@@ -333,8 +390,12 @@ func routedSummary(pts []RoutePoint) string {
 }
 
 func routedRow(p RoutePoint) string {
-	return fmt.Sprintf("  %-14s %5s  stable %d ready (HPA %d)  gray %d ready (HPA %d)  weight %4.1f%%  requests %5.0f  gray share %5.1f%%",
-		p.Run, p.At, p.StableReady, p.StableDesired, p.GrayReady, p.GrayDesired, p.Weight, p.Requests, 100*p.Share)
+	forced := ""
+	if p.Forced {
+		forced = "  (gray's minReplicas raised)"
+	}
+	return fmt.Sprintf("  %-14s %5s  stable %d ready (HPA %d, min %d)  gray %d ready (HPA %d, min %d)  weight %4.1f%%  requests %5.0f  gray share %5.1f%%%s",
+		p.Run, p.At, p.StableReady, p.StableDesired, p.StableMin, p.GrayReady, p.GrayDesired, p.GrayMin, p.Weight, p.Requests, 100*p.Share, forced)
 }
 
 // routedTable prints every sample of the routed runs.

@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +85,24 @@ func TestContrastTable(t *testing.T) {
 	}
 	if contrastTable(routed, nil) != "" {
 		t.Error("a table without the replica split's samples")
+	}
+}
+
+func TestHPAScaled(t *testing.T) {
+	tests := []struct {
+		name string
+		pts  []RoutePoint
+		want []string
+	}{
+		{"at their minimum the HPAs did nothing", []RoutePoint{{StableDesired: 1, StableMin: 1, GrayDesired: 1, GrayMin: 1}}, nil},
+		{"a raised minimum the HPA follows is not its doing", []RoutePoint{{StableDesired: 1, StableMin: 1, GrayDesired: 3, GrayMin: 3, Forced: true}}, nil},
+		{"an HPA above its minimum scaled by itself", []RoutePoint{{StableDesired: 1, StableMin: 1, GrayDesired: 1, GrayMin: 1}, {StableDesired: 2, StableMin: 1, GrayDesired: 4, GrayMin: 3}}, []string{"stable", "gray"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := hpaScaled(tt.pts); !slices.Equal(got, tt.want) {
+				t.Errorf("hpaScaled = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

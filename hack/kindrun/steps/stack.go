@@ -241,6 +241,9 @@ func helmInstall(ctx context.Context, env *harness.Env, extra ...string) error {
 	// (docs/adopt.md, "scope every install's rules").
 	args := append([]string{"--set", "service.type=NodePort", "--set", "service.nodePort=30080"}, rulesInNamespace(env.Cfg.Namespace)...)
 	args = append(args, chartValues(env)...)
+	if env.Cfg.HPACPUTarget > 0 {
+		args = append(args, "--set", fmt.Sprintf("autoscaling.targetCPUUtilizationPercentage=%d", env.Cfg.HPACPUTarget))
+	}
 	return helmInstallIn(ctx, env, env.Cfg.Namespace, env.Cfg.Release, nil, append(args, extra...)...)
 }
 
