@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -201,6 +202,7 @@ type hpaRun struct {
 	HighStart time.Duration       // the high step's start, since the load started
 	HighLen   time.Duration
 	IdleNote  string // what the latency trigger read before the load
+	SizedHigh string // how the check sized its high step from the low step's CPU per request
 }
 
 // pooling names each track's build (values-kind.yaml's pool modes).
@@ -274,6 +276,9 @@ func (step hpaGroupsStep) Run(ctx context.Context, env *harness.Env) (harness.Ou
 	note := fmt.Sprintf("group C: the latency trigger scaled %s %s into the high step (p95 %.2fs > %gs: latency alone asks %d replicas, CPU %d%% asks %d, the HPA wants %d); %s; %s",
 		s.Track, (s.At - c.HighStart).Round(time.Second), s.Latency, s.Target, wantsFor(s.Before, s.Latency/s.Target),
 		s.CPU, wantsFor(s.Before, float64(s.CPU)/hpaCPUTarget), s.Desired, c.IdleNote, time.Since(begin).Round(time.Second))
+	if c.SizedHigh != "" {
+		note += "; " + c.SizedHigh
+	}
 	if full {
 		path := filepath.Join(env.Cfg.Root, "docs", "hpa-groups.md")
 		if err := os.WriteFile(path, []byte(hpaGroupsDoc(runs, time.Now())), 0o644); err != nil {
@@ -288,6 +293,41 @@ func (step hpaGroupsStep) Run(ctx context.Context, env *harness.Env) (harness.Ou
 		note += "; release restored"
 	}
 	return harness.Outcome{Note: note, Result: res}, nil
+}
+
+// hpaHighLoad is how many times the pods' CPU limit the check's high step offers: requests queue.
+const hpaHighLoad = 4
+
+// sizeHighStep returns the high step's rate for the check: hpaHighLoad times what the tracks'
+// pods (samples' last ready count, each limited to hpaCPU) serve at the CPU per request the low
+// step measured, for the track that costs least; and a note that says so.
+func sizeHighStep(ctx context.Context, env *harness.Env, q parity.Querier, samples []hpaSample) (float64, string, error) {
+	limit, err := resource.ParseQuantity(hpaCPU)
+	if err != nil {
+		return 0, "", err
+	}
+	ready := map[string]int{}
+	for _, s := range samples {
+		ready[s.Track] = s.Ready
+	}
+	best, note := 0.0, ""
+	for _, t := range []string{"stable", "gray"} {
+		cpu, err := cpuPerRequest(ctx, q, env.Cfg.Namespace, env.Cfg.Release, t)
+		if err != nil {
+			return 0, "", err
+		}
+		// Each track gets its share of the split Service's requests, its ready pods' share.
+		share := float64(max(ready[t], 1)) / float64(max(ready["stable"], 1)+max(ready["gray"], 1))
+		rps, err := sizedRPS(cpu, limit.AsApproximateFloat64(), 100, max(ready[t], 1), share, hpaHighLoad)
+		if err != nil {
+			return 0, "", fmt.Errorf("%s: %w", t, err)
+		}
+		if best == 0 || rps < best {
+			best = math.Ceil(rps)
+			note = fmt.Sprintf("high step at %.0f req/s: %d times what %d %s pod(s) limited to %s serve at the %.2f ms CPU per request the low step measured", best, hpaHighLoad, max(ready[t], 1), t, hpaCPU, 1000*cpu)
+		}
+	}
+	return best, note, nil
 }
 
 // idleNote says what the latency trigger read before the load, with the HPAs active.
@@ -368,6 +408,16 @@ func runHPAGroup(ctx context.Context, env *harness.Env, k *kube.Kube, q parity.Q
 	start := time.Now()
 	var highEnd time.Time
 	for _, ph := range profile {
+		if ph.Name == "high" && stopEarly {
+			// The check sizes its high step from this run's CPU per request (the low step's), so
+			// that the pods' CPU limit queues the requests on any machine.
+			rps, note, err := sizeHighStep(ctx, env, q, r.Samples)
+			if err != nil {
+				return r, fmt.Errorf("sizing the high step: %w", err)
+			}
+			ph.RPS, r.SizedHigh = rps, note
+			env.Logf("group %s: %s", g.Name, note)
+		}
 		job, err := startLoadIn(ctx, env, k, ns, "hpa-"+strings.ToLower(g.Name)+"-"+ph.Name, target, ph.D, ph.RPS,
 			"-concurrency", fmt.Sprint(ph.Concurrency), "-max-error-ratio", "1")
 		if err != nil {

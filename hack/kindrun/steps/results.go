@@ -15,6 +15,8 @@ type ScenariosResult struct {
 	Scaled    []string       `json:"scaled"` // tracks whose HPA raised replicas above their minimum
 	Split     []SplitPoint   `json:"split"`
 	Scenarios []Scenario     `json:"scenarios"`
+	// SizedScale is the load sized from this run's CPU per request that must make an HPA scale.
+	SizedScale *ScaleCheck `json:"sized_scale,omitempty"`
 }
 
 // merge appends m's measurements; a track scaled in both is listed once.
@@ -35,6 +37,10 @@ func (r ScenariosResult) Table(harness.Results) string {
 	if len(r.Replicas) > 0 {
 		w.WriteString(replicasTable(r.Replicas))
 		fmt.Fprintf(&w, "  HPA scaled on CPU: %v\n", r.Scaled)
+	}
+	if c := r.SizedScale; c != nil && c.Track != "" {
+		fmt.Fprintf(&w, "  sized load: %.0f req/s for %s (%.2f ms CPU per request, %.0f%% of the requests, %d pods of %.0fm, HPA target %d%%): scaled %v after %s\n",
+			c.RPS, c.Track, 1000*c.CPUPerRequest, 100*c.Share, c.Replicas, 1000*c.RequestCores, c.TargetPct, c.Scaled, c.After)
 	}
 	w.WriteString(splitTable(r.Split))
 	w.WriteString(scenarioLines(r.Scenarios))

@@ -1,6 +1,8 @@
 package steps
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -123,6 +125,65 @@ func TestCheckSplit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := checkSplit(tt.pts); (err == nil) != tt.ok {
 				t.Errorf("checkSplit = %v, want ok=%v", err, tt.ok)
+			}
+		})
+	}
+}
+
+func TestSizedRPS(t *testing.T) {
+	tests := []struct {
+		name                   string
+		cpuPerRequest, request float64
+		target, replicas       int
+		share, margin, want    float64
+		wantErr                bool
+	}{
+		{"the rate that puts the pods at the target", 0.001, 0.05, 60, 2, 0.5, 1, 120, false},
+		{"a margin above it", 0.001, 0.05, 60, 2, 0.5, 1.5, 180, false},
+		{"a raised target needs more", 0.001, 0.05, 1000, 2, 0.5, 1.5, 3000, false},
+		{"cheaper requests need more", 0.0005, 0.05, 60, 2, 0.5, 1, 240, false},
+		{"no measured CPU cannot size", math.NaN(), 0.05, 60, 2, 0.5, 1, 0, true},
+		{"no requests to the track cannot size", 0.001, 0.05, 60, 2, 0, 1, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := sizedRPS(tt.cpuPerRequest, tt.request, tt.target, tt.replicas, tt.share, tt.margin)
+			if (err != nil) != tt.wantErr || math.Abs(got-tt.want) > 1e-9 {
+				t.Errorf("sizedRPS = %g, %v; want %g (error %v)", got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestCPUTarget(t *testing.T) {
+	sixty := int32(60)
+	h := autoscalingv2.HorizontalPodAutoscaler{Spec: autoscalingv2.HorizontalPodAutoscalerSpec{Metrics: []autoscalingv2.MetricSpec{
+		{Type: autoscalingv2.PodsMetricSourceType},
+		{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{AverageUtilization: &sixty}}},
+	}}}
+	if got := cpuTarget(h); got != 60 {
+		t.Errorf("cpuTarget = %d, want 60", got)
+	}
+	if got := cpuTarget(autoscalingv2.HorizontalPodAutoscaler{}); got != 0 {
+		t.Errorf("cpuTarget of an HPA without a CPU metric = %d, want 0", got)
+	}
+}
+
+func TestScaledFrom(t *testing.T) {
+	start := map[string]int{"stable": 2, "gray": 1}
+	tests := []struct {
+		name string
+		pts  []ReplicaPoint
+		want []string
+	}{
+		{"replicas the scenarios left are not the sized load's doing", []ReplicaPoint{{Track: "stable", Replicas: 2, Desired: 2, Min: 1}, {Track: "gray", Replicas: 1, Desired: 1, Min: 1}}, nil},
+		{"an HPA that wants more than the start scaled", []ReplicaPoint{{Track: "stable", Replicas: 2, Desired: 3, Min: 1}}, []string{"stable"}},
+		{"more replicas than the start scaled", []ReplicaPoint{{Track: "gray", Replicas: 2, Desired: 2, Min: 1}}, []string{"gray"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := scaledFrom(tt.pts, start); !slices.Equal(got, tt.want) {
+				t.Errorf("scaledFrom = %v, want %v", got, tt.want)
 			}
 		})
 	}
