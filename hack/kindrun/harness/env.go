@@ -46,8 +46,8 @@ func (c Config) Validate() error {
 	if c.LoadRPS <= 0 || c.LoadRPS > 2000 {
 		errs = append(errs, fmt.Errorf("load rps must be in (0, 2000], got %g", c.LoadRPS))
 	}
-	if c.HPACPUTarget < 0 {
-		errs = append(errs, fmt.Errorf("the HPA CPU target must be a percentage above 0 (0: the chart's), got %d", c.HPACPUTarget))
+	if c.HPACPUTarget < 0 || c.HPACPUTarget > 100 {
+		errs = append(errs, fmt.Errorf("the HPA CPU target must be a percentage in [1, 100] (the chart's schema; 0: the chart's), got %d", c.HPACPUTarget))
 	}
 	if c.Cluster == "" || c.Namespace == "" || c.Release == "" {
 		errs = append(errs, errors.New("cluster, namespace and release must not be empty"))
