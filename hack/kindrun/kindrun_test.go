@@ -35,6 +35,11 @@ func TestParseConfig(t *testing.T) {
 		{"an unknown mode is refused", []string{"-mode", "cloud"}, nil, nil, "mode must be offline or online"},
 		{"a load too short to judge is refused", []string{"-load-duration", "5s"}, nil, nil, "load duration must be in"},
 		{"a bad variable is refused", nil, map[string]string{"KIND_LOAD_DURATION": "soon"}, nil, "KIND_LOAD_DURATION"},
+		{"KIND_CPU_REQUEST and KIND_HPA_CPU_TARGET set the HPAs' inputs", nil, map[string]string{"KIND_CPU_REQUEST": "200m", "KIND_HPA_CPU_TARGET": "90"}, func(c Config) bool {
+			return c.CPURequest == "200m" && c.HPACPUTarget == 90
+		}, ""},
+		{"a CPU target above the chart's 100% is refused", []string{"-hpa-cpu-target", "1000"}, nil, nil, "the HPA CPU target must be a percentage in [1, 100]"},
+		{"a CPU request that is no quantity is refused", []string{"-cpu-request", "lots"}, nil, nil, "the CPU request must be a positive quantity"},
 		{"positional arguments are refused", []string{"kind-up"}, nil, nil, "unexpected arguments"},
 	}
 	for _, tt := range tests {

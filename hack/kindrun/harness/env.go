@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/poolparity/poolparity/hack/kindrun/kube"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Config is what one kindrun invocation does.
@@ -31,6 +32,7 @@ type Config struct {
 	CacheDir     string        // tool cache (~/.cache/poolparity)
 	OutDir       string        // where the run's report and logs go
 	HPACPUTarget int           // the HPAs' CPU target in % of requests; 0: the chart's
+	CPURequest   string        // the service pods' CPU request (a quantity); "": the kind values'
 }
 
 // Validate reports every bad setting at once; the step names are the registry's to check
@@ -48,6 +50,11 @@ func (c Config) Validate() error {
 	}
 	if c.HPACPUTarget < 0 || c.HPACPUTarget > 100 {
 		errs = append(errs, fmt.Errorf("the HPA CPU target must be a percentage in [1, 100] (the chart's schema; 0: the chart's), got %d", c.HPACPUTarget))
+	}
+	if c.CPURequest != "" {
+		if q, err := resource.ParseQuantity(c.CPURequest); err != nil || q.Sign() <= 0 {
+			errs = append(errs, fmt.Errorf("the CPU request must be a positive quantity (200m), got %q", c.CPURequest))
+		}
 	}
 	if c.Cluster == "" || c.Namespace == "" || c.Release == "" {
 		errs = append(errs, errors.New("cluster, namespace and release must not be empty"))

@@ -244,6 +244,9 @@ func helmInstall(ctx context.Context, env *harness.Env, extra ...string) error {
 	if env.Cfg.HPACPUTarget > 0 {
 		args = append(args, "--set", fmt.Sprintf("autoscaling.targetCPUUtilizationPercentage=%d", env.Cfg.HPACPUTarget))
 	}
+	if env.Cfg.CPURequest != "" {
+		args = append(args, "--set", "resources.requests.cpu="+env.Cfg.CPURequest)
+	}
 	return helmInstallIn(ctx, env, env.Cfg.Namespace, env.Cfg.Release, nil, append(args, extra...)...)
 }
 
