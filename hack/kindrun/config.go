@@ -41,7 +41,7 @@ func parseConfig(reg *harness.Registry, args []string, getenv func(string) strin
 	e.String(&c.CacheDir, "POOLPARITY_CACHE", "tool and image cache (default ~/.cache/poolparity)")
 	e.String(&c.OutDir, "KIND_OUT", "directory for the run's report and logs (default out/kind)")
 	e.Int(&c.HPACPUTarget, "KIND_HPA_CPU_TARGET", "the per-track HPAs' CPU target, % of requests (autoscaling.targetCPUUtilizationPercentage); 0 keeps the chart's. A high one (100, the most the chart takes) makes the scenarios' load alone move no HPA")
-	e.String(&c.CPURequest, "KIND_CPU_REQUEST", "the service pods' CPU request (resources.requests.cpu, e.g. 200m); empty keeps values-kind.yaml's. A larger one makes the scenarios' load alone move no HPA")
+	e.String(&c.CPURequest, "KIND_CPU_REQUEST", "the service pods' CPU request (resources.requests.cpu); empty keeps values-kind.yaml's 50m. A larger one makes the scenarios' load alone move no HPA; it must leave the node room for a rolling upgrade's extra pod")
 	steps := "all"
 	e.String(&steps, "KIND_STEPS", "steps to run, separated by commas or spaces: all, or of "+strings.Join(reg.Names(), " ")+" (below)")
 	if err := e.Parse(args); err != nil {
