@@ -216,7 +216,7 @@ kind-down: ## Delete the kind cluster.
 
 .PHONY: hpa-groups
 hpa-groups: ## Offline cluster: groups A (no HPA), B (CPU) and C (KEDA: CPU + p95) under one stepped load, both builds; writes docs/hpa-groups.md, then deletes the cluster.
-	KIND_MODE=offline KIND_HPA_GROUPS=full $(KINDRUN) -steps env,kind-images,kind-up,kind-load,kind-deps,helm-install,hpa-groups,kind-down
+	KIND_MODE=offline $(KINDRUN) -steps env,kind-images,kind-up,kind-load,kind-deps,helm-install,hpa-groups-full,kind-down
 
 ##@ Dependencies
 

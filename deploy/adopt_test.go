@@ -16,7 +16,7 @@ import (
 )
 
 // adoptRunners are who runs docs/adopt.md's shell blocks: this test, and the kind run's example
-// step (hack/kindrun/example.go).
+// step (hack/kindrun/steps/example.go).
 var adoptRunners = []string{"test", "kind:install", "kind:judge"}
 
 // TestAdoptDocCommands runs every `run: test` block of docs/adopt.md, verbatim, with bash from the

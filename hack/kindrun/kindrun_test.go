@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -11,7 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	"github.com/poolparity/poolparity/hack/kindrun/harness"
+	"github.com/poolparity/poolparity/hack/kindrun/images"
+	"github.com/poolparity/poolparity/hack/kindrun/steps"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -23,7 +23,7 @@ func TestParseConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"defaults run every step offline", nil, nil, func(c Config) bool {
-			return c.Mode == "offline" && strings.Join(c.Steps, ",") == strings.Join(defaultSteps(), ",") && c.LoadDuration == 130*time.Second
+			return c.Mode == "offline" && strings.Join(c.Steps, ",") == strings.Join(testRegistry(t).Default(), ",") && c.LoadDuration == 130*time.Second
 		}, ""},
 		{"steps come from -steps, separated by commas or spaces", []string{"-steps", "kind-up, helm-install"}, nil, func(c Config) bool {
 			return strings.Join(c.Steps, ",") == "kind-up,helm-install"
@@ -35,11 +35,16 @@ func TestParseConfig(t *testing.T) {
 		{"an unknown mode is refused", []string{"-mode", "cloud"}, nil, nil, "mode must be offline or online"},
 		{"a load too short to judge is refused", []string{"-load-duration", "5s"}, nil, nil, "load duration must be in"},
 		{"a bad variable is refused", nil, map[string]string{"KIND_LOAD_DURATION": "soon"}, nil, "KIND_LOAD_DURATION"},
+		{"KIND_CPU_REQUEST and KIND_HPA_CPU_TARGET set the HPAs' inputs", nil, map[string]string{"KIND_CPU_REQUEST": "200m", "KIND_HPA_CPU_TARGET": "90"}, func(c Config) bool {
+			return c.CPURequest == "200m" && c.HPACPUTarget == 90
+		}, ""},
+		{"a CPU target above the chart's 100% is refused", []string{"-hpa-cpu-target", "1000"}, nil, nil, "the HPA CPU target must be a percentage in [1, 100]"},
+		{"a CPU request that is no quantity is refused", []string{"-cpu-request", "lots"}, nil, nil, "the CPU request must be a positive quantity"},
 		{"positional arguments are refused", []string{"kind-up"}, nil, nil, "unexpected arguments"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := parseConfig(tt.args, func(k string) string { return tt.env[k] }, &strings.Builder{})
+			c, err := parseConfig(testRegistry(t), tt.args, func(k string) string { return tt.env[k] }, &strings.Builder{})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -56,206 +61,96 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
-func TestOfflineKindConfigKeepsTheControlPlaneOnly(t *testing.T) {
-	root, err := repoRoot(".")
-	if err != nil {
-		t.Fatal(err)
+// TestAllIsWhatMakeTestKindRuns holds `all` (make test-kind, CI) to its steps and their order.
+func TestAllIsWhatMakeTestKindRuns(t *testing.T) {
+	want := []string{"env", "kind-images", "kind-up", "kind-load", "kind-deps", "helm-install", "scenarios", "routing", "example", "chaos", "canary", "hpa-groups", "kind-down"}
+	r := testRegistry(t)
+	if got := r.Default(); !slices.Equal(got, want) {
+		t.Errorf("all runs %v, want %v", got, want)
 	}
-	env := newEnv(Config{Mode: "offline", Cluster: "x", Root: root}, &strings.Builder{})
-	b, note, err := env.kindConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Name       string
-		Nodes      []map[string]any
-		Networking map[string]any
-		Patches    []string `json:"kubeadmConfigPatches"`
-	}
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	if doc.Name != "x" || len(doc.Nodes) != 1 || doc.Nodes[0]["role"] != "control-plane" || doc.Nodes[0]["extraPortMappings"] == nil {
-		t.Errorf("nodes %v (name %q), want the control plane of kind-config.yaml with its port mappings", doc.Nodes, doc.Name)
-	}
-	if doc.Networking["disableDefaultCNI"] != true {
-		t.Errorf("networking %v: the default CNI (kindnetd) cannot run offline", doc.Networking)
-	}
-	all := strings.Join(doc.Patches, "\n")
-	for _, want := range []string{"imageRepository: " + registry, "imageTag: " + etcdTag, "syncFrequency: 10s"} {
-		if !strings.Contains(all, want) {
-			t.Errorf("kubeadm patches lack %q:\n%s", want, all)
-		}
-	}
-	if v1, _ := cgroupV1(); v1 != strings.Contains(all, "failCgroupV1: false") || v1 != strings.Contains(note, "cgroup v1") {
-		t.Errorf("failCgroupV1 must be set exactly on a cgroup v1 host (v1=%v):\n%s", v1, all)
-	}
-	env.cfg.Mode = "online"
-	b, _, err = env.kindConfig()
-	src, _ := os.ReadFile(filepath.Join(root, "kind-config.yaml"))
-	if err != nil || string(b) != string(src) {
-		t.Errorf("online must use kind-config.yaml as it is (err %v)", err)
+	if names := r.Names(); !slices.Equal(names[:len(want)], want) {
+		t.Errorf("the steps %v: want all's first, in its order", names)
 	}
 }
 
-func TestOverrideImagesFailsOnAMissingImage(t *testing.T) {
-	m := []byte("image: quay.io/a:v1\nargs: [--reloader=quay.io/b:v1]\n")
-	out, err := overrideImages(m, map[string]string{"quay.io/a:v1": "local/a:v1", "quay.io/b:v1": "local/b:v1"})
-	if err != nil || string(out) != "image: local/a:v1\nargs: [--reloader=local/b:v1]\n" {
-		t.Errorf("overrideImages = %q, %v", out, err)
-	}
-	if _, err := overrideImages(m, map[string]string{"quay.io/c:v1": "local/c:v1"}); err == nil {
-		t.Error("an image the manifest lacks must be an error, not a half-local install")
-	}
-}
-
-func TestCheckDiskSaysWhatIsMissing(t *testing.T) {
-	err := checkDisk(t.TempDir(), 1<<62)
-	var pe *prereqError
-	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "GiB free") {
-		t.Errorf("checkDisk = %v, want a prerequisite error naming the free space", err)
-	}
-	if err := checkDisk(t.TempDir(), 1); err != nil {
-		t.Errorf("checkDisk with room = %v", err)
-	}
-}
-
-func TestStepsHaveOneNameEach(t *testing.T) {
-	names := stepNames()
-	for i, n := range names {
-		if slices.Contains(names[:i], n) {
-			t.Errorf("two steps are called %q", n)
-		}
-		if s, ok := stepByName(n); !ok || s.Name() != n {
-			t.Errorf("stepByName(%q) = %v, %v", n, s, ok)
-		}
-	}
-	for _, n := range defaultSteps() {
-		if _, ok := stepByName(n); !ok {
-			t.Errorf("step %q of all does not exist", n)
-		}
-	}
-	if !slices.Equal(names[:len(defaultSteps())], defaultSteps()) {
-		t.Errorf("stepNames %v: want all's steps first, in its order %v", names, defaultSteps())
-	}
-}
-
-func TestCheckSplit(t *testing.T) {
-	tests := []struct {
-		name string
-		pts  []SplitPoint
-		ok   bool
-	}{
-		{"steady samples close to the ready share pass", []SplitPoint{{ReqShare: 0.34, ReadyShare: 1.0 / 3, Steady: true}, {ReqShare: 0.9, ReadyShare: 0.5}}, true},
-		{"a steady sample far from the ready share fails", []SplitPoint{{ReqShare: 0.5, ReadyShare: 0.25, Steady: true}}, false},
-		{"no steady sample fails", []SplitPoint{{ReqShare: 0.5, ReadyShare: 0.5}}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := checkSplit(tt.pts); (err == nil) != tt.ok {
-				t.Errorf("checkSplit = %v, want ok=%v", err, tt.ok)
-			}
-		})
-	}
-}
-
-// TestPinnedVersionsMatchInstallTools fails when a version the cluster runs differs from the one
-// hack/install-tools.sh builds (which reads the tool modules' go.mod files).
-func TestPinnedVersionsMatchInstallTools(t *testing.T) {
-	root, err := repoRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("bash", filepath.Join(root, "hack", "install-tools.sh"), "versions").CombinedOutput()
-	if err != nil {
-		t.Fatalf("hack/install-tools.sh versions: %v\n%s", err, out)
-	}
-	pinned := map[string]string{}
-	for line := range strings.Lines(string(out)) {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
-		if !ok {
-			t.Fatalf("hack/install-tools.sh versions printed %q, want NAME=version", line)
-		}
-		pinned[k] = v
-	}
-	tests := []struct{ variable, kindrun string }{
-		{"K8S_VERSION", k8sVersion},
-		{"KIND_VERSION", kindVersion},
-		{"ETCD_VERSION", etcdTag},
-		{"PROMETHEUS_VERSION", strings.TrimPrefix(prometheusVersion, "v")},
-		{"PROMETHEUS_OPERATOR_VERSION", operatorVersion},
-		{"METRICS_SERVER_VERSION", metricsServerVersion},
-		{"COREDNS_VERSION", corednsVersion},
-		{"LOCAL_PATH_PROVISIONER_VERSION", localPathVersion},
-		{"TRAEFIK_VERSION", traefikVersion},
-		{"GATEWAY_API_VERSION", gatewayAPIVersion},
-		{"KEDA_VERSION", kedaVersion},
-	}
-	for _, tt := range tests {
-		t.Run(tt.variable, func(t *testing.T) {
-			if got, ok := pinned[tt.variable]; !ok || got != tt.kindrun {
-				t.Errorf("hack/install-tools.sh pins %s=%q, hack/kindrun runs %q", tt.variable, got, tt.kindrun)
-			}
-		})
-	}
-}
-
-// TestMakefileStepTargetsAreTheSteps holds the Makefile's cluster targets and the harness's steps
-// to one set of names: a target that runs one step is named after it, every step has such a
-// target or is listed here as run only inside test-kind and kind-demo, and every step a target
-// names exists.
+// TestMakefileStepTargetsAreTheSteps holds the Makefile's cluster targets to the registry: every
+// step with a Target has that target, with the step's doc line as its help, running the step
+// (alone when the target is named after it); every target that runs one step is that step's
+// Target; and every step a target names exists.
 func TestMakefileStepTargetsAreTheSteps(t *testing.T) {
-	root, err := repoRoot(".")
+	reg := testRegistry(t)
+	data, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
+	type target struct {
+		doc   string
+		steps []string
 	}
-	// hpa-groups' target (make hpa-groups) runs it on a cluster of its own, with -hpa-groups full.
-	withoutTarget := map[string]bool{"env": true, "scenarios": true, "canary": true, "hpa-groups": true}
-	targets := map[string]bool{} // targets that run exactly one step
-	target := ""
+	targets := map[string]*target{}
+	var cur *target
+	curName := ""
 	for line := range strings.Lines(string(data)) {
 		line = strings.TrimRight(line, "\n")
-		if name, _, ok := strings.Cut(line, ":"); ok && !strings.HasPrefix(line, "\t") && !strings.ContainsAny(name, " =$") {
-			target = name
+		if name, rest, ok := strings.Cut(line, ":"); ok && !strings.HasPrefix(line, "\t") && !strings.ContainsAny(name, " =$") && name != ".PHONY" {
+			_, doc, _ := strings.Cut(rest, "## ")
+			cur, curName = &target{doc: doc}, name
+			targets[name] = cur
 			continue
 		}
-		if !strings.HasPrefix(line, "\t") || !strings.Contains(line, "$(KINDRUN)") {
+		if cur == nil || !strings.HasPrefix(line, "\t") || !strings.Contains(line, "$(KINDRUN)") {
 			continue
 		}
 		f := strings.Fields(line)
 		i := slices.Index(f, "-steps")
 		if i < 0 || i+1 >= len(f) {
-			t.Errorf("make %s runs $(KINDRUN) without -steps: %s", target, line)
+			t.Errorf("make %s runs $(KINDRUN) without -steps: %s", curName, line)
 			continue
 		}
-		steps := strings.Split(f[i+1], ",")
-		for _, s := range steps {
-			if _, ok := stepByName(s); !ok && s != "all" {
-				t.Errorf("make %s runs the step %q, which hack/kindrun does not have", target, s)
-			}
-		}
-		if len(steps) == 1 && steps[0] != "all" {
-			if steps[0] != target {
-				t.Errorf("make %s runs the step %q: name the target after the step", target, steps[0])
-			}
-			targets[target] = true
+		cur.steps = strings.Split(f[i+1], ",")
+		if _, err := reg.Steps(cur.steps); err != nil {
+			t.Errorf("make %s: %v", curName, err)
 		}
 	}
-	for _, s := range stepNames() {
-		if !targets[s] && !withoutTarget[s] {
-			t.Errorf("step %q has no Makefile target of its name", s)
+	for _, d := range reg.Defs() {
+		if d.Target == "" {
+			continue
 		}
-		if targets[s] && withoutTarget[s] {
-			t.Errorf("step %q has a Makefile target: drop it from withoutTarget", s)
+		tg, ok := targets[d.Target]
+		switch {
+		case !ok:
+			t.Errorf("step %s: the Makefile has no target %s", d.Name(), d.Target)
+		case tg.doc != d.Doc:
+			t.Errorf("make %s's help is %q, want the step's doc line %q", d.Target, tg.doc, d.Doc)
+		case !slices.Contains(tg.steps, d.Name()):
+			t.Errorf("make %s runs %v, not the step %s", d.Target, tg.steps, d.Name())
+		case d.Target == d.Name() && len(tg.steps) != 1:
+			t.Errorf("make %s runs %v: a target named after a step runs it alone", d.Target, tg.steps)
 		}
 	}
-	if len(targets) == 0 {
+	single := 0
+	for name, tg := range targets {
+		if len(tg.steps) != 1 || tg.steps[0] == "all" {
+			continue
+		}
+		single++
+		if d, _ := reg.Lookup(tg.steps[0]); d.Target != name {
+			t.Errorf("make %s runs the step %s alone: register it with Target %q", name, tg.steps[0], name)
+		}
+	}
+	if single == 0 {
 		t.Error("no Makefile target runs a single step: the Makefile was not parsed")
 	}
+}
+
+// testRegistry is the harness's registry of steps.
+func testRegistry(t *testing.T) *harness.Registry {
+	t.Helper()
+	r, err := steps.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // TestKindModuleIsThePinnedKind: the kind Go package the harness creates clusters with is the
@@ -267,11 +162,26 @@ func TestKindModuleIsThePinnedKind(t *testing.T) {
 	}
 	for _, d := range bi.Deps {
 		if d.Path == "sigs.k8s.io/kind" {
-			if d.Version != kindVersion {
-				t.Errorf("go.mod requires sigs.k8s.io/kind %s, the harness builds kind %s's node recipe", d.Version, kindVersion)
+			if d.Version != images.KindVersion {
+				t.Errorf("go.mod requires sigs.k8s.io/kind %s, the harness builds kind %s's node recipe", d.Version, images.KindVersion)
 			}
 			return
 		}
 	}
 	t.Error("sigs.k8s.io/kind is not a dependency of the harness")
+}
+
+// TestDocsListTheSteps holds docs/kind.md's step table to the registry.
+func TestDocsListTheSteps(t *testing.T) {
+	const begin, end = "<!-- steps: hack/kindrun's registry (TestDocsListTheSteps) -->\n", "<!-- /steps -->"
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "kind.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), begin)
+	got, _, ok2 := strings.Cut(rest, end)
+	want := stepsTable(testRegistry(t))
+	if !ok || !ok2 || got != want {
+		t.Errorf("docs/kind.md's step table is not the registry's; between the markers put:\n%s%s%s", begin, want, end)
+	}
 }

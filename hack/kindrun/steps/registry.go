@@ -1,0 +1,34 @@
+// Package steps holds the steps of a kind run that work on the cluster once it is up: the
+// dependencies (Prometheus, metrics-server, the Gateway, KEDA), the chart, the scenarios, the
+// weighted route, the example service, chaos, the PoolCanaries and the HPA groups; and the
+// registry of every step (Defs), the cluster's and the images' included.
+package steps
+
+import (
+	"github.com/poolparity/poolparity/hack/kindrun/cluster"
+	"github.com/poolparity/poolparity/hack/kindrun/harness"
+	"github.com/poolparity/poolparity/hack/kindrun/images"
+)
+
+// Defs are every step of the harness, in the order `all` runs them, then those run only by name.
+// A new step is one file (its type and its Def) and one line here.
+func Defs() []harness.Def {
+	return []harness.Def{
+		cluster.EngineDef(), images.Def(), cluster.UpDef(), cluster.LoadDef(), depsDef(), installDef(),
+		scenariosDef(), routingDef(), exampleDef(), chaosDef(), canaryDef(), hpaGroupsDef(),
+		cluster.DownDef(),
+		// Run only by name.
+		loadDef(), parityDef(), hpaGroupsFullDef(),
+	}
+}
+
+// Registry returns a registry of Defs.
+func Registry() (*harness.Registry, error) {
+	r := &harness.Registry{}
+	for _, d := range Defs() {
+		if err := r.Register(d); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
