@@ -17,6 +17,7 @@ import (
 
 	"github.com/poolparity/poolparity/hack/kindrun/harness"
 	"github.com/poolparity/poolparity/hack/kindrun/kube"
+	"github.com/poolparity/poolparity/instrument"
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/promread"
@@ -148,7 +149,7 @@ func requestRates(ctx context.Context, q parity.Querier, namespace, release stri
 	}
 	for _, s := range v {
 		total += float64(s.Value)
-		if s.Metric["gray_status"] == "true" {
+		if s.Metric[instrument.LabelGrayStatus] == instrument.GrayStatusGray {
 			gray += float64(s.Value)
 		}
 	}
