@@ -8,21 +8,33 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// SetHPAMinReplicas sets the minReplicas of the HorizontalPodAutoscaler ns/name to min, at most
-// its maxReplicas, and returns the minimum it had and the one it has now.
-func (k *Kube) SetHPAMinReplicas(ctx context.Context, ns, name string, want int32) (from, to int32, err error) {
+// HPARange is a HorizontalPodAutoscaler's replica bounds.
+type HPARange struct {
+	Min, Max int32
+}
+
+// HPARange returns the replica bounds of the HorizontalPodAutoscaler ns/name (an unset
+// minReplicas is 1).
+func (k *Kube) HPARange(ctx context.Context, ns, name string) (HPARange, error) {
 	h, err := k.CS.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return 0, 0, fmt.Errorf("reading HPA %s/%s: %w", ns, name, err)
+		return HPARange{}, fmt.Errorf("reading HPA %s/%s: %w", ns, name, err)
 	}
-	from = 1
+	r := HPARange{Min: 1, Max: h.Spec.MaxReplicas}
 	if h.Spec.MinReplicas != nil {
-		from = *h.Spec.MinReplicas
+		r.Min = *h.Spec.MinReplicas
 	}
-	to = max(1, min(want, h.Spec.MaxReplicas))
-	patch := fmt.Sprintf(`{"spec":{"minReplicas":%d}}`, to)
+	return r, nil
+}
+
+// SetHPARange sets the minReplicas and maxReplicas of the HorizontalPodAutoscaler ns/name.
+func (k *Kube) SetHPARange(ctx context.Context, ns, name string, r HPARange) error {
+	if r.Min < 1 || r.Max < r.Min {
+		return fmt.Errorf("setting HPA %s/%s's replicas to %d-%d: want 1 <= min <= max", ns, name, r.Min, r.Max)
+	}
+	patch := fmt.Sprintf(`{"spec":{"minReplicas":%d,"maxReplicas":%d}}`, r.Min, r.Max)
 	if _, err := k.CS.AutoscalingV2().HorizontalPodAutoscalers(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
-		return from, from, fmt.Errorf("setting HPA %s/%s's minReplicas to %d: %w", ns, name, to, err)
+		return fmt.Errorf("setting HPA %s/%s's replicas to %d-%d: %w", ns, name, r.Min, r.Max, err)
 	}
-	return from, to, nil
+	return nil
 }

@@ -280,30 +280,42 @@ metadata: {name: p}
 	}
 }
 
-func TestSetHPAMinReplicas(t *testing.T) {
+func TestHPARange(t *testing.T) {
 	two := int32(2)
 	tests := []struct {
-		name         string
-		min          *int32
-		want         int32
-		from, wantTo int32
+		name    string
+		min     *int32
+		set     HPARange
+		read    HPARange
+		wantErr string
 	}{
-		{"raises the minimum", &two, 4, 2, 4},
-		{"at most the maximum", &two, 9, 2, 6},
-		{"an unset minimum is 1", nil, 3, 1, 3},
+		{"raises the minimum", &two, HPARange{Min: 4, Max: 6}, HPARange{Min: 2, Max: 6}, ""},
+		{"lowers the maximum", &two, HPARange{Min: 1, Max: 2}, HPARange{Min: 2, Max: 6}, ""},
+		{"an unset minimum reads as 1", nil, HPARange{Min: 3, Max: 6}, HPARange{Min: 1, Max: 6}, ""},
+		{"a minimum above the maximum is refused", &two, HPARange{Min: 5, Max: 4}, HPARange{Min: 2, Max: 6}, "want 1 <= min <= max"},
+		{"a minimum of 0 is refused", &two, HPARange{Min: 0, Max: 4}, HPARange{Min: 2, Max: 6}, "want 1 <= min <= max"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "pp-gray", Namespace: "pp"},
 				Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: tt.min, MaxReplicas: 6}}
 			k := &Kube{CS: fake.NewClientset(h)}
-			from, to, err := k.SetHPAMinReplicas(context.Background(), "pp", "pp-gray", tt.want)
-			if err != nil || from != tt.from || to != tt.wantTo {
-				t.Fatalf("SetHPAMinReplicas = %d, %d, %v; want %d, %d", from, to, err, tt.from, tt.wantTo)
+			ctx := context.Background()
+			if got, err := k.HPARange(ctx, "pp", "pp-gray"); err != nil || got != tt.read {
+				t.Fatalf("HPARange = %+v, %v; want %+v", got, err, tt.read)
 			}
-			got, err := k.CS.AutoscalingV2().HorizontalPodAutoscalers("pp").Get(context.Background(), "pp-gray", metav1.GetOptions{})
-			if err != nil || got.Spec.MinReplicas == nil || *got.Spec.MinReplicas != tt.wantTo {
-				t.Errorf("the HPA's minReplicas after the patch: %v, %v; want %d", got.Spec.MinReplicas, err, tt.wantTo)
+			err := k.SetHPARange(ctx, "pp", "pp-gray", tt.set)
+			want := tt.set
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("SetHPARange(%+v) = %v, want an error saying %q", tt.set, err, tt.wantErr)
+				}
+				want = tt.read // unchanged
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := k.HPARange(ctx, "pp", "pp-gray"); err != nil || got != want {
+				t.Errorf("the HPA's bounds after SetHPARange: %+v, %v; want %+v", got, err, want)
 			}
 		})
 	}

@@ -30,22 +30,23 @@ type RoutePoint struct {
 	GrayDesired   int           `json:"gray_desired"`
 	StableMin     int           `json:"stable_min"` // the HPA's minReplicas
 	GrayMin       int           `json:"gray_min"`
-	Forced        bool          `json:"forced,omitempty"` // gray's minReplicas raised by the run
+	Forced        bool          `json:"forced,omitempty"` // gray's replica bounds moved by the run
 	Weight        float64       `json:"weight_percent"`   // the gray backend's share of the route's weights
 	Requests      float64       `json:"requests"`         // Traefik's requests to both tracks in the window
 	Share         float64       `json:"gray_share"`       // gray's share of them, 0-1
 }
 
 // routedRun is one hold of the route at routeWeight: the gray pool mode and the load's length.
-// At force into the load the run raises the gray HPA's minReplicas by forceReplicas, so that the
-// replicas move whatever the load makes the HPAs do (the minimum is restored at the run's end).
+// At force into the load the run moves the gray track by forceReplicas through its HPA's bounds
+// (forcedRange), so that the replicas move whatever the load makes the HPAs do (the bounds are
+// restored at the run's end).
 type routedRun struct {
 	name, gray string
 	load       time.Duration
 	force      time.Duration
 }
 
-// forceReplicas is how many replicas the routed runs add to the gray track's minimum.
+// forceReplicas is how many replicas the routed runs move the gray track by.
 const forceReplicas = 2
 
 // routingStep holds the chart's HTTPRoute at routeWeight (a 90/10 split by weight through
@@ -119,7 +120,7 @@ func (routingStep) Run(ctx context.Context, env *harness.Env) (harness.Outcome, 
 	env.Print(routedTable(o.Result.Routed))
 	moved := replicasMoved(o.Result.Routed)
 	if len(moved) == 0 {
-		failed = append(failed, fmt.Sprintf("no track's replicas moved during the routed runs, not even gray's after its HPA's minReplicas was raised by %d: the weight was not held against moving replicas", forceReplicas))
+		failed = append(failed, fmt.Sprintf("no track's replicas moved during the routed runs, not even gray's after its HPA's bounds were moved by %d: the weight was not held against moving replicas", forceReplicas))
 	}
 	// The chart's usual values for the steps after this one (the split Service, no route).
 	if err := helmInstall(ctx, env); err != nil {
@@ -128,7 +129,7 @@ func (routingStep) Run(ctx context.Context, env *harness.Env) (harness.Outcome, 
 	if len(failed) > 0 {
 		return o.done(), errors.New(strings.Join(failed, "; "))
 	}
-	o.Note = fmt.Sprintf("gray share at the Gateway held at %d%% within %.0f points while %v moved (gray's minimum raised by %d; the HPAs by themselves wanted more than their minimum for %v) (%s)",
+	o.Note = fmt.Sprintf("gray share at the Gateway held at %d%% within %.0f points while %v moved (gray moved by %d through its HPA's bounds; the HPAs by themselves wanted more than their minimum for %v) (%s)",
 		routeWeight, maxRouteGap, moved, forceReplicas, hpaScaled(o.Result.Routed), routedSummary(o.Result.Routed))
 	return o.done(), nil
 }
@@ -171,10 +172,10 @@ func routedRunOnce(ctx context.Context, env *harness.Env, k *kube.Kube, r routed
 	}
 	start := time.Now()
 	var pts []RoutePoint
-	var restore int32 // the gray HPA's minimum before the run raised it
+	var restore *kube.HPARange // the gray HPA's bounds before the run moved them
 	defer func() {
-		if restore > 0 {
-			restoreMin(context.WithoutCancel(ctx), env, k, r, restore)
+		if restore != nil {
+			restoreRange(context.WithoutCancel(ctx), env, k, r, *restore)
 		}
 	}()
 	for time.Since(start) < r.load {
@@ -212,9 +213,9 @@ func routedRunOnce(ctx context.Context, env *harness.Env, k *kube.Kube, r routed
 				}
 			}
 		}
-		if restore == 0 && at >= r.force {
-			restore = raiseMin(ctx, env, k, r, p.GrayReady)
-			p.Forced = restore > 0
+		if restore == nil && at >= r.force {
+			restore = moveGray(ctx, env, k, r, p.GrayReady)
+			p.Forced = restore != nil
 		}
 		pts = append(pts, p)
 		env.Logf("%s", routedRow(p))
@@ -229,22 +230,48 @@ func routedRunOnce(ctx context.Context, env *harness.Env, k *kube.Kube, r routed
 	return pts, nil
 }
 
-// raiseMin raises the gray HPA's minReplicas to forceReplicas above its ready replicas. It
-// returns the minimum to restore, or 0 when it raised nothing.
-func raiseMin(ctx context.Context, env *harness.Env, k *kube.Kube, r routedRun, ready int) int32 {
-	from, to, err := k.SetHPAMinReplicas(ctx, env.Cfg.Namespace, trackName(env, "gray"), int32(max(ready, 1)+forceReplicas))
+// moveGray moves the gray track by forceReplicas through its HPA's bounds (forcedRange). It
+// returns the bounds to restore, or nil when it moved nothing.
+func moveGray(ctx context.Context, env *harness.Env, k *kube.Kube, r routedRun, ready int) *kube.HPARange {
+	name := trackName(env, "gray")
+	cur, err := k.HPARange(ctx, env.Cfg.Namespace, name)
 	if err != nil {
 		env.Logf("%s: %v", r.name, err)
-		return 0
+		return nil
 	}
-	env.Logf("%s: the gray HPA's minReplicas raised from %d to %d", r.name, from, to)
-	return from
+	to, ok := forcedRange(cur, int32(ready))
+	if !ok {
+		env.Logf("%s: the gray HPA's bounds %d-%d leave no room to move %d ready replicas", r.name, cur.Min, cur.Max, ready)
+		return nil
+	}
+	if err := k.SetHPARange(ctx, env.Cfg.Namespace, name, to); err != nil {
+		env.Logf("%s: %v", r.name, err)
+		return nil
+	}
+	env.Logf("%s: the gray HPA's bounds moved from %d-%d to %d-%d (%d ready)", r.name, cur.Min, cur.Max, to.Min, to.Max, ready)
+	return &cur
 }
 
-// restoreMin sets the gray HPA's minReplicas back to min, the release's.
-func restoreMin(ctx context.Context, env *harness.Env, k *kube.Kube, r routedRun, min int32) {
-	if _, _, err := k.SetHPAMinReplicas(ctx, env.Cfg.Namespace, trackName(env, "gray"), min); err != nil {
-		env.Logf("%s: restoring the gray HPA's minReplicas to %d: %v", r.name, min, err)
+// forcedRange returns the HPA bounds that move a track at ready replicas by up to
+// forceReplicas: up through minReplicas while maxReplicas leaves room (the scenarios' loads may
+// have left a track at its maximum), else down through maxReplicas, never below one replica.
+// ok is false when neither way moves it (bounds 1-1).
+func forcedRange(cur kube.HPARange, ready int32) (kube.HPARange, bool) {
+	ready = max(ready, 1)
+	switch {
+	case ready < cur.Max:
+		return kube.HPARange{Min: min(ready+forceReplicas, cur.Max), Max: cur.Max}, true
+	case ready > 1:
+		down := max(ready-forceReplicas, 1)
+		return kube.HPARange{Min: min(cur.Min, down), Max: down}, true
+	}
+	return cur, false
+}
+
+// restoreRange sets the gray HPA's bounds back to r, the release's.
+func restoreRange(ctx context.Context, env *harness.Env, k *kube.Kube, run routedRun, r kube.HPARange) {
+	if err := k.SetHPARange(ctx, env.Cfg.Namespace, trackName(env, "gray"), r); err != nil {
+		env.Logf("%s: restoring the gray HPA's bounds: %v", run.name, err)
 	}
 }
 
@@ -392,7 +419,7 @@ func routedSummary(pts []RoutePoint) string {
 func routedRow(p RoutePoint) string {
 	forced := ""
 	if p.Forced {
-		forced = "  (gray's minReplicas raised)"
+		forced = "  (gray's HPA bounds moved)"
 	}
 	return fmt.Sprintf("  %-14s %5s  stable %d ready (HPA %d, min %d)  gray %d ready (HPA %d, min %d)  weight %4.1f%%  requests %5.0f  gray share %5.1f%%%s",
 		p.Run, p.At, p.StableReady, p.StableDesired, p.StableMin, p.GrayReady, p.GrayDesired, p.GrayMin, p.Weight, p.Requests, 100*p.Share, forced)

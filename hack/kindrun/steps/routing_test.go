@@ -1,11 +1,48 @@
 package steps
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/poolparity/poolparity/hack/kindrun/kube"
 )
+
+// TestForcedRangeMovesTheTrack: the routed runs move gray through its HPA's bounds whatever
+// the scenarios' loads left it at, at its maximum too (in CI a gray at 4 of 4 had its minimum
+// "raised" to 4 and did not move).
+func TestForcedRangeMovesTheTrack(t *testing.T) {
+	tests := []struct {
+		cur    kube.HPARange
+		ready  int32
+		want   kube.HPARange
+		wantOK bool
+	}{
+		{kube.HPARange{Min: 1, Max: 4}, 1, kube.HPARange{Min: 3, Max: 4}, true},
+		{kube.HPARange{Min: 1, Max: 4}, 3, kube.HPARange{Min: 4, Max: 4}, true},
+		{kube.HPARange{Min: 1, Max: 4}, 4, kube.HPARange{Min: 1, Max: 2}, true},
+		{kube.HPARange{Min: 3, Max: 4}, 4, kube.HPARange{Min: 2, Max: 2}, true},
+		{kube.HPARange{Min: 1, Max: 2}, 2, kube.HPARange{Min: 1, Max: 1}, true},
+		{kube.HPARange{Min: 1, Max: 4}, 0, kube.HPARange{Min: 3, Max: 4}, true},
+		{kube.HPARange{Min: 1, Max: 1}, 1, kube.HPARange{Min: 1, Max: 1}, false},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%d-%d at %d", tt.cur.Min, tt.cur.Max, tt.ready), func(t *testing.T) {
+			got, ok := forcedRange(tt.cur, tt.ready)
+			if got != tt.want || ok != tt.wantOK {
+				t.Fatalf("forcedRange = %+v, %v; want %+v, %v", got, ok, tt.want, tt.wantOK)
+			}
+			if ok && (got.Min < 1 || got.Max < got.Min) {
+				t.Errorf("bounds %+v are not valid", got)
+			}
+			if ok && max(tt.ready, 1) >= got.Min && max(tt.ready, 1) <= got.Max {
+				t.Errorf("bounds %+v leave %d replicas where they are", got, tt.ready)
+			}
+		})
+	}
+}
 
 func TestParseTraefikRequestsSumsByTrack(t *testing.T) {
 	const exposition = `# HELP traefik_service_requests_total How many HTTP requests processed on a service, partitioned by status code, protocol, and method.
