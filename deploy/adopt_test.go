@@ -20,8 +20,9 @@ import (
 var adoptRunners = []string{"test", "kind:install", "kind:judge"}
 
 // TestAdoptDocCommands runs every `run: test` block of docs/adopt.md, verbatim, with bash from the
-// repository root (./bin first on PATH), and checks that every other block names a runner that
-// exists. A command the guide gives that no longer works fails here.
+// repository root (the installed CLIs, helm and promtool first on PATH), and checks that every
+// other block names a runner that exists. A command the guide gives that no longer works fails
+// here.
 func TestAdoptDocCommands(t *testing.T) {
 	root := deploytest.Root(t)
 	helm := deploytest.Tool(t, "helm")
@@ -39,7 +40,14 @@ func TestAdoptDocCommands(t *testing.T) {
 			t.Errorf("docs/adopt.md has no block run by %s", r)
 		}
 	}
-	path := strings.Join([]string{filepath.Dir(helm), filepath.Dir(promtool), os.Getenv("PATH")}, string(os.PathListSeparator))
+	// The CLIs as section 1 installs them: go install from the clone into a directory of their own.
+	gobin := t.TempDir()
+	install := exec.Command("go", "install", "./app/cmd/poolparity-parity")
+	install.Dir, install.Env = root, append(os.Environ(), "GOBIN="+gobin)
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("go install ./app/cmd/poolparity-parity: %v\n%s", err, out)
+	}
+	path := strings.Join([]string{gobin, filepath.Dir(helm), filepath.Dir(promtool), os.Getenv("PATH")}, string(os.PathListSeparator))
 	for _, b := range blocks {
 		if !slices.Contains(adoptRunners, b.Runner) {
 			t.Errorf("docs/adopt.md:%d: runner %q, want one of %v", b.Line, b.Runner, adoptRunners)

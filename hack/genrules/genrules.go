@@ -9,35 +9,29 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-	"text/template"
 
-	"github.com/Masterminds/sprig/v3"
-	"sigs.k8s.io/yaml"
-
+	"github.com/poolparity/poolparity/deploy"
 	"github.com/poolparity/poolparity/internal/cli"
+	"github.com/poolparity/poolparity/internal/rulesgen"
 )
 
 // Paths relative to the repository root.
 const (
-	templatePath = "deploy/helm/poolparity/files/rules.yaml.tmpl"
-	valuesPath   = "deploy/helm/poolparity/values.yaml"
+	templatePath = deploy.RulesTemplatePath
+	valuesPath   = deploy.ChartValuesPath
 	fixCommand   = "go run ./hack/genrules"
 )
 
 // Options are the overrides applied to the chart's `rules:` values before rendering.
-type Options struct {
-	// ValuesFiles are extra values files (with a top-level `rules:` key) merged over the chart's, in order.
-	ValuesFiles []string
-	// Sets are key=value overrides with dotted keys from the values root, e.g. rules.minRequestRate=0.5.
-	// Values are parsed as YAML (1 is a number, true a bool, [5m,1m] a list).
-	Sets []string
-	// Window, when set, makes the alerts read this window's family and adds it to rules.windows.
-	Window string
-	// For, when set, replaces every alert's `for:` duration.
-	For string
-}
+type Options = rulesgen.Options
+
+// RuleFile, RuleGroup and Rule are the shape of a rules file.
+type (
+	RuleFile  = rulesgen.RuleFile
+	RuleGroup = rulesgen.RuleGroup
+	Rule      = rulesgen.Rule
+)
 
 // target is one committed rules file and the overrides that produce it.
 type target struct {
@@ -61,34 +55,23 @@ var targets = []target{
 // semconvSets are the overrides for a service instrumented with OpenTelemetry only.
 var semconvSets = []string{"rules.http.metrics=semconv", "rules.runtime.metrics=otel", `rules.httpSelector=http_route!~".*(healthz|readyz|metrics).*"`}
 
-type stringList []string
-
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
-
 // run parses the command line and renders, writes or checks the rules files.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("genrules", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
 		opts  Options
-		sets  stringList
-		files stringList
 		root  = fs.String("root", "", "repository root (default: the nearest parent directory holding go.mod)")
 		out   = fs.String("o", "", `render one file with the overrides to this path ("-" for stdout) instead of regenerating the committed files`)
 		check = fs.Bool("check", false, "compare the committed files with the template instead of writing them")
 	)
-	fs.Var(&files, "values", "extra values file merged over the chart's values.yaml (repeatable)")
-	fs.Var(&sets, "set", "override a value, e.g. -set rules.minRequestRate=0.5 (repeatable)")
-	fs.StringVar(&opts.Window, "window", "", "window family the alerts read, e.g. 1m (added to rules.windows)")
-	fs.StringVar(&opts.For, "for", "", "replace every alert's for: duration, e.g. 30s")
+	opts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return cli.Usage(err)
 	}
 	if fs.NArg() > 0 {
 		return cli.Usage(fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
-	opts.ValuesFiles, opts.Sets = files, sets
 
 	dir, err := repoRoot(*root)
 	if err != nil {
@@ -106,9 +89,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			_, err = stdout.Write(got)
 			return err
 		}
-		return writeFile(*out, got)
+		return rulesgen.WriteFile(*out, got)
 	}
-	if len(files) > 0 || len(sets) > 0 || opts.Window != "" || opts.For != "" {
+	if len(opts.ValuesFiles) > 0 || len(opts.Sets) > 0 || opts.Window != "" || opts.For != "" {
 		return cli.Usage(errors.New("overrides need -o: the committed files are rendered from the chart's values only"))
 	}
 
@@ -129,23 +112,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			continue
 		}
-		if err := writeFile(path, got); err != nil {
+		if err := rulesgen.WriteFile(path, got); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout, "wrote", t.out)
 	}
 	if len(stale) > 0 {
 		return fmt.Errorf("%s differ from %s: run `%s`", strings.Join(stale, ", "), templatePath, fixCommand)
-	}
-	return nil
-}
-
-func writeFile(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("creating the directory of %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }
@@ -171,225 +144,16 @@ func repoRoot(dir string) (string, error) {
 
 // Render renders the rules template under root with the chart's values and opts.
 func Render(root string, opts Options) ([]byte, error) {
-	values, err := loadValues(filepath.Join(root, valuesPath))
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range opts.ValuesFiles {
-		extra, err := loadValues(f)
-		if err != nil {
-			return nil, err
-		}
-		values = mergeValues(values, extra)
-	}
-	for _, s := range opts.Sets {
-		if err := applySet(values, s); err != nil {
-			return nil, err
-		}
-	}
-	if err := applyShortcuts(values, opts); err != nil {
-		return nil, err
-	}
-	src, err := os.ReadFile(filepath.Join(root, templatePath))
+	tmpl, err := os.ReadFile(filepath.Join(root, templatePath))
 	if err != nil {
 		return nil, fmt.Errorf("reading the rules template: %w", err)
 	}
-	body, err := renderTemplate(string(src), values)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "# Code generated by %s from %s and the rules: section of %s; DO NOT EDIT.\n", fixCommand, templatePath, valuesPath)
-	if desc := opts.describe(); desc != "" {
-		fmt.Fprintf(&buf, "# Overrides: %s\n", desc)
-	}
-	buf.WriteString(strings.TrimSpace(body))
-	buf.WriteString("\n")
-	if err := checkShape(buf.Bytes()); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-func (o Options) describe() string {
-	var parts []string
-	for _, f := range o.ValuesFiles {
-		parts = append(parts, "-values "+f)
-	}
-	for _, s := range o.Sets {
-		parts = append(parts, "-set "+s)
-	}
-	if o.Window != "" {
-		parts = append(parts, "-window "+o.Window)
-	}
-	if o.For != "" {
-		parts = append(parts, "-for "+o.For)
-	}
-	return strings.Join(parts, " ")
-}
-
-// renderTemplate executes the template as Helm's tpl would: sprig functions, data {Values: values}.
-// Unlike Helm it fails on a missing key, so a typo in the template cannot render "<no value>".
-func renderTemplate(src string, values map[string]any) (string, error) {
-	tmpl, err := template.New(filepath.Base(templatePath)).
-		Funcs(sprig.TxtFuncMap()).
-		Option("missingkey=error").
-		Parse(src)
-	if err != nil {
-		return "", fmt.Errorf("parsing the rules template: %w", err)
-	}
-	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, map[string]any{"Values": values}); err != nil {
-		return "", fmt.Errorf("rendering the rules template: %w", err)
-	}
-	return buf.String(), nil
-}
-
-// loadValues reads a values file; only its `rules:` section is kept.
-func loadValues(path string) (map[string]any, error) {
-	data, err := os.ReadFile(path)
+	values, err := os.ReadFile(filepath.Join(root, valuesPath))
 	if err != nil {
 		return nil, fmt.Errorf("reading values: %w", err)
 	}
-	var all map[string]any
-	if err := yaml.Unmarshal(data, &all); err != nil {
-		return nil, fmt.Errorf("parsing values %s: %w", path, err)
-	}
-	rules, ok := all["rules"].(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("values %s: no rules: mapping", path)
-	}
-	return map[string]any{"rules": rules}, nil
-}
-
-// mergeValues merges src over dst like Helm: mappings merge key by key, anything else replaces.
-func mergeValues(dst, src map[string]any) map[string]any {
-	for k, v := range src {
-		if sm, ok := v.(map[string]any); ok {
-			if dm, ok := dst[k].(map[string]any); ok {
-				dst[k] = mergeValues(dm, sm)
-				continue
-			}
-		}
-		dst[k] = v
-	}
-	return dst
-}
-
-// applySet applies one key=value override; the key's parent mappings must exist.
-func applySet(values map[string]any, set string) error {
-	key, raw, ok := strings.Cut(set, "=")
-	if !ok || key == "" {
-		return fmt.Errorf("-set %q: want key=value", set)
-	}
-	var v any
-	if err := yaml.Unmarshal([]byte(raw), &v); err != nil {
-		return fmt.Errorf("-set %q: parsing the value: %w", set, err)
-	}
-	path := strings.Split(key, ".")
-	m := values
-	for i, p := range path[:len(path)-1] {
-		next, ok := m[p].(map[string]any)
-		if !ok {
-			return fmt.Errorf("-set %q: %s is not a mapping in the values", set, strings.Join(path[:i+1], "."))
-		}
-		m = next
-	}
-	last := path[len(path)-1]
-	if _, ok := m[last]; !ok {
-		return fmt.Errorf("-set %q: unknown key %s", set, key)
-	}
-	m[last] = v
-	return nil
-}
-
-// applyShortcuts applies -window and -for.
-func applyShortcuts(values map[string]any, opts Options) error {
-	rules, _ := values["rules"].(map[string]any)
-	if opts.Window != "" {
-		windows, _ := rules["windows"].([]any)
-		found := false
-		for _, w := range windows {
-			found = found || fmt.Sprint(w) == opts.Window
-		}
-		if !found {
-			rules["windows"] = append(windows, opts.Window)
-		}
-		alerting, ok := rules["alerting"].(map[string]any)
-		if !ok {
-			return errors.New("values: rules.alerting is not a mapping")
-		}
-		alerting["window"] = opts.Window
-	}
-	if opts.For != "" {
-		alerts, ok := rules["alerts"].(map[string]any)
-		if !ok {
-			return errors.New("values: rules.alerts is not a mapping")
-		}
-		names := make([]string, 0, len(alerts))
-		for name := range alerts {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			a, ok := alerts[name].(map[string]any)
-			if !ok {
-				return fmt.Errorf("values: rules.alerts.%s is not a mapping", name)
-			}
-			a["for"] = opts.For
-			// PoolParityLatencyRegression has a for: per quantile.
-			if qs, ok := a["quantiles"].([]any); ok {
-				for i, q := range qs {
-					qm, ok := q.(map[string]any)
-					if !ok {
-						return fmt.Errorf("values: rules.alerts.%s.quantiles[%d] is not a mapping", name, i)
-					}
-					qm["for"] = opts.For
-				}
-				delete(a, "for")
-			}
-		}
-	}
-	return nil
-}
-
-// RuleFile is the shape of a Prometheus rules file, enough to check and inspect the output.
-type RuleFile struct {
-	Groups []RuleGroup `json:"groups"`
-}
-
-// RuleGroup is one rule group.
-type RuleGroup struct {
-	Name     string `json:"name"`
-	Interval string `json:"interval,omitempty"`
-	Rules    []Rule `json:"rules"`
-}
-
-// Rule is a recording rule or an alert.
-type Rule struct {
-	Record      string            `json:"record,omitempty"`
-	Alert       string            `json:"alert,omitempty"`
-	Expr        string            `json:"expr"`
-	For         string            `json:"for,omitempty"`
-	Labels      map[string]string `json:"labels,omitempty"`
-	Annotations map[string]string `json:"annotations,omitempty"`
-}
-
-// checkShape parses the output strictly as a rules file and checks each rule names itself once.
-func checkShape(data []byte) error {
-	var f RuleFile
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
-		return fmt.Errorf("the rendered rules are not a valid rules file: %w", err)
-	}
-	if len(f.Groups) == 0 {
-		return errors.New("the rendered rules have no groups")
-	}
-	for _, g := range f.Groups {
-		for i, r := range g.Rules {
-			if (r.Record == "") == (r.Alert == "") || strings.TrimSpace(r.Expr) == "" {
-				return fmt.Errorf("group %s rule %d: want exactly one of record/alert and an expr", g.Name, i)
-			}
-		}
-	}
-	return nil
+	return rulesgen.Render(rulesgen.Source{
+		Template: tmpl, Values: values,
+		TemplatePath: templatePath, ValuesPath: valuesPath, Generator: fixCommand,
+	}, opts)
 }

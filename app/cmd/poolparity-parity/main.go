@@ -8,6 +8,10 @@
 // differs most (docs/profiles.md); a profile that cannot be taken leaves the
 // verdict and its exit status as they are.
 //
+// `poolparity-parity rules` renders the recording rules and alerts the report
+// reads, for a Prometheus without the operator, from the chart's template
+// compiled into the binary: no clone is needed (docs/adopt.md).
+//
 // Exit status: 0 PASS, 1 FAIL, 2 a bad configuration, 3 NO DATA, 4
 // Prometheus could not be read, 130 interrupted.
 package main
@@ -44,6 +48,9 @@ func main() {
 // (internal/parity's): nil for PASS, a bare status for FAIL and NO DATA (the
 // report said so).
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "rules" {
+		return runRules(args[1:], stdout, stderr)
+	}
 	cfg, err := parseConfig("poolparity-parity", args, getenv, stderr)
 	if err != nil {
 		return cli.WithStatus(parity.ExitUsage, err)
