@@ -342,6 +342,7 @@ func Default() Catalog {
 				ID: CPUPerRequest, Name: "CPU per request", Unit: Seconds, Comparison: RatioAtMost, Threshold: 1.15, Floor: 0.0001,
 				Rule:       "job_gray_status:process_cpu_seconds_per_request:ratio_rate",
 				ParityRule: "job:process_cpu_seconds_per_request:gray_over_stable_rate",
+				FloorRule:  "job:process_cpu_seconds_per_request:gray_minus_stable_rate",
 				Alert:      &Alert{Name: "PoolParityCPUPerRequestRegression", ValuesKey: "cpuPerRequestRegression"},
 				Judged:     WhenPresent,
 				Presence:   "process_cpu_seconds_total",
