@@ -30,6 +30,9 @@ func driftSteps(rng *rand.Rand, n int, phi, sd float64) []seqcount.Step {
 // about 5% (31 of 600); see the package doc. The test holds those measured levels (Wilson lower
 // ends under 3% and 8%) so that a judge that loses its empirical variance or its inflation fails.
 func TestDependence(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1200 judged runs of 90 steps; run without -short")
+	}
 	lim := seqcount.Limits{Floor: seqcount.Bound{Rel: 0.1}, Margin: seqcount.Bound{Rel: 0.3}}
 	for _, tc := range []struct {
 		name    string
