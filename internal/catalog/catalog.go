@@ -202,6 +202,10 @@ type SLI struct {
 	FloorRule string
 	// Alert is the alert that raises this SLI, nil when none does.
 	Alert *Alert
+	// Counts names the raw counters the count-based judge reads for this
+	// SLI; nil when it has none (the judge then tests the SLI's per-minute
+	// samples).
+	Counts *CountInputs
 	// Judged says when the SLI counts.
 	Judged Judged
 	// Presence is the raw metric whose series, on either compared track,
@@ -210,6 +214,32 @@ type SLI struct {
 	// Doc is one sentence on what the SLI catches, for the docs' table.
 	Doc string
 }
+
+// CountInputs names the raw counters of an SLI for the count-based judge:
+// rules of the poolparity.counts group, one series per pod and track,
+// summed and never rated (docs/contracts.md section 4).
+type CountInputs struct {
+	// Requests is the rule counting the requests.
+	Requests string
+	// Num is the rule of the numerator: the 5xx counter, CPU seconds or
+	// heap bytes; for a latency SLI the bucket counter, by le.
+	Num string
+	// Proportion is true when Num counts requests (5xx), false when it is
+	// an amount summed over them (CPU seconds, heap bytes).
+	Proportion bool
+	// Quantile, for a latency SLI, is the quantile judged (0.95, 0.99):
+	// Num is then a histogram's buckets.
+	Quantile float64
+}
+
+// The count rules of the poolparity.counts group.
+const (
+	CountRequestsRule = "job_gray_status_pod:http_requests:total"
+	countErrorsRule   = "job_gray_status_pod:http_request_errors:total"
+	countBucketsRule  = "job_gray_status_pod_le:http_request_duration_seconds_bucket:total"
+	countCPURule      = "job_gray_status_pod:process_cpu_seconds:total"
+	countHeapRule     = "job_gray_status_pod:go_heap_allocs_bytes:total"
+)
 
 // FloorAt returns the SLI's effect-size floor, in Unit, when the baseline
 // (stable) track's level is stable: max(Floor, RelFloor*|stable|). It is the
@@ -313,12 +343,13 @@ type Catalog struct {
 // Default returns the poolparity catalog: the eight SLIs of the parity
 // table, in the table's order.
 func Default() Catalog {
-	latency := func(id ID, q string) SLI {
+	latency := func(id ID, q string, quantile float64) SLI {
 		return SLI{
 			ID: id, Name: "latency " + q, Unit: Seconds, Comparison: RatioAtMost, Threshold: 1.10, Floor: 0.005, RelFloor: 0.05,
 			Rule:       "job_gray_status:http_request_duration_seconds:" + q + "_rate",
 			ParityRule: "job:http_request_duration_seconds_" + q + ":gray_over_stable_rate",
 			FloorRule:  "job:http_request_duration_seconds_" + q + ":gray_minus_stable_rate",
+			Counts:     &CountInputs{Requests: CountRequestsRule, Num: countBucketsRule, Quantile: quantile},
 			Alert:      &Alert{Name: "PoolParityLatencyRegression", ValuesKey: "latencyRegression", Labels: map[string]string{"quantile": q}},
 			Judged:     Always,
 			Doc: "the gray track's " + q + " request latency against stable's; floor max(5 ms, 5% of stable's " + q +
@@ -328,13 +359,14 @@ func Default() Catalog {
 	return Catalog{
 		Window: "5m",
 		SLIs: []SLI{
-			latency(LatencyP95, "p95"),
-			latency(LatencyP99, "p99"),
+			latency(LatencyP95, "p95", 0.95),
+			latency(LatencyP99, "p99", 0.99),
 			{
 				ID: ErrorRatio, Name: "error ratio (5xx)", Unit: Ratio, Comparison: DeltaAtMost, Threshold: 0.005, Floor: 0.001,
 				Rule:       "job_gray_status:http_request_errors:ratio_rate",
 				ParityRule: "job:http_request_errors:gray_minus_stable_rate",
 				Alert:      &Alert{Name: "PoolParityErrorRegression", ValuesKey: "errorRegression"},
+				Counts:     &CountInputs{Requests: CountRequestsRule, Num: countErrorsRule, Proportion: true},
 				Judged:     Always,
 				Doc:        "5xx share of requests; a difference, since ratios of near-zero error rates explode; floor 0.1 points, the base error ratio of the synthetic corpus and a fifth of the threshold",
 			},
@@ -343,6 +375,7 @@ func Default() Catalog {
 				Rule:       "job_gray_status:process_cpu_seconds_per_request:ratio_rate",
 				ParityRule: "job:process_cpu_seconds_per_request:gray_over_stable_rate",
 				FloorRule:  "job:process_cpu_seconds_per_request:gray_minus_stable_rate",
+				Counts:     &CountInputs{Requests: CountRequestsRule, Num: countCPURule},
 				Alert:      &Alert{Name: "PoolParityCPUPerRequestRegression", ValuesKey: "cpuPerRequestRegression"},
 				Judged:     WhenPresent,
 				Presence:   "process_cpu_seconds_total",
@@ -352,6 +385,7 @@ func Default() Catalog {
 				ID: HeapAllocPerRequest, Name: "heap alloc per request", Unit: Bytes, Comparison: RatioAtMost, Threshold: 1.10, Floor: 1024,
 				Rule:       "job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate",
 				ParityRule: "job:go_gc_heap_allocs_bytes_per_request:gray_over_stable_rate",
+				Counts:     &CountInputs{Requests: CountRequestsRule, Num: countHeapRule},
 				Judged:     Always,
 				Doc:        "heap bytes allocated per request: parity asks only that gray be no worse (PoolParityNoAllocationGain tells whether pooling pays); floor 1 KiB, a small buffer per request, 2% of the synthetic corpus' 50 KB, whose noise is 2%",
 			},
@@ -545,7 +579,14 @@ func (c Catalog) Validate() error {
 		case s.Judged != WhenPresent && s.Presence != "":
 			errs = append(errs, fmt.Errorf("%s: Presence %q is only read for Judged %s", where, s.Presence, WhenPresent))
 		}
-		for _, r := range []string{s.Rule, s.WeightRule, s.ParityRule, s.FloorRule} {
+		rules := []string{s.Rule, s.WeightRule, s.ParityRule, s.FloorRule}
+		if c := s.Counts; c != nil {
+			rules = append(rules, c.Requests, c.Num)
+			if c.Requests == "" || c.Num == "" || c.Quantile < 0 || c.Quantile >= 1 || (c.Quantile > 0 && c.Proportion) {
+				errs = append(errs, fmt.Errorf("%s: count inputs need a requests and a numerator rule, and a quantile in (0, 1) only for a histogram", where))
+			}
+		}
+		for _, r := range rules {
 			if r != "" && !rulePattern.MatchString(r) {
 				errs = append(errs, fmt.Errorf("%s: rule %q is not a metric name", where, r))
 			}

@@ -53,6 +53,12 @@ type TestResult struct {
 	E    float64 `json:"e,omitempty"`
 	EMax float64 `json:"e_max,omitempty"`
 	Bar  float64 `json:"bar,omitempty"`
+	// Counts marks the count-based test's result (StatCounts): E is then
+	// its e-value against "gray within the floor", EPass its e-value
+	// against "gray at or beyond the margin" (a PASS at Bar), and NGray
+	// the steps it judged.
+	Counts bool    `json:"counts,omitempty"`
+	EPass  float64 `json:"e_pass,omitempty"`
 	// Effect is the estimated effect, gray/stable for a ratio SLI (the
 	// geometric mean of the per-step ratios), else gray - stable (gray -
 	// threshold for a gray-only SLI). Bound and Worst are the ends of the
@@ -81,6 +87,9 @@ func (t TestResult) sequential() bool { return t.Bar > 0 }
 // Mann-Whitney test, or the e-value, its largest value, the bar and the sample count of the
 // sequential test.
 func (t TestResult) Summary() string {
+	if t.Counts {
+		return fmt.Sprintf("e=%.3g (FAIL), %.3g (PASS), bar %.3g, %d steps", t.E, t.EPass, t.Bar, t.NGray)
+	}
 	if t.sequential() {
 		s := fmt.Sprintf("e=%.3g, max %.3g, bar %.3g, n=%d", t.E, t.EMax, t.Bar, t.NGray)
 		if t.Worst != nil {

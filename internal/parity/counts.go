@@ -1,0 +1,357 @@
+package parity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/parity/promread"
+	"github.com/poolparity/poolparity/internal/parity/seqcount"
+)
+
+// This file is the count-based test (StatCounts): an SLI with count inputs
+// (catalog.CountInputs) is judged from the raw per-pod counters of the
+// poolparity.counts rules, differenced step by step (internal/parity/seqcount),
+// rather than from one per-minute summary per track.
+
+// DefaultCountStep is the step of the count-based test when the count rules'
+// evaluation interval is not known: the chart's rules.counts.interval.
+const DefaultCountStep = 20 * time.Second
+
+// countInput is one track's raw series of one count rule.
+type countInput struct {
+	stable, gray []promread.RawSeries
+}
+
+// countTest judges s from its count inputs since StatSince, one of k SLIs.
+func (e evaluation) countTest(ctx context.Context, q Querier, s catalog.SLI, crit Criterion, k int) TestResult {
+	ci := s.Counts
+	step := e.intervals[ci.Requests]
+	if step <= 0 {
+		step = DefaultCountStep
+	}
+	edges := countEdges(e.opts.StatSince, e.opts.At, step)
+	if len(edges) < 2 {
+		return TestResult{Verdict: NoData, Note: fmt.Sprintf("the rollout is younger than one %s step of the count rules", step)}
+	}
+	var why []string
+	read := func(rule string) (countInput, error) {
+		raw, err := promread.ReadRaw(ctx, q, sel(rule, e.selector(s)), edges[0], edges[len(edges)-1], e.opts.BaselineTrack)
+		why = append(why, raw.Why...)
+		if raw.Refused {
+			return countInput{}, errRefused
+		}
+		return countInput{stable: raw.Stable, gray: raw.Gray}, err
+	}
+	num, err := read(ci.Num)
+	if err != nil {
+		return countError(err, why)
+	}
+	t := seqcount.Test{Alpha: e.opts.Sequential.WithDefaults().Alpha, K: k}
+	var res seqcount.Result
+	var notes []string
+	var effect func(seqcount.Result) float64
+	if ci.Quantile > 0 {
+		res, notes, effect, err = judgeLatency(t, crit, ci.Quantile, num, edges, e.exclusion(step))
+	} else {
+		reqs, rerr := read(ci.Requests)
+		if rerr != nil {
+			return countError(rerr, why)
+		}
+		res, notes, effect, err = judgeRates(t, crit, ci.Proportion, reqs, num, edges, e.exclusion(step))
+	}
+	if err != nil {
+		return TestResult{Verdict: NoData, Note: strings.Join(append(why, err.Error()), "; ")}
+	}
+	return countResult(res, effect, append(why, notes...))
+}
+
+// errRefused marks an answer that is not evidence (a partial one).
+var errRefused = errors.New("Prometheus' answer is not evidence")
+
+func countError(err error, why []string) TestResult {
+	if errors.Is(err, errRefused) {
+		return TestResult{Verdict: NoData, Note: strings.Join(why, "; ")}
+	}
+	return TestResult{Verdict: Error, Note: err.Error()}
+}
+
+// countEdges returns the step edges from since to at, every step; the
+// last step ends at or before at.
+func countEdges(since, at time.Time, step time.Duration) []time.Time {
+	if since.IsZero() || !since.Before(at) {
+		return nil
+	}
+	var edges []time.Time
+	for t := since; !t.After(at); t = t.Add(step) {
+		edges = append(edges, t)
+	}
+	return edges
+}
+
+// exclusion reports whether the step ending at T overlaps an excluded
+// interval (a warm-up).
+func (e evaluation) exclusion(step time.Duration) func(time.Time) bool {
+	return func(t time.Time) bool {
+		for _, iv := range e.opts.Exclude {
+			if iv.overlaps(t, step) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// keep drops the excluded steps.
+func keep(steps []seqcount.Step, excluded func(time.Time) bool) ([]seqcount.Step, int) {
+	out := steps[:0:0]
+	for _, st := range steps {
+		if !excluded(st.T) {
+			out = append(out, st)
+		}
+	}
+	return out, len(steps) - len(out)
+}
+
+// judgeRates judges a proportion (5xx) or an amount per request (CPU,
+// heap) from the per-pod counters of both tracks.
+func judgeRates(t seqcount.Test, crit Criterion, proportion bool, reqs, num countInput, edges []time.Time, excluded func(time.Time) bool) (seqcount.Result, []string, func(seqcount.Result) float64, error) {
+	kind := seqcount.PerRequest
+	if proportion {
+		kind = seqcount.Proportion
+	}
+	sr, sn, snotes := trackCounts("stable", reqs.stable, num.stable, edges)
+	gr, gn, gnotes := trackCounts("gray", reqs.gray, num.gray, edges)
+	notes := append(snotes, gnotes...)
+	steps := make([]seqcount.Step, len(edges)-1)
+	var levelNum, levelReq float64
+	for i := range steps {
+		steps[i] = seqcount.Step{T: edges[i+1], Stable: stepCounts(sr, sn, i), Gray: stepCounts(gr, gn, i)}
+		levelNum += steps[i].Stable.Num
+		levelReq += steps[i].Stable.Requests
+	}
+	steps, dropped := keep(steps, excluded)
+	if dropped > 0 {
+		notes = append(notes, fmt.Sprintf("%d steps in a warm-up left out", dropped))
+	}
+	if levelReq <= 0 || !finite(levelNum) || !finite(levelReq) {
+		return seqcount.Result{}, notes, nil, fmt.Errorf("the stable track served no requests in the count rules' steps")
+	}
+	lim, err := rateLimits(crit, levelNum/levelReq)
+	if err != nil {
+		return seqcount.Result{}, notes, nil, err
+	}
+	effect := func(r seqcount.Result) float64 { return r.Diff }
+	if crit.Comparison.IsRatio() {
+		effect = func(r seqcount.Result) float64 { return r.Ratio }
+	}
+	return t.Judge(kind, lim, steps), notes, effect, nil
+}
+
+// rateLimits turns the criterion's floor and threshold, at stable's level,
+// into the count test's boundaries: FAIL beyond the floor, PASS within the
+// margin (the threshold, or the floor when that is larger). A floor at or
+// beyond the threshold leaves no room between them: the margin is then
+// twice the floor.
+func rateLimits(crit Criterion, level float64) (seqcount.Limits, error) {
+	floor := crit.FloorAt(level)
+	switch crit.Comparison {
+	case RatioAtMost:
+		if level <= 0 {
+			return seqcount.Limits{}, fmt.Errorf("stable's level is %g: a ratio limit needs a positive one", level)
+		}
+		f := floor / level
+		m := math.Max(crit.Threshold-1, f)
+		if m <= f {
+			m = 2 * math.Max(f, 1e-9)
+		}
+		return seqcount.Limits{Floor: seqcount.Bound{Rel: f}, Margin: seqcount.Bound{Rel: m}}, nil
+	case DeltaAtMost:
+		m := math.Max(crit.Threshold, floor)
+		if m <= floor {
+			m = 2 * math.Max(floor, 1e-9)
+		}
+		return seqcount.Limits{Floor: seqcount.Bound{Abs: floor}, Margin: seqcount.Bound{Abs: m}}, nil
+	}
+	return seqcount.Limits{}, fmt.Errorf("comparison %s has no count-based test", crit.Comparison)
+}
+
+// podSteps is one track's per-pod increases per step, by pod.
+type podSteps map[string][]float64
+
+// trackCounts differences one track's request and numerator series per
+// pod; notes name what Increase left out.
+func trackCounts(track string, reqs, num []promread.RawSeries, edges []time.Time) (podSteps, podSteps, []string) {
+	r, rn := podIncreases(reqs, edges)
+	n, nn := podIncreases(num, edges)
+	var notes []string
+	for _, l := range append(rn, nn...) {
+		notes = append(notes, track+": "+l)
+	}
+	return r, n, notes
+}
+
+func podIncreases(series []promread.RawSeries, edges []time.Time) (podSteps, []string) {
+	out := podSteps{}
+	var notes []string
+	for _, rs := range series {
+		inc, _, n := seqcount.Increase([]seqcount.Series{toSeries(rs)}, edges)
+		out[rs.ID] = inc
+		notes = append(notes, n...)
+	}
+	return out, notes
+}
+
+func toSeries(rs promread.RawSeries) seqcount.Series {
+	s := seqcount.Series{Pod: rs.ID, Samples: make([]seqcount.Sample, len(rs.Points))}
+	for i, p := range rs.Points {
+		s.Samples[i] = seqcount.Sample{T: p.T, V: p.V}
+	}
+	return s
+}
+
+// stepCounts is one track's counts in step i, with its pods': a pod with
+// requests but no numerator series counts 0 of it (no 5xx yet).
+func stepCounts(reqs, num podSteps, i int) seqcount.Counts {
+	var c seqcount.Counts
+	for _, pod := range sortedKeys(reqs) {
+		p := seqcount.Counts{Pod: pod, Requests: reqs[pod][i]}
+		if n, ok := num[pod]; ok {
+			p.Num = n[i]
+		}
+		c.Requests += p.Requests
+		c.Num += p.Num
+		c.Pods = append(c.Pods, p)
+	}
+	return c
+}
+
+func sortedKeys(m podSteps) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// judgeLatency judges a latency quantile from both tracks' bucket counters
+// (the +Inf bucket counts the requests).
+func judgeLatency(t seqcount.Test, crit Criterion, q float64, buckets countInput, edges []time.Time, excluded func(time.Time) bool) (seqcount.Result, []string, func(seqcount.Result) float64, error) {
+	stable, err := histogram(buckets.stable)
+	if err != nil {
+		return seqcount.Result{}, nil, nil, fmt.Errorf("stable's histogram: %w", err)
+	}
+	gray, err := histogram(buckets.gray)
+	if err != nil {
+		return seqcount.Result{}, nil, nil, fmt.Errorf("gray's histogram: %w", err)
+	}
+	level := pooledQuantile(stable, edges, q)
+	if !(level > 0) {
+		return seqcount.Result{}, nil, nil, fmt.Errorf("stable's pooled p%g is not positive", q*100)
+	}
+	lim, err := rateLimits(crit, level)
+	if err != nil {
+		return seqcount.Result{}, nil, nil, err
+	}
+	steps, exceed, bound, notes, err := seqcount.LatencySteps(stable, gray, edges, q, 1+lim.Floor.Rel, 1+lim.Margin.Rel)
+	if err != nil {
+		return seqcount.Result{}, notes, nil, err
+	}
+	steps, dropped := keep(steps, excluded)
+	if dropped > 0 {
+		notes = append(notes, fmt.Sprintf("%d steps in a warm-up left out", dropped))
+	}
+	notes = append(notes, fmt.Sprintf("judged on the requests slower than %s (stable's p%g %s)", FormatValue(Seconds, bound), q*100, FormatValue(Seconds, level)))
+	return t.Judge(seqcount.Proportion, exceed, steps), notes, func(r seqcount.Result) float64 { return r.Ratio }, nil
+}
+
+// histogram sorts one track's bucket series by le into a seqcount
+// Histogram; the +Inf bucket is its count.
+func histogram(series []promread.RawSeries) (seqcount.Histogram, error) {
+	byLe := map[string][]seqcount.Series{}
+	for _, rs := range series {
+		byLe[rs.Le] = append(byLe[rs.Le], toSeries(rs))
+	}
+	var h seqcount.Histogram
+	for le, ss := range byLe {
+		if le == "+Inf" {
+			h.Count = ss
+			continue
+		}
+		b, err := strconv.ParseFloat(le, 64)
+		if err != nil || !finite(b) {
+			return h, fmt.Errorf("bucket le=%q is not a bound", le)
+		}
+		h.Bounds = append(h.Bounds, b)
+	}
+	if h.Count == nil {
+		return h, fmt.Errorf("no +Inf bucket (%d series)", len(series))
+	}
+	slices.Sort(h.Bounds)
+	for _, b := range h.Bounds {
+		h.Buckets = append(h.Buckets, byLe[strconv.FormatFloat(b, 'g', -1, 64)])
+	}
+	return h, nil
+}
+
+// pooledQuantile is the q-quantile of the histogram's increases over all
+// the steps, interpolated linearly within its bucket as histogram_quantile
+// does.
+func pooledQuantile(h seqcount.Histogram, edges []time.Time, q float64) float64 {
+	total := sum(h.Count, edges)
+	if !(total > 0) {
+		return math.NaN()
+	}
+	rank, prevB, prevC := q*total, 0.0, 0.0
+	for j, b := range h.Bounds {
+		c := sum(h.Buckets[j], edges)
+		if c >= rank {
+			if c == prevC {
+				return b
+			}
+			return prevB + (b-prevB)*(rank-prevC)/(c-prevC)
+		}
+		prevB, prevC = b, c
+	}
+	return prevB
+}
+
+func sum(series []seqcount.Series, edges []time.Time) float64 {
+	inc, _, _ := seqcount.Increase(series, edges)
+	var s float64
+	for _, v := range inc {
+		s += v
+	}
+	return s
+}
+
+// countResult maps the count test's result to a row's test result.
+func countResult(r seqcount.Result, effect func(seqcount.Result) float64, notes []string) TestResult {
+	tr := TestResult{
+		NStable: r.Steps, NGray: r.Steps, E: r.EFail, EMax: r.EFail, EPass: r.EPass, Bar: r.Bar,
+		Rejected: r.Rejected, Counts: true,
+	}
+	if effect != nil {
+		if v := effect(r); finite(v) {
+			tr.Effect = v
+		}
+	}
+	switch r.Outcome {
+	case seqcount.Fail:
+		tr.Verdict = Fail
+	case seqcount.Pass:
+		tr.Verdict = Pass
+	default:
+		tr.Verdict = NoData
+	}
+	tr.Note = strings.Join(append([]string{r.Note}, notes...), "; ")
+	tr.Note = strings.Trim(tr.Note, "; ")
+	return tr
+}
