@@ -356,9 +356,9 @@ type Stats struct {
 	// ByOpLatency is Latency for each op, by its name.
 	ByOpLatency map[string]LatencySummary `json:"by_op_latency"`
 	// ByTarget holds the counts of a run of Config.Targets by method and
-	// path template ("GET /api/v1/items/{n}": the path without its query,
-	// every segment of digits only written {n}), at most MaxTargetKeys of
-	// them and OtherTarget; nil without Targets.
+	// path template (targets.Target.Key: "GET /api/v1/items/{n}", the path
+	// without its query, every segment of digits only written {n}), at most
+	// MaxTargetKeys of them and OtherTarget; nil without Targets.
 	ByTarget map[string]TargetStats `json:"by_target,omitempty"`
 }
 
@@ -452,7 +452,7 @@ func (g *Generator) indexTargets() error {
 			return fmt.Errorf("loadgen: target %d: %w", i+1, err)
 		}
 		g.urls[i] = u
-		key := t.Method + " " + pathTemplate(u)
+		key := t.Key()
 		k, ok := index[key]
 		switch {
 		case ok:
@@ -471,28 +471,6 @@ func (g *Generator) indexTargets() error {
 	}
 	g.byTarget = make([]counts, len(g.keys))
 	return nil
-}
-
-// pathTemplate returns the path of the absolute URL u without its query,
-// every segment made of digits only written {n}.
-func pathTemplate(u string) string {
-	p := u
-	if i := strings.Index(p, "://"); i >= 0 {
-		p = p[i+3:]
-		if j := strings.IndexByte(p, '/'); j >= 0 {
-			p = p[j:]
-		} else {
-			p = "/"
-		}
-	}
-	p, _, _ = strings.Cut(p, "?")
-	segs := strings.Split(p, "/")
-	for i, s := range segs {
-		if s != "" && strings.Trim(s, "0123456789") == "" {
-			segs[i] = "{n}"
-		}
-	}
-	return strings.Join(segs, "/")
 }
 
 // Stats returns the counts so far.

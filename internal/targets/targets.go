@@ -105,6 +105,29 @@ type Target struct {
 // rather than an absolute URL.
 func (t Target) IsPath() bool { return strings.HasPrefix(t.URL, "/") }
 
+// Key names t's endpoint, for counting requests by it: its method and its
+// URL's path (without the scheme, host and query) with every segment made
+// of digits only written {n}, as "GET /api/v1/items/{n}".
+func (t Target) Key() string {
+	p := t.URL
+	if !t.IsPath() {
+		if u, err := url.Parse(t.URL); err == nil {
+			p = u.EscapedPath()
+		}
+	}
+	p, _, _ = strings.Cut(p, "?")
+	if p == "" {
+		p = "/"
+	}
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if s != "" && strings.Trim(s, "0123456789") == "" {
+			segs[i] = "{n}"
+		}
+	}
+	return t.Method + " " + strings.Join(segs, "/")
+}
+
 // Resolve returns the URL to send t to: base (scheme and host, with an
 // optional path prefix, no query) followed by t's path and query. An
 // absolute URL in the file is rebased the same way: its scheme and host say

@@ -133,6 +133,22 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+func TestKey(t *testing.T) {
+	tests := []struct{ method, url, want string }{
+		{"GET", "/api/v1/items/42?x=1", "GET /api/v1/items/{n}"},
+		{"PUT", "http://127.0.0.1:8080/api/v1/items/7/tags/x9", "PUT /api/v1/items/{n}/tags/x9"},
+		{"GET", "http://127.0.0.1:8080", "GET /"},
+		{"DELETE", "/v1/", "DELETE /v1/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			if got := (targets.Target{Method: tt.method, URL: tt.url}).Key(); got != tt.want {
+				t.Errorf("Key() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestFormatRefusesABodyItCannotInline(t *testing.T) {
 	for _, body := range []string{"name=x", "{\n\n}", "{\r\n}", "@x", "#{", "{\n  \n}"} {
 		t.Run(body, func(t *testing.T) {
