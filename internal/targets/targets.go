@@ -43,8 +43,8 @@
 // line at most MaxLineBytes; a file at most MaxTargets requests. A file
 // without any request is an error.
 //
-// Parse accepts an absolute URL to any host; CheckTargets refuses the
-// hosts outside loopback (and those a caller allows), as loadgen does for
+// Parse accepts an absolute URL to any host; loadgen.CheckTargets refuses the
+// hosts outside loopback (but for those a caller allows), as loadgen does for
 // its base URL.
 package targets
 
