@@ -239,3 +239,43 @@ func TestCheckRefusesBadArguments(t *testing.T) {
 		t.Errorf("a cancelled context: %v", err)
 	}
 }
+
+// headerAPI is itemAPI with the given Content-Type, answering status 500
+// for /items/1.
+type headerAPI struct {
+	contentType string
+	fail        bool
+}
+
+func (s headerAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", s.contentType)
+	if s.fail && r.URL.Path == "/items/1" {
+		w.WriteHeader(http.StatusInternalServerError)
+	}
+	_, _ = w.Write([]byte(`{"ok":true}`))
+}
+
+func TestCheckComparesStatusAndContentType(t *testing.T) {
+	stable := serve(t, headerAPI{contentType: "application/json; charset=utf-8"})
+	tests := []struct {
+		name string
+		gray headerAPI
+		want []string // "pattern kind requests"
+	}{
+		{"case and spacing of the media type do not count", headerAPI{contentType: "Application/JSON;charset=UTF-8"}, nil},
+		{"a missing charset counts", headerAPI{contentType: "application/json"}, []string{"content-type content-type 4"}},
+		{"a status code counts", headerAPI{contentType: "application/json; charset=utf-8", fail: true}, []string{"status status 1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := check(t, stable, "", serve(t, tt.gray), items(4), diffcheck.Options{})
+			var got []string
+			for _, p := range r.Paths {
+				got = append(got, fmt.Sprint(p.Pattern, " ", p.Kind, " ", p.Requests))
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("mismatching paths %q, want %q\n%s", got, tt.want, r)
+			}
+		})
+	}
+}
