@@ -16,6 +16,14 @@
 // the Service it was pointed at, and only when it runs in a pod); New refuses
 // any other, and never an IP address outside loopback.
 //
+// With Config.Targets the calls are not the item API's mix but the requests
+// of a requests file (package targets), replayed in the file's order or
+// drawn at random (Config.Order), each sent to the base URL whatever host
+// the file names (targets.Target.Resolve), with the same schedule and
+// bounds; CheckTargets applies the loopback rule to the hosts a file names.
+// Their counts and latency are kept per method and path template
+// (Stats.ByTarget), for at most MaxTargetKeys of them.
+//
 // The client-side latency of every answered request, from its arrival's due
 // time to the end of its response body (so that a late send counts against
 // the latency), goes into a Histogram; Stats.Latency sums it up beside the
@@ -48,6 +56,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/poolparity/poolparity/internal/targets"
 )
 
 // Op is one kind of API call.
@@ -137,12 +147,48 @@ type Config struct {
 	// besides loopback: for example the Kubernetes Service an in-cluster load
 	// generator targets. Empty allows loopback only.
 	AllowHosts []string
+	// Targets, when set, replaces the item API's mix (and Path): every
+	// arrival sends one of these requests, chosen by Order, to BaseURL
+	// (targets.Target.Resolve: a path is appended to it; an absolute URL's
+	// path and query are, its host only checked by CheckTargets). The
+	// target's headers and body go with it; a Host header in it is the
+	// request's Host unless Host below is set. Mix, Keys' use in paths and
+	// LargeBodyBytes are then unused, and Stats.ByOp stays zero: the counts
+	// are in Stats.ByTarget. At most targets.MaxTargets, each body at most
+	// targets.MaxBodyBytes. The Generator reads Targets and never changes
+	// them; the caller must not change them during a run.
+	Targets []targets.Target
+	// Order says which of Targets arrival i sends: RoundRobin (the zero
+	// value) sends Targets[i mod len(Targets)], Random one drawn with the
+	// run's seeded random source (reproducible with Seed).
+	Order Order
 	// Host, when set, is the Host header of every request instead of
 	// BaseURL's host: the virtual host of a route behind a shared gateway
 	// (a Gateway API HTTPRoute's hostnames). It never changes where the
 	// request is sent. A host name, optionally with a port.
 	Host string
 }
+
+// Order says how a run picks the target of each arrival from
+// Config.Targets.
+type Order int
+
+// The orders of Config.Targets.
+const (
+	// RoundRobin sends the targets in the file's order, over and over.
+	RoundRobin Order = iota
+	// Random draws each arrival's target uniformly with the run's seed.
+	Random
+)
+
+// MaxTargetKeys bounds Stats.ByTarget: the first MaxTargetKeys distinct
+// method and path templates of Config.Targets (in their order) have counts
+// of their own, and every later one is counted under OtherTarget.
+const MaxTargetKeys = 16
+
+// OtherTarget is the Stats.ByTarget key of the targets beyond
+// MaxTargetKeys distinct ones.
+const OtherTarget = "other"
 
 // MaxLargeBodyBytes bounds LargeBodyBytes, leaving room under the
 // service's 1 MiB body limit for the rest of the JSON.
@@ -187,6 +233,7 @@ func (c Config) Validate() error {
 	if c.LargeBodyBytes < 0 || c.LargeBodyBytes > MaxLargeBodyBytes {
 		errs = append(errs, fmt.Errorf("%w: large body bytes must be in [0, %d], got %d", ErrBounds, MaxLargeBodyBytes, c.LargeBodyBytes))
 	}
+	errs = append(errs, c.validateTargets()...)
 	total := 0
 	for _, w := range c.mix().weights() {
 		if w < 0 {
@@ -198,6 +245,53 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("%w: mix weights sum to zero", ErrBounds))
 	}
 	return errors.Join(errs...)
+}
+
+// validateTargets checks Targets and Order.
+func (c Config) validateTargets() []error {
+	var errs []error
+	if c.Order != RoundRobin && c.Order != Random {
+		errs = append(errs, fmt.Errorf("%w: order must be RoundRobin or Random, got %d", ErrBounds, c.Order))
+	}
+	if len(c.Targets) == 0 {
+		return errs
+	}
+	if c.Path != nil {
+		errs = append(errs, fmt.Errorf("%w: set Path or Targets, not both", ErrBounds))
+	}
+	if len(c.Targets) > targets.MaxTargets {
+		errs = append(errs, fmt.Errorf("%w: %d targets, more than %d", ErrBounds, len(c.Targets), targets.MaxTargets))
+	}
+	for i, t := range c.Targets {
+		if !slices.Contains(targets.Methods, t.Method) {
+			errs = append(errs, fmt.Errorf("%w: target %d: unknown method %q", ErrBounds, i+1, t.Method))
+		}
+		if len(t.Body) > targets.MaxBodyBytes {
+			errs = append(errs, fmt.Errorf("%w: target %d: body of %d bytes, more than %d", ErrBounds, i+1, len(t.Body), targets.MaxBodyBytes))
+		}
+		if !t.IsPath() && !strings.HasPrefix(t.URL, "http://") && !strings.HasPrefix(t.URL, "https://") {
+			errs = append(errs, fmt.Errorf("%w: target %d: URL %q is neither a path nor absolute", ErrBounds, i+1, t.URL))
+		}
+	}
+	if err := CheckTargets(c.Targets, c.AllowHosts); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// CheckTargets applies CheckTarget to every target of ts that names a host
+// (an absolute URL; a path is resolved against a base URL that is checked
+// on its own), and returns the first refusal, naming the target's line.
+func CheckTargets(ts []targets.Target, allow []string) error {
+	for _, t := range ts {
+		if t.IsPath() {
+			continue
+		}
+		if err := CheckTarget(t.URL, allow); err != nil {
+			return fmt.Errorf("request of line %d: %w", t.Line, err)
+		}
+	}
+	return nil
 }
 
 func (c Config) mix() Mix {
@@ -261,6 +355,20 @@ type Stats struct {
 	Latency LatencySummary `json:"latency"`
 	// ByOpLatency is Latency for each op, by its name.
 	ByOpLatency map[string]LatencySummary `json:"by_op_latency"`
+	// ByTarget holds the counts of a run of Config.Targets by method and
+	// path template (targets.Target.Key: "GET /api/v1/items/{n}", the path
+	// without its query, every segment of digits only written {n}), at most
+	// MaxTargetKeys of them and OtherTarget; nil without Targets.
+	ByTarget map[string]TargetStats `json:"by_target,omitempty"`
+}
+
+// TargetStats are the counts of the requests of one Stats.ByTarget key, as
+// Stats counts them all.
+type TargetStats struct {
+	Requests     uint64         `json:"requests"`
+	Errors       uint64         `json:"errors"`
+	ClientErrors uint64         `json:"client_errors"`
+	Latency      LatencySummary `json:"latency"`
 }
 
 // String returns the stats on one line: the counts, the rates and the
@@ -272,7 +380,9 @@ func (s Stats) String() string {
 }
 
 // Generator runs one bounded load. It holds a Histogram for all requests
-// and one for each op: about 180 KiB in all, whatever the run's length.
+// and one for each op: about 180 KiB in all, whatever the run's length;
+// with Config.Targets, one more for each Stats.ByTarget key (at most
+// MaxTargetKeys+1, about 510 KiB more).
 type Generator struct {
 	cfg    Config
 	client *http.Client
@@ -285,6 +395,19 @@ type Generator struct {
 	byOp                       [numOps]atomic.Uint64
 	latency                    Histogram
 	byOpLatency                [numOps]Histogram
+
+	// With Config.Targets: each target's resolved URL and key (an index
+	// in keys and byTarget).
+	urls     []string
+	keyOf    []int
+	keys     []string
+	byTarget []counts
+}
+
+// counts are the counts of one Stats.ByTarget key.
+type counts struct {
+	requests, errs, clientErrs atomic.Uint64
+	latency                    Histogram
 }
 
 // New validates cfg and returns a Generator. client may be nil for a
@@ -307,7 +430,47 @@ func New(cfg Config, client *http.Client) (*Generator, error) {
 			},
 		}
 	}
-	return &Generator{cfg: cfg, client: client, base: strings.TrimRight(cfg.BaseURL, "/")}, nil
+	g := &Generator{cfg: cfg, client: client, base: strings.TrimRight(cfg.BaseURL, "/")}
+	if err := g.indexTargets(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// indexTargets resolves every target's URL and gives it its stats key.
+func (g *Generator) indexTargets() error {
+	if len(g.cfg.Targets) == 0 {
+		return nil
+	}
+	g.urls = make([]string, len(g.cfg.Targets))
+	g.keyOf = make([]int, len(g.cfg.Targets))
+	index := map[string]int{}
+	other := -1
+	for i, t := range g.cfg.Targets {
+		u, err := t.Resolve(g.base)
+		if err != nil {
+			return fmt.Errorf("loadgen: target %d: %w", i+1, err)
+		}
+		g.urls[i] = u
+		key := t.Key()
+		k, ok := index[key]
+		switch {
+		case ok:
+		case len(g.keys) < MaxTargetKeys:
+			k = len(g.keys)
+			index[key] = k
+			g.keys = append(g.keys, key)
+		default:
+			if other < 0 {
+				other = len(g.keys)
+				g.keys = append(g.keys, OtherTarget)
+			}
+			k = other
+		}
+		g.keyOf[i] = k
+	}
+	g.byTarget = make([]counts, len(g.keys))
+	return nil
 }
 
 // Stats returns the counts so far.
@@ -325,6 +488,16 @@ func (g *Generator) Stats() Stats {
 	for i := range g.byOp {
 		s.ByOp[Op(i).String()] = g.byOp[i].Load()
 		s.ByOpLatency[Op(i).String()] = g.byOpLatency[i].Summary()
+	}
+	if g.keys != nil {
+		s.ByTarget = make(map[string]TargetStats, len(g.keys))
+		for i, k := range g.keys {
+			c := &g.byTarget[i]
+			s.ByTarget[k] = TargetStats{
+				Requests: c.requests.Load(), Errors: c.errs.Load(),
+				ClientErrors: c.clientErrs.Load(), Latency: c.latency.Summary(),
+			}
+		}
 	}
 	if start := g.start.Load(); start != 0 {
 		end := g.end.Load()
@@ -347,6 +520,8 @@ type call struct {
 	body []byte
 	n    int
 	path string // Config.Path's, when set
+	// target is Config.Targets' index + 1, or 0 for a call of the mix.
+	target int
 }
 
 // Run sends load until ctx is done, Duration has passed or MaxRequests
@@ -435,10 +610,24 @@ func (g *Generator) schedule(ctx context.Context, start time.Time, arrive func(c
 		}
 		// The call is drawn for a dropped arrival too, so that arrival i
 		// makes the same call whatever became of the others.
-		c := g.next(rnd, weights, total, bodies)
+		var c call
+		if len(g.cfg.Targets) > 0 {
+			c = g.nextTarget(i, rnd)
+		} else {
+			c = g.next(rnd, weights, total, bodies)
+		}
 		g.arrivals.Add(1)
 		arrive(c, due)
 	}
+}
+
+// nextTarget returns arrival i's call of Config.Targets.
+func (g *Generator) nextTarget(i int, rnd *rand.Rand) call {
+	n := len(g.cfg.Targets)
+	if g.cfg.Order == Random {
+		return call{target: 1 + rnd.IntN(n)}
+	}
+	return call{target: 1 + i%n}
 }
 
 func (g *Generator) next(rnd *rand.Rand, weights [numOps]int, total int, bodies [][]byte) call {
@@ -469,6 +658,34 @@ func (g *Generator) next(rnd *rand.Rand, weights [numOps]int, total int, bodies 
 // do sends c and counts its outcome; the latency of an answer is counted
 // from due, the arrival's scheduled time.
 func (g *Generator) do(ctx context.Context, c call, due time.Time) {
+	req, err := g.request(ctx, c)
+	if err != nil {
+		g.failed(c)
+		return
+	}
+	if g.cfg.Host != "" {
+		req.Host = g.cfg.Host
+	}
+	resp, err := g.client.Do(req)
+	if err == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return // the run ended while this request was in flight: not the service's fault
+		}
+		g.failed(c)
+		return
+	}
+	g.answered(c, resp.StatusCode, time.Since(due))
+}
+
+// request builds c's request.
+func (g *Generator) request(ctx context.Context, c call) (*http.Request, error) {
+	if c.target > 0 {
+		return g.targetRequest(ctx, c.target-1)
+	}
 	var (
 		method = http.MethodGet
 		path   string
@@ -490,49 +707,68 @@ func (g *Generator) do(ctx context.Context, c call, due time.Time) {
 	}
 	req, err := http.NewRequestWithContext(ctx, method, g.base+path, body)
 	if err != nil {
-		g.failed(c.op)
-		return
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if g.cfg.Host != "" {
-		req.Host = g.cfg.Host
+	return req, nil
+}
+
+// targetRequest builds the request of Config.Targets[i].
+func (g *Generator) targetRequest(ctx context.Context, i int) (*http.Request, error) {
+	t := &g.cfg.Targets[i]
+	var body io.Reader
+	if len(t.Body) > 0 {
+		body = bytes.NewReader(t.Body)
 	}
-	resp, err := g.client.Do(req)
-	if err == nil {
-		_, err = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-	}
+	req, err := http.NewRequestWithContext(ctx, t.Method, g.urls[i], body)
 	if err != nil {
-		if ctx.Err() != nil {
-			return // the run ended while this request was in flight: not the service's fault
-		}
-		g.failed(c.op)
-		return
+		return nil, err
 	}
-	g.answered(c.op, resp.StatusCode, time.Since(due))
+	if t.Header != nil {
+		req.Header = t.Header.Clone()
+		req.Host = t.Header.Get("Host")
+	}
+	return req, nil
 }
 
 // answered counts an answer with its status code and client-side latency.
-func (g *Generator) answered(op Op, code int, latency time.Duration) {
+func (g *Generator) answered(c call, code int, latency time.Duration) {
 	g.latency.Record(latency)
-	g.byOpLatency[op].Record(latency)
 	g.requests.Add(1)
-	g.byOp[op].Add(1)
-	switch {
-	case code >= 500:
+	serverErr, clientErr := code >= 500, code >= 400 && code < 500
+	if serverErr {
 		g.errs.Add(1)
-	case code >= 400:
+	} else if clientErr {
 		g.clientErrs.Add(1)
 	}
+	if c.target > 0 {
+		k := &g.byTarget[g.keyOf[c.target-1]]
+		k.latency.Record(latency)
+		k.requests.Add(1)
+		if serverErr {
+			k.errs.Add(1)
+		} else if clientErr {
+			k.clientErrs.Add(1)
+		}
+		return
+	}
+	g.byOpLatency[c.op].Record(latency)
+	g.byOp[c.op].Add(1)
 }
 
 // failed counts a request that got no answer: an error, without a latency.
-func (g *Generator) failed(op Op) {
+func (g *Generator) failed(c call) {
 	g.requests.Add(1)
-	g.byOp[op].Add(1)
 	g.errs.Add(1)
+	if c.target > 0 {
+		k := &g.byTarget[g.keyOf[c.target-1]]
+		k.requests.Add(1)
+		k.errs.Add(1)
+		return
+	}
+	g.byOp[c.op].Add(1)
 }
 
 var words = strings.Fields(`alpha bravo charlie delta echo foxtrot golf hotel india juliet
