@@ -205,7 +205,7 @@ func statOptions(opts *parity.Options, st v1alpha1.StatisticalTest, in Input) (b
 		bad = append(bad, err.Error())
 	}
 	opts.StatWindow, opts.StatStep = st.Window.Duration, st.Step.Duration
-	if mode == parity.StatSequential {
+	if mode == parity.StatSequential || mode == parity.StatCounts {
 		opts.StatSince = in.Since
 	}
 	for _, r := range in.Exclude {

@@ -42,7 +42,7 @@ func (e evaluation) countTest(ctx context.Context, q Querier, s catalog.SLI, cri
 	}
 	var why []string
 	read := func(rule string) (countInput, error) {
-		raw, err := promread.ReadRaw(ctx, q, sel(rule, e.selector(s)), edges[0], edges[len(edges)-1], e.opts.BaselineTrack)
+		raw, err := promread.ReadRaw(ctx, q, rule+"{"+e.selector(s)+"}", edges[0], edges[len(edges)-1], e.opts.BaselineTrack)
 		why = append(why, raw.Why...)
 		if raw.Refused {
 			return countInput{}, errRefused
@@ -53,6 +53,7 @@ func (e evaluation) countTest(ctx context.Context, q Querier, s catalog.SLI, cri
 	if err != nil {
 		return countError(err, why)
 	}
+	var reqs countInput // the latency SLIs count their requests in the +Inf bucket
 	t := seqcount.Test{Alpha: e.opts.Sequential.WithDefaults().Alpha, K: k}
 	var res seqcount.Result
 	var notes []string
@@ -60,16 +61,43 @@ func (e evaluation) countTest(ctx context.Context, q Querier, s catalog.SLI, cri
 	if ci.Quantile > 0 {
 		res, notes, effect, err = judgeLatency(t, crit, ci.Quantile, num, edges, e.exclusion(step))
 	} else {
-		reqs, rerr := read(ci.Requests)
-		if rerr != nil {
-			return countError(rerr, why)
+		if reqs, err = read(ci.Requests); err != nil {
+			return countError(err, why)
 		}
 		res, notes, effect, err = judgeRates(t, crit, ci.Proportion, reqs, num, edges, e.exclusion(step))
 	}
 	if err != nil {
 		return TestResult{Verdict: NoData, Note: strings.Join(append(why, err.Error()), "; ")}
 	}
-	return countResult(res, effect, append(why, notes...))
+	tr := countResult(res, effect, append(why, notes...))
+	if g := garbageSamples(reqs, num); g != "" && tr.Verdict == Pass {
+		// Garbage anywhere is never evidence of parity, whatever the other samples say.
+		tr.Verdict = NoData
+		tr.Note = g + ": no PASS on counters that hold garbage; " + tr.Note
+	}
+	return tr
+}
+
+// garbageSamples names the series of the inputs holding a NaN, infinite or
+// negative sample ("" for none): no counter holds one.
+func garbageSamples(inputs ...countInput) string {
+	n, first := 0, ""
+	for _, in := range inputs {
+		for _, rs := range append(append([]promread.RawSeries(nil), in.stable...), in.gray...) {
+			for _, p := range rs.Points {
+				if !finite(p.V) || p.V < 0 {
+					if n == 0 {
+						first = fmt.Sprintf("%v in {%s}", p.V, rs.ID)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d NaN, infinite or negative samples (the first %s)", n, first)
 }
 
 // errRefused marks an answer that is not evidence (a partial one).

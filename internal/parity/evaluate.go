@@ -45,15 +45,26 @@ const (
 	// until one or the other (too few samples, or neither shown). A
 	// threshold FAIL or a firing alert without that evidence is a note.
 	StatSequential StatMode = "Sequential"
+	// StatCounts is StatSequential with the count-based test (counts.go)
+	// for every SLI that has count inputs (catalog.CountInputs): its
+	// evidence is the raw per-pod counters of the poolparity.counts rules,
+	// step by step since StatSince (the verdict gate "counts"). The SLIs
+	// without count inputs are tested as in StatSequential, and alpha is
+	// spent over all of them.
+	StatCounts StatMode = "Counts"
 )
+
+// sequential reports whether m decides by anytime-valid evidence since
+// StatSince (StatSequential or StatCounts).
+func (m StatMode) sequential() bool { return m == StatSequential || m == StatCounts }
 
 // ParseStatMode returns the StatMode named s.
 func ParseStatMode(s string) (StatMode, error) {
 	switch m := StatMode(s); m {
-	case StatOff, StatReport, StatGate, StatConfirm, StatSequential:
+	case StatOff, StatReport, StatGate, StatConfirm, StatSequential, StatCounts:
 		return m, nil
 	}
-	return "", fmt.Errorf("unknown statistical mode %q: want %s, %s, %s, %s or %s", s, StatOff, StatReport, StatGate, StatConfirm, StatSequential)
+	return "", fmt.Errorf("unknown statistical mode %q: want %s, %s, %s, %s, %s or %s", s, StatOff, StatReport, StatGate, StatConfirm, StatSequential, StatCounts)
 }
 
 // Gate says which verdict is a Report's Verdict; it is how the commands
@@ -71,15 +82,17 @@ const (
 	// GateSequential: the anytime-valid sequential test decides
 	// (StatSequential).
 	GateSequential Gate = "sequential"
+	// GateCounts: the count-based anytime-valid test decides (StatCounts).
+	GateCounts Gate = "counts"
 )
 
 // ParseGate returns the Gate named s, or an error naming the valid ones.
 func ParseGate(s string) (Gate, error) {
 	switch g := Gate(s); g {
-	case GateThresholds, GateConfirmed, GateSequential:
+	case GateThresholds, GateConfirmed, GateSequential, GateCounts:
 		return g, nil
 	}
-	return "", fmt.Errorf("unknown gate %q: want %s, %s or %s", s, GateThresholds, GateConfirmed, GateSequential)
+	return "", fmt.Errorf("unknown gate %q: want %s, %s, %s or %s", s, GateThresholds, GateConfirmed, GateSequential, GateCounts)
 }
 
 // Mode returns the StatMode of the gate.
@@ -89,6 +102,8 @@ func (g Gate) Mode() StatMode {
 		return StatConfirm
 	case GateSequential:
 		return StatSequential
+	case GateCounts:
+		return StatCounts
 	}
 	return StatReport
 }
@@ -219,6 +234,11 @@ func (e evaluation) setGate(r *Report) {
 		k := len(e.cat.SLIs)
 		r.Notes = append(r.Notes, fmt.Sprintf("sequential test: per-rollout alpha %g over %d SLIs (Bonferroni, %.3g each): an SLI fails when its e-value reaches %.4g and passes when its confidence sequence at that level is within its margin, on the samples since %s",
 			e.opts.Sequential.Alpha, k, e.opts.Sequential.Alpha/float64(k), e.opts.Sequential.Bar(k), e.opts.StatSince.UTC().Format(time.RFC3339)))
+	case StatCounts:
+		r.Gate = GateCounts
+		k := len(e.cat.SLIs)
+		r.Notes = append(r.Notes, fmt.Sprintf("count-based test: per-rollout alpha %g for each of a false FAIL and a false PASS over %d SLIs (%.3g each), on the raw per-pod counters of the poolparity.counts rules step by step since %s; an SLI fails when its e-value against its floor reaches the bar, and passes when its e-value against its margin does",
+			e.opts.Sequential.Alpha, k, e.opts.Sequential.Alpha/float64(k), e.opts.StatSince.UTC().Format(time.RFC3339)))
 	}
 }
 
@@ -361,7 +381,7 @@ func (e evaluation) decide(r *Report, quiet string, statErrs []string) {
 		r.Statistical, r.StatReasons = Error, append([]string{"query failed"}, statErrs...)
 	}
 	r.Disagreements = Disagreements(r.Rows)
-	if e.opts.Stat == StatSequential {
+	if e.opts.Stat.sequential() {
 		r.Verdict, r.Reasons = sequentialVerdict(*r, quiet)
 		return
 	}
@@ -552,9 +572,16 @@ func sequentialVerdict(r Report, quiet string) (Verdict, []string) {
 // number of SLIs: the Mann-Whitney test over the sliding StatWindow, or in
 // StatSequential the sequential test over the samples since StatSince.
 func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Criterion, errs *[]string) *TestResult {
+	if e.opts.Stat == StatCounts && s.Counts != nil && e.opts.Overrides[s.ID].Rule == "" {
+		tr := e.countTest(ctx, q, s, crit, len(e.cat.SLIs))
+		if tr.Verdict == Error {
+			*errs = append(*errs, fmt.Sprintf("%s: %s", s.Name, tr.Note))
+		}
+		return &tr
+	}
 	expr := e.query(s, true)
 	from := e.opts.At.Add(-e.opts.StatWindow)
-	if e.opts.Stat == StatSequential {
+	if e.opts.Stat.sequential() {
 		from = e.opts.StatSince
 	}
 	rule, _, _ := strings.Cut(expr, "{") // the sampled rule's name when expr reads one
@@ -573,7 +600,7 @@ func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Cri
 	rng := e.sampleRange(rule)
 	stable, gray := exclude(ts.Stable, e.opts.Exclude, rng), exclude(ts.Gray, e.opts.Exclude, rng)
 	var tr TestResult
-	if e.opts.Stat == StatSequential {
+	if e.opts.Stat.sequential() {
 		tr = e.opts.Sequential.Judge(crit, pairs(crit, stable, gray), len(e.cat.SLIs))
 	} else {
 		tr = e.opts.Test.ForTests(len(e.cat.SLIs)).Judge(crit, promread.Values(stable), promread.Values(gray))
@@ -623,6 +650,9 @@ func (e evaluation) checkRulesLoaded(ctx context.Context, q Querier) (map[string
 	for _, s := range e.cat.SLIs {
 		if e.opts.Overrides[s.ID].Rule == "" {
 			want = append(want, s.Rules(w)...)
+		}
+		if e.opts.Stat == StatCounts && s.Counts != nil {
+			want = append(want, s.Counts.Requests, s.Counts.Num)
 		}
 	}
 	var missing []string

@@ -149,7 +149,7 @@ func (r Report) GateRows() []Row {
 	switch r.Gate {
 	case GateConfirmed:
 		return Confirm(r.Rows)
-	case GateSequential:
+	case GateSequential, GateCounts:
 		return SequentialRows(r.Rows)
 	}
 	return r.Rows

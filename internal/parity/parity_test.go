@@ -119,10 +119,16 @@ type fakeProm struct {
 	asked       []string
 	// steps records each range query's rule name and step.
 	steps map[string]time.Duration
+	// raw answers the instant queries of a range selector (rule{...}[d]) by
+	// the rule's name: the count rules' stored samples.
+	raw map[string]model.Matrix
 }
 
 func (p *fakeProm) Query(_ context.Context, q string, ts time.Time, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
 	p.asked = append(p.asked, q)
+	if m, ok := p.raw[key(q)]; ok && strings.HasSuffix(q, "]") {
+		return m, nil, nil, nil
+	}
 	switch {
 	case strings.HasPrefix(q, "job_gray_status_pool:syncpool_hits:ratio_rate1m"):
 		return p.pools, nil, nil, nil

@@ -319,7 +319,7 @@ type SLI struct {
 }
 
 // StatisticalMode says what the statistical second opinion does.
-// +kubebuilder:validation:Enum=Off;Report;Gate;Confirm;Sequential
+// +kubebuilder:validation:Enum=Off;Report;Gate;Confirm;Sequential;Counts
 type StatisticalMode string
 
 // The statistical modes.
@@ -342,6 +342,11 @@ const (
 	// at the per-rollout alpha, however often it was read before. Thresholds and alerts are
 	// shown; a breach without sequential evidence does not fail (docs/verdict-eval.md).
 	StatisticalSequential StatisticalMode = "Sequential"
+	// StatisticalCounts is Sequential with the count-based test: the latency, 5xx, CPU and
+	// heap SLIs are judged from the raw per-pod counters of the poolparity.counts rules, step
+	// by step (every rules.counts.interval), with two anytime-valid tests per SLI: one
+	// against its floor (FAIL) and one against its margin (PASS) (docs/controller.md).
+	StatisticalCounts StatisticalMode = "Counts"
 )
 
 // StatisticalTest configures the statistical second opinion: for each SLI a one-sided
@@ -349,7 +354,7 @@ const (
 // step over the window from a range query of the SLI's sampleRule (or rule), with an
 // effect-size bar.
 type StatisticalTest struct {
-	// Mode is Off, Report, Gate, Confirm or Sequential. Confirm, the default, judges each
+	// Mode is Off, Report, Gate, Confirm, Sequential or Counts. Confirm, the default, judges each
 	// analysis window on its own; Sequential keeps its false-alarm rate however often the
 	// canary is analysed. docs/verdict-eval.md measures both, with intervals.
 	// +kubebuilder:default=Confirm
