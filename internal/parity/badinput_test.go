@@ -158,12 +158,12 @@ func TestGateConfirmed(t *testing.T) {
 		})
 	}
 	t.Run("ParseGate", func(t *testing.T) {
-		for _, s := range []string{"thresholds", "confirmed", "sequential"} {
+		for _, s := range []string{"thresholds", "confirmed", "sequential", "counts"} {
 			if g, err := parity.ParseGate(s); err != nil || string(g) != s {
 				t.Errorf("ParseGate(%q) = %q, %v", s, g, err)
 			}
 		}
-		if _, err := parity.ParseGate("strict"); err == nil || !strings.Contains(err.Error(), "want thresholds, confirmed or sequential") {
+		if _, err := parity.ParseGate("strict"); err == nil || !strings.Contains(err.Error(), "want thresholds, confirmed, sequential or counts") {
 			t.Errorf("ParseGate(strict) error %v", err)
 		}
 	})
