@@ -207,6 +207,14 @@ type SLI struct {
 	// Presence is the raw metric whose series, on either compared track,
 	// make a WhenPresent SLI count, e.g. redis_pool_hit_total.
 	Presence string
+	// CountRule, set for a proportion (a share of counted events, e.g. the
+	// 5xx share of requests), is the per-track rate rule of the events it
+	// is a share of, without its window (the guard's request-rate rule for
+	// the error ratio). The sequential test reads it at each sample to
+	// count the events: a proportion passes only once the counts bound the
+	// tracks' rates within its margin, since a few minutes without a single
+	// error on small traffic has zero variance but proves nothing.
+	CountRule string
 	// Doc is one sentence on what the SLI catches, for the docs' table.
 	Doc string
 }
@@ -283,7 +291,27 @@ type Stat struct {
 	// test (statistical.mode Sequential), however often it is read; it is
 	// spent over the SLIs tested together by Bonferroni (alpha/k each).
 	SequentialAlpha float64
+	// Warmup is how long a new pod must have been Ready before its track's
+	// samples are judged: the PoolCanary controller's default
+	// analysis.warmup and verdict-eval's (DefaultWarmup).
+	Warmup time.Duration
+	// RuleInterval is the recording rules' evaluation interval assumed when
+	// Prometheus does not report a rule's own (DefaultRuleInterval): a
+	// sample at t summarises (t - range - interval, t], so a warm-up span
+	// leaves out the samples whose window that wide overlaps it.
+	RuleInterval time.Duration
 }
+
+// Defaults shared by the controller, the evaluator and verdict-eval.
+const (
+	// DefaultWarmup is Stat.Warmup of the default catalog and PoolCanary's
+	// analysis.warmup when the API server's default was bypassed.
+	DefaultWarmup = 2 * time.Minute
+	// DefaultRuleInterval is Stat.RuleInterval of the default catalog: the
+	// evaluation interval of a Prometheus configured as the docs show (30
+	// s); Prometheus reports the real one with its rules, which wins.
+	DefaultRuleInterval = 30 * time.Second
+)
 
 // Guard is the traffic guard: below MinRequestRate on either track no SLI
 // counts.
@@ -334,6 +362,7 @@ func Default() Catalog {
 				ID: ErrorRatio, Name: "error ratio (5xx)", Unit: Ratio, Comparison: DeltaAtMost, Threshold: 0.005, Floor: 0.001,
 				Rule:       "job_gray_status:http_request_errors:ratio_rate",
 				ParityRule: "job:http_request_errors:gray_minus_stable_rate",
+				CountRule:  "job_gray_status:http_requests:rate",
 				Alert:      &Alert{Name: "PoolParityErrorRegression", ValuesKey: "errorRegression"},
 				Judged:     Always,
 				Doc:        "5xx share of requests; a difference, since ratios of near-zero error rates explode; floor 0.1 points, the base error ratio of the synthetic corpus and a fifth of the threshold",
@@ -377,7 +406,8 @@ func Default() Catalog {
 				Doc:      "go-redis connection pool hits, in ratio points (negative: how much worse gray may be); floor 2 points, a fifth of the threshold",
 			},
 		},
-		Stat: Stat{Confidence: 0.99, MinEffect: 0.71, MinSamples: 8, Window: 10 * time.Minute, Step: time.Minute, SampleFamily: "1m", SequentialAlpha: 0.01},
+		Stat: Stat{Confidence: 0.99, MinEffect: 0.71, MinSamples: 8, Window: 10 * time.Minute, Step: time.Minute, SampleFamily: "1m", SequentialAlpha: 0.01,
+			Warmup: DefaultWarmup, RuleInterval: DefaultRuleInterval},
 		Guard: Guard{
 			RequestRule: "job_gray_status:http_requests:rate", MinTrackRule: "job:http_requests:min_track_rate",
 			MinRequestRate: 1, MinRequests: 100, RequestWindow: 5 * time.Minute,
@@ -544,7 +574,10 @@ func (c Catalog) Validate() error {
 		case s.Judged != WhenPresent && s.Presence != "":
 			errs = append(errs, fmt.Errorf("%s: Presence %q is only read for Judged %s", where, s.Presence, WhenPresent))
 		}
-		for _, r := range []string{s.Rule, s.WeightRule, s.ParityRule, s.FloorRule} {
+		if s.CountRule != "" && s.Comparison != DeltaAtMost && s.Comparison != DeltaAtLeast {
+			errs = append(errs, fmt.Errorf("%s: a CountRule (a proportion) needs a difference comparison, got %q", where, s.Comparison))
+		}
+		for _, r := range []string{s.Rule, s.WeightRule, s.ParityRule, s.FloorRule, s.CountRule} {
 			if r != "" && !rulePattern.MatchString(r) {
 				errs = append(errs, fmt.Errorf("%s: rule %q is not a metric name", where, r))
 			}
@@ -558,7 +591,7 @@ func (c Catalog) Validate() error {
 	}
 	st := c.Stat
 	if st.Confidence <= 0 || st.Confidence >= 1 || st.MinEffect <= 0.5 || st.MinEffect > 1 || st.MinSamples < 3 || st.Window <= 0 || st.Step <= 0 || st.Step > st.Window ||
-		st.SequentialAlpha <= 0 || st.SequentialAlpha >= 1 {
+		st.SequentialAlpha <= 0 || st.SequentialAlpha >= 1 || st.Warmup < 0 || st.RuleInterval < 0 {
 		errs = append(errs, fmt.Errorf("statistical defaults out of range: %+v", st))
 	}
 	if c.Guard.RequestRule == "" || c.Guard.MinRequestRate < 0 || c.Guard.MinRequests < 0 || c.Guard.RequestWindow <= 0 {

@@ -143,8 +143,15 @@ type Options struct {
 	// sample family's, e.g. the minute before it) overlaps one. The
 	// controller excludes each gray pod's warm-up after it turns ready;
 	// dropping by readiness, which does not look at the outcomes, keeps
-	// the tests valid.
+	// the tests valid. A sample at t summarises the evaluation window of
+	// its rule, (t - range - interval, t], so the exclusion reaches that
+	// far: the rule's evaluation interval as Prometheus reports it, else
+	// RuleInterval.
 	Exclude []Interval
+	// RuleInterval is the recording rules' evaluation interval assumed
+	// when Prometheus does not report a rule's; zero takes the catalog's
+	// Stat.RuleInterval.
+	RuleInterval time.Duration
 	// BaselineTrack is the gray_status value of the track gray is compared
 	// with: empty is stable's ("false"); a PoolCanary's fresh baseline is
 	// "baseline" (instrument.GrayStatusBaseline). Every per-track read (the
@@ -458,6 +465,9 @@ func withDefaults(cat catalog.Catalog, o Options) Options {
 	case "-":
 		o.SampleFamily = o.Window
 	}
+	if o.RuleInterval <= 0 {
+		o.RuleInterval = st.RuleInterval
+	}
 	o.Test = o.Test.withCatalog(st)
 	o.Sequential = o.Sequential.withCatalog(st)
 	if o.BaselineTrack == "" {
@@ -571,10 +581,11 @@ func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Cri
 		return &TestResult{Verdict: Error, Note: err.Error()}
 	}
 	rng := e.sampleRange(rule)
-	stable, gray := exclude(ts.Stable, e.opts.Exclude, rng), exclude(ts.Gray, e.opts.Exclude, rng)
+	reach := rng + e.ruleInterval(rule)
+	stable, gray := exclude(ts.Stable, e.opts.Exclude, reach), exclude(ts.Gray, e.opts.Exclude, reach)
 	var tr TestResult
 	if e.opts.Stat == StatSequential {
-		tr = e.opts.Sequential.Judge(crit, pairs(crit, stable, gray), len(e.cat.SLIs))
+		tr = e.sequential(ctx, q, s, crit, pairs(crit, stable, gray), from, step, errs)
 	} else {
 		tr = e.opts.Test.ForTests(len(e.cat.SLIs)).Judge(crit, promread.Values(stable), promread.Values(gray))
 	}
@@ -590,6 +601,59 @@ func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Cri
 		tr.Note = strings.TrimPrefix(tr.Note+"; "+stepNote, "; ")
 	}
 	return &tr
+}
+
+// sequential judges the pairs of s with the sequential test at the
+// analysis time, adding the request counts a proportion needs.
+func (e evaluation) sequential(ctx context.Context, q Querier, s catalog.SLI, crit Criterion, ps []Pair, from time.Time, step time.Duration, errs *[]string) TestResult {
+	var note string
+	if crit.Proportion {
+		var err error
+		if note, err = e.addCounts(ctx, q, s, ps, from, step); err != nil {
+			*errs = append(*errs, fmt.Sprintf("%s: %v", s.Name, err))
+			return TestResult{Verdict: Error, Note: err.Error()}
+		}
+	}
+	tr := e.opts.Sequential.JudgeAt(crit, ps, len(e.cat.SLIs), e.opts.At, step)
+	if note != "" && tr.Verdict != Pass && tr.Verdict != Fail {
+		tr.Note = strings.TrimPrefix(tr.Note+"; "+note, "; ")
+	}
+	return tr
+}
+
+// addCounts sets each pair's event counts (Pair.NStable, Pair.NGray) from
+// s's CountRule of the sample family: its rate times its range at the
+// pair's time. A pair whose time has no count keeps 0 (unknown); note says
+// why a track has none.
+func (e evaluation) addCounts(ctx context.Context, q Querier, s catalog.SLI, ps []Pair, from time.Time, step time.Duration) (string, error) {
+	rule := s.CountRule + e.opts.SampleFamily
+	ts, err := promread.ReadSamples(ctx, q, rule+"{"+e.selector(s)+"}", from, e.opts.At, step, e.opts.BaselineTrack)
+	if err != nil {
+		return "", fmt.Errorf("the request counts: %w", err)
+	}
+	secs := e.sampleRange(rule).Seconds()
+	at := func(pts []Point) map[int64]float64 {
+		m := make(map[int64]float64, len(pts))
+		for _, p := range pts {
+			m[p.T.UnixMilli()] = p.V * secs
+		}
+		return m
+	}
+	st, gr := at(ts.Stable), at(ts.Gray)
+	for i := range ps {
+		ms := ps[i].T.UnixMilli()
+		ps[i].NStable, ps[i].NGray = st[ms], gr[ms]
+	}
+	return strings.Join(ts.Why, "; "), nil
+}
+
+// ruleInterval is how often rule is evaluated: as Prometheus reports it,
+// else the catalog's Stat.RuleInterval (Options.RuleInterval when set).
+func (e evaluation) ruleInterval(rule string) time.Duration {
+	if iv := e.intervals[rule]; iv > 0 {
+		return iv
+	}
+	return e.opts.RuleInterval
 }
 
 // sampleRange is the range each test sample of rule is computed over: the
@@ -693,7 +757,7 @@ func (e evaluation) tracksHave(ctx context.Context, q Querier, metric string) (b
 
 // CriterionOf returns how the judge compares an SLI.
 func CriterionOf(s catalog.SLI) Criterion {
-	return Criterion{ID: s.ID, SLI: s.Name, Unit: s.Unit, Comparison: s.Comparison, Threshold: s.Threshold, Floor: s.Floor, RelFloor: s.RelFloor}
+	return Criterion{ID: s.ID, SLI: s.Name, Unit: s.Unit, Comparison: s.Comparison, Threshold: s.Threshold, Floor: s.Floor, RelFloor: s.RelFloor, Proportion: s.CountRule != ""}
 }
 
 // sel returns a selector of base's matchers and extra ones, with braces.
