@@ -79,6 +79,9 @@ func (s SequentialTest) withCatalog(st catalog.Stat) SequentialTest {
 // taken from the default catalog and the package defaults, as the judge
 // uses them.
 func (s SequentialTest) WithDefaults() SequentialTest {
+	if s.Alpha > 0 && s.Alpha < 1 {
+		return s.withCatalog(catalog.Stat{SequentialAlpha: s.Alpha}) // the catalog has nothing else to give
+	}
 	return s.withCatalog(catalog.Default().Stat)
 }
 
