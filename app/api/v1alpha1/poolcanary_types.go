@@ -464,11 +464,13 @@ type Analysis struct {
 	// +optional
 	Statistical StatisticalTest `json:"statistical,omitempty"`
 
-	// Warmup is how long each gray (and fresh baseline) pod must have been Ready before its
-	// samples are judged: a new or rescheduled pod starts with empty pools and new Redis
-	// connections. Until every such pod is warm the analysis waits (the status says for
-	// what), and the time each pod was cold is left out of the statistical samples. It is
-	// tied to each pod's Ready condition, not to the step's start. 0 disables it.
+	// Warmup is how long each gray (and fresh baseline) pod, and each stable pod created
+	// after the rollout started (an HPA's scale-up, a replaced pod), must have been Ready
+	// before its samples are judged: a new or rescheduled pod starts with empty pools and new
+	// Redis connections. Until every such pod is warm the analysis waits (the status says for
+	// what), and the time each pod was cold is left out of the statistical samples, with every
+	// sample whose rule evaluation window overlaps it. It is tied to each pod's Ready
+	// condition, not to the step's start. 0 disables it.
 	// +kubebuilder:default="2m"
 	// +optional
 	Warmup *metav1.Duration `json:"warmup,omitempty"`
