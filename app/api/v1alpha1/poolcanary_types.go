@@ -662,6 +662,10 @@ type SLITestResult struct {
 	// Margin is the worst effect that passes the SLI (see Worst).
 	// +optional
 	Margin string `json:"margin,omitempty"`
+	// Gaps is how many steps since the Sequential mode's first paired sample have none; a
+	// test whose last paired sample is more than two steps old is NoData.
+	// +optional
+	Gaps int32 `json:"gaps,omitempty"`
 	// RejectedAt is when the Sequential mode's evidence became conclusive.
 	// +optional
 	RejectedAt *metav1.Time `json:"rejectedAt,omitempty"`
