@@ -555,49 +555,82 @@ func (c Catalog) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: the display name is empty or repeats", where))
 		}
 		names[s.Name] = true
-		switch s.Comparison {
-		case RatioAtMost, RatioAtLeast, DeltaAtMost, DeltaAtLeast, GrayAtLeast:
-		default:
-			errs = append(errs, fmt.Errorf("%s: unknown comparison %q", where, s.Comparison))
-		}
-		if err := s.checkThreshold(); err != nil {
+		for _, err := range s.check() {
 			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 		}
-		if s.Floor < 0 || s.RelFloor < 0 || s.RelFloor >= 1 || math.IsNaN(s.Floor) || math.IsInf(s.Floor, 0) {
-			errs = append(errs, fmt.Errorf("%s: the floor is negative or not finite, or the relative floor is outside [0, 1)", where))
-		}
-		switch {
-		case s.Judged != Always && s.Judged != WhenGrayPooled && s.Judged != WhenPresent:
-			errs = append(errs, fmt.Errorf("%s: unknown Judged %q", where, s.Judged))
-		case s.Judged == WhenPresent && !rulePattern.MatchString(s.Presence):
-			errs = append(errs, fmt.Errorf("%s: Judged %s needs a Presence metric name, got %q", where, s.Judged, s.Presence))
-		case s.Judged != WhenPresent && s.Presence != "":
-			errs = append(errs, fmt.Errorf("%s: Presence %q is only read for Judged %s", where, s.Presence, WhenPresent))
-		}
-		if s.CountRule != "" && s.Comparison != DeltaAtMost && s.Comparison != DeltaAtLeast {
-			errs = append(errs, fmt.Errorf("%s: a CountRule (a proportion) needs a difference comparison, got %q", where, s.Comparison))
-		}
-		for _, r := range []string{s.Rule, s.WeightRule, s.ParityRule, s.FloorRule, s.CountRule} {
-			if r != "" && !rulePattern.MatchString(r) {
-				errs = append(errs, fmt.Errorf("%s: rule %q is not a metric name", where, r))
-			}
-		}
-		if s.Rule == "" {
-			errs = append(errs, fmt.Errorf("%s: no per-track rule", where))
-		}
-		if s.Alert != nil && (s.Alert.Name == "" || s.Alert.ValuesKey == "") {
-			errs = append(errs, fmt.Errorf("%s: an alert needs its name and values key", where))
-		}
 	}
-	st := c.Stat
-	if st.Confidence <= 0 || st.Confidence >= 1 || st.MinEffect <= 0.5 || st.MinEffect > 1 || st.MinSamples < 3 || st.Window <= 0 || st.Step <= 0 || st.Step > st.Window ||
-		st.SequentialAlpha <= 0 || st.SequentialAlpha >= 1 || st.Warmup < 0 || st.RuleInterval < 0 {
+	if st := c.Stat; !st.valid() {
 		errs = append(errs, fmt.Errorf("statistical defaults out of range: %+v", st))
 	}
 	if c.Guard.RequestRule == "" || c.Guard.MinRequestRate < 0 || c.Guard.MinRequests < 0 || c.Guard.RequestWindow <= 0 {
 		errs = append(errs, fmt.Errorf("guard defaults out of range: %+v", c.Guard))
 	}
 	return errors.Join(errs...)
+}
+
+// valid reports whether every statistical default is in range.
+func (st Stat) valid() bool {
+	mwu := st.Confidence > 0 && st.Confidence < 1 && st.MinEffect > 0.5 && st.MinEffect <= 1 && st.MinSamples >= 3
+	sampling := st.Window > 0 && st.Step > 0 && st.Step <= st.Window
+	return mwu && sampling && st.SequentialAlpha > 0 && st.SequentialAlpha < 1 && st.Warmup >= 0 && st.RuleInterval >= 0
+}
+
+// check returns what is wrong with the SLI's own fields: an unknown
+// comparison or Judged, a threshold or floor out of range, a rule that is
+// not a metric name, a proportion that is not a difference, an alert
+// without its name.
+func (s SLI) check() []error {
+	var errs []error
+	switch s.Comparison {
+	case RatioAtMost, RatioAtLeast, DeltaAtMost, DeltaAtLeast, GrayAtLeast:
+	default:
+		errs = append(errs, fmt.Errorf("unknown comparison %q", s.Comparison))
+	}
+	if err := s.checkThreshold(); err != nil {
+		errs = append(errs, err)
+	}
+	if s.Floor < 0 || s.RelFloor < 0 || s.RelFloor >= 1 || math.IsNaN(s.Floor) || math.IsInf(s.Floor, 0) {
+		errs = append(errs, errors.New("the floor is negative or not finite, or the relative floor is outside [0, 1)"))
+	}
+	if err := s.checkJudged(); err != nil {
+		errs = append(errs, err)
+	}
+	if s.CountRule != "" && s.Comparison != DeltaAtMost && s.Comparison != DeltaAtLeast {
+		errs = append(errs, fmt.Errorf("a CountRule (a proportion) needs a difference comparison, got %q", s.Comparison))
+	}
+	errs = append(errs, s.checkRules()...)
+	if s.Alert != nil && (s.Alert.Name == "" || s.Alert.ValuesKey == "") {
+		errs = append(errs, errors.New("an alert needs its name and values key"))
+	}
+	return errs
+}
+
+// checkJudged returns what is wrong with the SLI's Judged and Presence.
+func (s SLI) checkJudged() error {
+	switch {
+	case s.Judged != Always && s.Judged != WhenGrayPooled && s.Judged != WhenPresent:
+		return fmt.Errorf("unknown Judged %q", s.Judged)
+	case s.Judged == WhenPresent && !rulePattern.MatchString(s.Presence):
+		return fmt.Errorf("Judged %s needs a Presence metric name, got %q", s.Judged, s.Presence)
+	case s.Judged != WhenPresent && s.Presence != "":
+		return fmt.Errorf("Presence %q is only read for Judged %s", s.Presence, WhenPresent)
+	}
+	return nil
+}
+
+// checkRules returns the SLI's rules that are not metric names, and a
+// missing per-track rule.
+func (s SLI) checkRules() []error {
+	var errs []error
+	for _, r := range []string{s.Rule, s.WeightRule, s.ParityRule, s.FloorRule, s.CountRule} {
+		if r != "" && !rulePattern.MatchString(r) {
+			errs = append(errs, fmt.Errorf("rule %q is not a metric name", r))
+		}
+	}
+	if s.Rule == "" {
+		errs = append(errs, errors.New("no per-track rule"))
+	}
+	return errs
 }
 
 func joinIDs(ids []ID) string {
