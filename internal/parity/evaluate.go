@@ -585,7 +585,7 @@ func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Cri
 	stable, gray := exclude(ts.Stable, e.opts.Exclude, reach), exclude(ts.Gray, e.opts.Exclude, reach)
 	var tr TestResult
 	if e.opts.Stat == StatSequential {
-		tr = e.sequential(ctx, q, s, crit, pairs(crit, stable, gray), from, step, errs)
+		tr = e.sequential(ctx, q, s, crit, pairs(crit, stable, gray), sampling{from: from, step: step, rng: rng}, errs)
 	} else {
 		tr = e.opts.Test.ForTests(len(e.cat.SLIs)).Judge(crit, promread.Values(stable), promread.Values(gray))
 	}
@@ -603,18 +603,25 @@ func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Cri
 	return &tr
 }
 
+// sampling is how an SLI's test samples were taken: from when, every
+// step, each over the range before it.
+type sampling struct {
+	from      time.Time
+	step, rng time.Duration
+}
+
 // sequential judges the pairs of s with the sequential test at the
 // analysis time, adding the request counts a proportion needs.
-func (e evaluation) sequential(ctx context.Context, q Querier, s catalog.SLI, crit Criterion, ps []Pair, from time.Time, step time.Duration, errs *[]string) TestResult {
+func (e evaluation) sequential(ctx context.Context, q Querier, s catalog.SLI, crit Criterion, ps []Pair, sm sampling, errs *[]string) TestResult {
 	var note string
 	if crit.Proportion {
 		var err error
-		if note, err = e.addCounts(ctx, q, s, ps, from, step); err != nil {
+		if note, err = e.addCounts(ctx, q, s, ps, sm); err != nil {
 			*errs = append(*errs, fmt.Sprintf("%s: %v", s.Name, err))
 			return TestResult{Verdict: Error, Note: err.Error()}
 		}
 	}
-	tr := e.opts.Sequential.JudgeAt(crit, ps, len(e.cat.SLIs), e.opts.At, step)
+	tr := e.opts.Sequential.JudgeAt(crit, ps, len(e.cat.SLIs), e.opts.At, sm.step)
 	if note != "" && tr.Verdict != Pass && tr.Verdict != Fail {
 		tr.Note = strings.TrimPrefix(tr.Note+"; "+note, "; ")
 	}
@@ -622,16 +629,17 @@ func (e evaluation) sequential(ctx context.Context, q Querier, s catalog.SLI, cr
 }
 
 // addCounts sets each pair's event counts (Pair.NStable, Pair.NGray) from
-// s's CountRule of the sample family: its rate times its range at the
-// pair's time. A pair whose time has no count keeps 0 (unknown); note says
-// why a track has none.
-func (e evaluation) addCounts(ctx context.Context, q Querier, s catalog.SLI, ps []Pair, from time.Time, step time.Duration) (string, error) {
+// s's CountRule of the sample family: its rate at the pair's time times the
+// range the pair's sample covers (a 20s sampleRule's pair counts 20 s of
+// events). A pair whose time has no count keeps 0 (unknown); note says why
+// a track has none.
+func (e evaluation) addCounts(ctx context.Context, q Querier, s catalog.SLI, ps []Pair, sm sampling) (string, error) {
 	rule := s.CountRule + e.opts.SampleFamily
-	ts, err := promread.ReadSamples(ctx, q, rule+"{"+e.selector(s)+"}", from, e.opts.At, step, e.opts.BaselineTrack)
+	ts, err := promread.ReadSamples(ctx, q, rule+"{"+e.selector(s)+"}", sm.from, e.opts.At, sm.step, e.opts.BaselineTrack)
 	if err != nil {
 		return "", fmt.Errorf("the request counts: %w", err)
 	}
-	secs := e.sampleRange(rule).Seconds()
+	secs := sm.rng.Seconds()
 	at := func(pts []Point) map[int64]float64 {
 		m := make(map[int64]float64, len(pts))
 		for _, p := range pts {

@@ -269,3 +269,43 @@ func TestIssue37Item5NaNInsideJudge(t *testing.T) {
 		})
 	}
 }
+
+// TestIssue37Item1ThroughEvaluate: the evaluator reads the request counts
+// with the error ratio's samples: 20 error-free minutes on both tracks pass
+// at 150 requests a second, and are NO DATA at 66 a minute (which the
+// traffic guard admits), where they rule nothing out.
+func TestIssue37Item1ThroughEvaluate(t *testing.T) {
+	const requests = "job_gray_status:http_requests:rate1m"
+	tests := []struct {
+		name string
+		rate float64 // requests per second per track
+		want parity.Verdict
+		note string
+	}{
+		{"error-free minutes at 150 req/s pass", 150, parity.Pass, ""},
+		{"item 1: error-free minutes at 1.1 req/s are NO DATA", 1.1, parity.NoData, "do not yet rule out"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := goodPool()
+			p.values[requests] = map[string]float64{"false": tt.rate, "true": tt.rate}
+			r, err := parity.Evaluate(context.Background(), p, catalog.Default(), parity.Options{
+				At: at, Window: "1m", Selector: `job="poolparity"`, Stat: parity.StatSequential,
+				StatSince: at.Add(-20 * time.Minute), StatStep: time.Minute, SampleFamily: "1m",
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, row := range parity.SequentialRows(r.Rows) {
+				if row.ID != catalog.ErrorRatio {
+					continue
+				}
+				if row.Verdict != tt.want || !strings.Contains(row.Note, tt.note) {
+					t.Errorf("error ratio %s (%q), want %s with a note containing %q", row.Verdict, row.Note, tt.want, tt.note)
+				}
+				return
+			}
+			t.Fatal("no error ratio row")
+		})
+	}
+}
