@@ -631,7 +631,8 @@ func (e evaluation) sequential(ctx context.Context, q Querier, s catalog.SLI, cr
 // addCounts sets each pair's event counts (Pair.NStable, Pair.NGray) from
 // s's CountRule of the sample family: its rate at the pair's time times the
 // range the pair's sample covers (a 20s sampleRule's pair counts 20 s of
-// events). A pair whose time has no count keeps 0 (unknown); note says why
+// events), or the step when that is shorter (overlapping samples would
+// count a request several times). A pair whose time has no count keeps 0 (unknown); note says why
 // a track has none.
 func (e evaluation) addCounts(ctx context.Context, q Querier, s catalog.SLI, ps []Pair, sm sampling) (string, error) {
 	rule := s.CountRule + e.opts.SampleFamily
@@ -639,7 +640,8 @@ func (e evaluation) addCounts(ctx context.Context, q Querier, s catalog.SLI, ps 
 	if err != nil {
 		return "", fmt.Errorf("the request counts: %w", err)
 	}
-	secs := sm.rng.Seconds()
+	// Samples taken more often than their range overlap: count each request once, in the step.
+	secs := min(sm.rng, sm.step).Seconds()
 	at := func(pts []Point) map[int64]float64 {
 		m := make(map[int64]float64, len(pts))
 		for _, p := range pts {
