@@ -613,7 +613,7 @@ func (s SLI) checkJudged() error {
 	case s.Judged == WhenPresent && !rulePattern.MatchString(s.Presence):
 		return fmt.Errorf("Judged %s needs a Presence metric name, got %q", s.Judged, s.Presence)
 	case s.Judged != WhenPresent && s.Presence != "":
-		return fmt.Errorf("Presence %q is only read for Judged %s", s.Presence, WhenPresent)
+		return fmt.Errorf("the Presence %q is only read for Judged %s", s.Presence, WhenPresent)
 	}
 	return nil
 }
