@@ -32,7 +32,9 @@ type config struct {
 	// Lead is how long stable runs alone before the rollout starts (the gray track appears
 	// then); Rollout how long the rollout lasts, the judges looking every Look.
 	Lead, Rollout, Look time.Duration
-	// Warmup is the per-pod warm-up the judges exclude after the gray starts.
+	// Warmup is the per-pod warm-up the judges exclude after the gray starts: by default the
+	// controller's (catalog.DefaultWarmup), widened by parity as the controller's is, by each
+	// sample's range and the rule evaluation interval Eval.
 	Warmup time.Duration
 	// RPS per track; MedianLatency and P99Latency of the base latency distribution (log-normal).
 	RPS                       float64
@@ -68,7 +70,7 @@ func defaultConfig() config {
 		AARuns: 200, Runs: 40, Seed: 1, RecordedRuns: 200,
 		RulesFile: "deploy/prometheus/poolparity.rules.yml",
 		Scrape:    15 * time.Second, Eval: 30 * time.Second,
-		Lead: 5 * time.Minute, Rollout: 20 * time.Minute, Look: time.Minute, Warmup: 3 * time.Minute,
+		Lead: 5 * time.Minute, Rollout: 20 * time.Minute, Look: time.Minute, Warmup: st.Warmup,
 		RPS: 20, MedianLatency: 0.020, P99Latency: 0.060,
 		BaseErrors: 0.001,
 		Drift:      0.05, AR1: 0.5, PodOffset: 0.02, Pods: 2,
@@ -480,7 +482,7 @@ func oneRun(ctx context.Context, cfg config, sc scenario, i int, src source) (ru
 			opts := parity.Options{
 				At: ts, Window: "5m", Selector: `job="poolparity"`,
 				Test: cfg.Stat, Sequential: cfg.Seq, StatWindow: cfg.StatWindow, StatStep: cfg.StatStep, SampleFamily: cfg.StatFamily,
-				Stat: parity.StatConfirm, StatSince: since,
+				Stat: parity.StatConfirm, StatSince: since, RuleInterval: cfg.Eval,
 			}
 			if j.Seq {
 				opts.Stat = parity.StatSequential

@@ -227,3 +227,21 @@ func TestParallelRunsMatchSerialOnes(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultWarmupIsTheControllers: verdict-eval measures the judges with the warm-up the
+// PoolCanary controller applies by default (issue 37 item 4), not one of its own.
+func TestDefaultWarmupIsTheControllers(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		got, want time.Duration
+	}{
+		{"item 4: the warm-up is the catalog's, the controller's default", defaultConfig().Warmup, catalog.DefaultWarmup},
+		{"the rules are evaluated as the catalog assumes", defaultConfig().Eval, catalog.DefaultRuleInterval},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("%s, want %s", tt.got, tt.want)
+			}
+		})
+	}
+}

@@ -211,6 +211,14 @@ type SLI struct {
 	// Presence is the raw metric whose series, on either compared track,
 	// make a WhenPresent SLI count, e.g. redis_pool_hit_total.
 	Presence string
+	// CountRule, set for a proportion (a share of counted events, e.g. the
+	// 5xx share of requests), is the per-track rate rule of the events it
+	// is a share of, without its window (the guard's request-rate rule for
+	// the error ratio). The sequential test reads it at each sample to
+	// count the events: a proportion passes only once the counts bound the
+	// tracks' rates within its margin, since a few minutes without a single
+	// error on small traffic has zero variance but proves nothing.
+	CountRule string
 	// Doc is one sentence on what the SLI catches, for the docs' table.
 	Doc string
 }
@@ -313,7 +321,27 @@ type Stat struct {
 	// test (statistical.mode Sequential), however often it is read; it is
 	// spent over the SLIs tested together by Bonferroni (alpha/k each).
 	SequentialAlpha float64
+	// Warmup is how long a new pod must have been Ready before its track's
+	// samples are judged: the PoolCanary controller's default
+	// analysis.warmup and verdict-eval's (DefaultWarmup).
+	Warmup time.Duration
+	// RuleInterval is the recording rules' evaluation interval assumed when
+	// Prometheus does not report a rule's own (DefaultRuleInterval): a
+	// sample at t summarises (t - range - interval, t], so a warm-up span
+	// leaves out the samples whose window that wide overlaps it.
+	RuleInterval time.Duration
 }
+
+// Defaults shared by the controller, the evaluator and verdict-eval.
+const (
+	// DefaultWarmup is Stat.Warmup of the default catalog and PoolCanary's
+	// analysis.warmup when the API server's default was bypassed.
+	DefaultWarmup = 2 * time.Minute
+	// DefaultRuleInterval is Stat.RuleInterval of the default catalog: the
+	// evaluation interval of a Prometheus configured as the docs show (30
+	// s); Prometheus reports the real one with its rules, which wins.
+	DefaultRuleInterval = 30 * time.Second
+)
 
 // Guard is the traffic guard: below MinRequestRate on either track no SLI
 // counts.
@@ -365,6 +393,7 @@ func Default() Catalog {
 				ID: ErrorRatio, Name: "error ratio (5xx)", Unit: Ratio, Comparison: DeltaAtMost, Threshold: 0.005, Floor: 0.001,
 				Rule:       "job_gray_status:http_request_errors:ratio_rate",
 				ParityRule: "job:http_request_errors:gray_minus_stable_rate",
+				CountRule:  "job_gray_status:http_requests:rate",
 				Alert:      &Alert{Name: "PoolParityErrorRegression", ValuesKey: "errorRegression"},
 				Counts:     &CountInputs{Requests: CountRequestsRule, Num: countErrorsRule, Proportion: true},
 				Judged:     Always,
@@ -412,7 +441,8 @@ func Default() Catalog {
 				Doc:      "go-redis connection pool hits, in ratio points (negative: how much worse gray may be); floor 2 points, a fifth of the threshold",
 			},
 		},
-		Stat: Stat{Confidence: 0.99, MinEffect: 0.71, MinSamples: 8, Window: 10 * time.Minute, Step: time.Minute, SampleFamily: "1m", SequentialAlpha: 0.01},
+		Stat: Stat{Confidence: 0.99, MinEffect: 0.71, MinSamples: 8, Window: 10 * time.Minute, Step: time.Minute, SampleFamily: "1m", SequentialAlpha: 0.01,
+			Warmup: DefaultWarmup, RuleInterval: DefaultRuleInterval},
 		Guard: Guard{
 			RequestRule: "job_gray_status:http_requests:rate", MinTrackRule: "job:http_requests:min_track_rate",
 			MinRequestRate: 1, MinRequests: 100, RequestWindow: 5 * time.Minute,
@@ -560,53 +590,89 @@ func (c Catalog) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: the display name is empty or repeats", where))
 		}
 		names[s.Name] = true
-		switch s.Comparison {
-		case RatioAtMost, RatioAtLeast, DeltaAtMost, DeltaAtLeast, GrayAtLeast:
-		default:
-			errs = append(errs, fmt.Errorf("%s: unknown comparison %q", where, s.Comparison))
-		}
-		if err := s.checkThreshold(); err != nil {
+		for _, err := range s.check() {
 			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 		}
-		if s.Floor < 0 || s.RelFloor < 0 || s.RelFloor >= 1 || math.IsNaN(s.Floor) || math.IsInf(s.Floor, 0) {
-			errs = append(errs, fmt.Errorf("%s: the floor is negative or not finite, or the relative floor is outside [0, 1)", where))
-		}
-		switch {
-		case s.Judged != Always && s.Judged != WhenGrayPooled && s.Judged != WhenPresent:
-			errs = append(errs, fmt.Errorf("%s: unknown Judged %q", where, s.Judged))
-		case s.Judged == WhenPresent && !rulePattern.MatchString(s.Presence):
-			errs = append(errs, fmt.Errorf("%s: Judged %s needs a Presence metric name, got %q", where, s.Judged, s.Presence))
-		case s.Judged != WhenPresent && s.Presence != "":
-			errs = append(errs, fmt.Errorf("%s: Presence %q is only read for Judged %s", where, s.Presence, WhenPresent))
-		}
-		rules := []string{s.Rule, s.WeightRule, s.ParityRule, s.FloorRule}
-		if c := s.Counts; c != nil {
-			rules = append(rules, c.Requests, c.Num)
-			if c.Requests == "" || c.Num == "" || c.Quantile < 0 || c.Quantile >= 1 || (c.Quantile > 0 && c.Proportion) {
-				errs = append(errs, fmt.Errorf("%s: count inputs need a requests and a numerator rule, and a quantile in (0, 1) only for a histogram", where))
-			}
-		}
-		for _, r := range rules {
-			if r != "" && !rulePattern.MatchString(r) {
-				errs = append(errs, fmt.Errorf("%s: rule %q is not a metric name", where, r))
-			}
-		}
-		if s.Rule == "" {
-			errs = append(errs, fmt.Errorf("%s: no per-track rule", where))
-		}
-		if s.Alert != nil && (s.Alert.Name == "" || s.Alert.ValuesKey == "") {
-			errs = append(errs, fmt.Errorf("%s: an alert needs its name and values key", where))
-		}
 	}
-	st := c.Stat
-	if st.Confidence <= 0 || st.Confidence >= 1 || st.MinEffect <= 0.5 || st.MinEffect > 1 || st.MinSamples < 3 || st.Window <= 0 || st.Step <= 0 || st.Step > st.Window ||
-		st.SequentialAlpha <= 0 || st.SequentialAlpha >= 1 {
+	if st := c.Stat; !st.valid() {
 		errs = append(errs, fmt.Errorf("statistical defaults out of range: %+v", st))
 	}
 	if c.Guard.RequestRule == "" || c.Guard.MinRequestRate < 0 || c.Guard.MinRequests < 0 || c.Guard.RequestWindow <= 0 {
 		errs = append(errs, fmt.Errorf("guard defaults out of range: %+v", c.Guard))
 	}
 	return errors.Join(errs...)
+}
+
+// valid reports whether every statistical default is in range.
+func (st Stat) valid() bool {
+	mwu := st.Confidence > 0 && st.Confidence < 1 && st.MinEffect > 0.5 && st.MinEffect <= 1 && st.MinSamples >= 3
+	sampling := st.Window > 0 && st.Step > 0 && st.Step <= st.Window
+	return mwu && sampling && st.SequentialAlpha > 0 && st.SequentialAlpha < 1 && st.Warmup >= 0 && st.RuleInterval >= 0
+}
+
+// check returns what is wrong with the SLI's own fields: an unknown
+// comparison or Judged, a threshold or floor out of range, a rule that is
+// not a metric name, a proportion that is not a difference, an alert
+// without its name.
+func (s SLI) check() []error {
+	var errs []error
+	switch s.Comparison {
+	case RatioAtMost, RatioAtLeast, DeltaAtMost, DeltaAtLeast, GrayAtLeast:
+	default:
+		errs = append(errs, fmt.Errorf("unknown comparison %q", s.Comparison))
+	}
+	if err := s.checkThreshold(); err != nil {
+		errs = append(errs, err)
+	}
+	if s.Floor < 0 || s.RelFloor < 0 || s.RelFloor >= 1 || math.IsNaN(s.Floor) || math.IsInf(s.Floor, 0) {
+		errs = append(errs, errors.New("the floor is negative or not finite, or the relative floor is outside [0, 1)"))
+	}
+	if err := s.checkJudged(); err != nil {
+		errs = append(errs, err)
+	}
+	if s.CountRule != "" && s.Comparison != DeltaAtMost && s.Comparison != DeltaAtLeast {
+		errs = append(errs, fmt.Errorf("a CountRule (a proportion) needs a difference comparison, got %q", s.Comparison))
+	}
+	errs = append(errs, s.checkRules()...)
+	if s.Alert != nil && (s.Alert.Name == "" || s.Alert.ValuesKey == "") {
+		errs = append(errs, errors.New("an alert needs its name and values key"))
+	}
+	return errs
+}
+
+// checkJudged returns what is wrong with the SLI's Judged and Presence.
+func (s SLI) checkJudged() error {
+	switch {
+	case s.Judged != Always && s.Judged != WhenGrayPooled && s.Judged != WhenPresent:
+		return fmt.Errorf("unknown Judged %q", s.Judged)
+	case s.Judged == WhenPresent && !rulePattern.MatchString(s.Presence):
+		return fmt.Errorf("Judged %s needs a Presence metric name, got %q", s.Judged, s.Presence)
+	case s.Judged != WhenPresent && s.Presence != "":
+		return fmt.Errorf("the Presence %q is only read for Judged %s", s.Presence, WhenPresent)
+	}
+	return nil
+}
+
+// checkRules returns the SLI's rules that are not metric names, and a
+// missing per-track rule.
+func (s SLI) checkRules() []error {
+	var errs []error
+	rules := []string{s.Rule, s.WeightRule, s.ParityRule, s.FloorRule, s.CountRule}
+	if c := s.Counts; c != nil {
+		rules = append(rules, c.Requests, c.Num)
+		if c.Requests == "" || c.Num == "" || c.Quantile < 0 || c.Quantile >= 1 || (c.Quantile > 0 && c.Proportion) {
+			errs = append(errs, errors.New("count inputs need a requests and a numerator rule, and a quantile in (0, 1) only for a histogram"))
+		}
+	}
+	for _, r := range rules {
+		if r != "" && !rulePattern.MatchString(r) {
+			errs = append(errs, fmt.Errorf("rule %q is not a metric name", r))
+		}
+	}
+	if s.Rule == "" {
+		errs = append(errs, errors.New("no per-track rule"))
+	}
+	return errs
 }
 
 func joinIDs(ids []ID) string {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -41,6 +42,10 @@ func TestValidateNamesEveryBadSLI(t *testing.T) {
 		{"an unknown Judged", func(c *catalog.Catalog) { c.SLIs[0].Judged = "sometimes" }, `unknown Judged "sometimes"`},
 		{"when-present without a presence metric", func(c *catalog.Catalog) { c.SLIs[0].Judged = catalog.WhenPresent }, `needs a Presence metric name, got ""`},
 		{"a presence metric on an SLI always judged", func(c *catalog.Catalog) { c.SLIs[0].Presence = "x_total" }, `Presence "x_total" is only read for Judged when-present`},
+		{"a count rule on a ratio SLI", func(c *catalog.Catalog) { c.SLIs[0].CountRule = "x:requests:rate" }, "a CountRule (a proportion) needs a difference comparison"},
+		{"a count rule that is not a metric name", func(c *catalog.Catalog) { c.SLIs[2].CountRule = "x y" }, `rule "x y" is not a metric name`},
+		{"a negative rule interval", func(c *catalog.Catalog) { c.Stat.RuleInterval = -time.Second }, "statistical defaults out of range"},
+		{"a NaN confidence", func(c *catalog.Catalog) { c.Stat.Confidence = math.NaN() }, "statistical defaults out of range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

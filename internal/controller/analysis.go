@@ -332,6 +332,7 @@ func fillResult(r *v1alpha1.SLIResult, row parity.Row) {
 		switch {
 		case t.Bar > 0: // the sequential test's figures
 			r.Test.EValue, r.Test.Bar, r.Test.Estimate = formatFloat(t.EMax), formatFloat(t.Bar), formatFloat(t.Effect)
+			r.Test.Gaps = int32(min(t.Gaps, math.MaxInt32))
 			if t.Worst != nil {
 				r.Test.Worst, r.Test.Margin = formatFloat(*t.Worst), formatFloat(t.Margin)
 			}

@@ -35,6 +35,7 @@ func newFakeProm(t *testing.T, mode string) *fakeProm {
 	t.Helper()
 	f := &fakeProm{mode: mode, queries: map[string]int{}, values: map[string]float64{
 		"job_gray_status:http_requests:rate5m":                             20, // req/s: 6000 per 5m
+		"job_gray_status:http_requests:rate1m":                             20, // the error ratio's request counts
 		"job_gray_status:http_request_duration_seconds:p99_rate5m":         0.050,
 		"job_gray_status:http_request_duration_seconds:p99_rate1m":         0.050,
 		"job_gray_status:http_request_errors:ratio_rate5m":                 0.001,
@@ -197,7 +198,11 @@ func (f *fakeProm) serveRange(w http.ResponseWriter, rule, mode string, stable f
 		for _, tr := range tracks {
 			s := rangeSeries{Metric: map[string]string{"__name__": rule, "job": "poolparity", "gray_status": tr.gs}}
 			for i := range n {
-				v := stable * tr.f * (1 + 0.05*float64(i%5-2)/2)
+				phase := 0
+				if tr.gs != "false" {
+					phase = 2 // gray's pattern runs two samples ahead, so the tracks' ratio varies
+				}
+				v := stable * tr.f * (1 + 0.05*float64((i+phase)%5-2)/2)
 				t := end
 				if n > 1 {
 					t = start + (end-start)*float64(i)/float64(n-1)

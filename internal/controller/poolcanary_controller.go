@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/controller/trafficrouting"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 )
@@ -52,7 +53,7 @@ const (
 const DefaultReconcileTimeout = 2 * time.Minute
 
 // defaultWarmup is analysis.warmup when the API server's default was bypassed.
-const defaultWarmup = 2 * time.Minute
+const defaultWarmup = catalog.DefaultWarmup
 
 // PoolCanaryReconciler reconciles PoolCanary objects. Create it with its fields set and call
 // SetupWithManager. Reconcile may run concurrently for different canaries; the Analyzer,
@@ -326,7 +327,7 @@ func schedule(spec *v1alpha1.PoolCanarySpec, st *v1alpha1.PoolCanaryStatus, now 
 	if wait <= 0 {
 		return l, true
 	}
-	if spec.Analysis.Statistical.Mode != v1alpha1.StatisticalSequential {
+	if !spec.Analysis.Statistical.Mode.AnytimeValid() {
 		l.wait = wait
 		return l, false
 	}

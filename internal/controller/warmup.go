@@ -44,8 +44,8 @@ type warmth struct {
 	Waiting []string
 }
 
-// warmState reads the warm-up of the judged pods (the gray track's, and the fresh baseline's)
-// from their Ready conditions. Readiness, not the step's start, decides: a pod rescheduled in
+// warmState reads the warm-up of the judged pods (warmupPods: the gray track's, the fresh
+// baseline's, and the stable pods new since the rollout started) from their Ready conditions. Readiness, not the step's start, decides: a pod rescheduled in
 // the middle of a step is cold again, and a pod that was Ready long before the step is warm.
 // The recording rules aggregate the pods of a track away, so a cold pod keeps its whole track's
 // samples out of the test, not only its own.
@@ -74,6 +74,27 @@ func warmState(pods []corev1.Pod, warmup time.Duration, now time.Time) warmth {
 	}
 	sort.Strings(w.Waiting)
 	return w
+}
+
+// warmupPods returns the pods whose warm-up counts, from each track's pods: every gray pod and,
+// with a fresh baseline, every baseline pod (all made for the rollout), and without one every
+// stable pod created after the rollout started (an HPA's scale-up mid-rollout, a replaced pod):
+// a cold stable pod tilts the comparison toward a PASS as surely as a cold gray pod tilts it
+// toward a FAIL. The stable pods that predate the rollout are warm.
+func warmupPods(byTrack map[string][]corev1.Pod, fresh bool, since time.Time) []corev1.Pod {
+	pods := slices.Clone(byTrack[v1alpha1.TrackGray])
+	if fresh {
+		return append(pods, byTrack[v1alpha1.TrackBaseline]...)
+	}
+	if since.IsZero() {
+		return pods // no rollout under way: no stable pod is new to it
+	}
+	for _, p := range byTrack[v1alpha1.TrackStable] {
+		if !p.CreationTimestamp.Time.Before(since) {
+			pods = append(pods, p)
+		}
+	}
+	return pods
 }
 
 // readySince is when the pod last became Ready, zero when it is not Ready (or terminating).
@@ -152,12 +173,13 @@ func (r *PoolCanaryReconciler) warmedUp(ctx context.Context, pc *v1alpha1.PoolCa
 		st.Warmup = nil
 		return 0, true
 	}
-	tracks := []string{v1alpha1.TrackGray}
-	if spec.Analysis.Baseline == v1alpha1.BaselineFresh {
-		tracks = append(tracks, v1alpha1.TrackBaseline)
+	fresh := spec.Analysis.Baseline == v1alpha1.BaselineFresh
+	tracks := []string{v1alpha1.TrackGray, v1alpha1.TrackStable}
+	if fresh {
+		tracks[1] = v1alpha1.TrackBaseline
 	}
 	sel := effectiveSelector(pc)
-	var pods []corev1.Pod
+	byTrack := map[string][]corev1.Pod{}
 	for _, track := range tracks {
 		ls, err := metav1.LabelSelectorAsSelector(trackSelector(sel, track))
 		if err != nil {
@@ -169,9 +191,9 @@ func (r *PoolCanaryReconciler) warmedUp(ctx context.Context, pc *v1alpha1.PoolCa
 			r.setParity(pc, metav1.ConditionUnknown, EventWarmingUp, msg)
 			return analysisInterval(spec), false
 		}
-		pods = append(pods, list.Items...)
+		byTrack[track] = list.Items
 	}
-	w := warmState(pods, warmup, now)
+	w := warmState(warmupPods(byTrack, fresh, st.RolloutStartedAt.Time), warmup, now)
 	if st.Warmup == nil {
 		st.Warmup = &v1alpha1.WarmupStatus{}
 	}

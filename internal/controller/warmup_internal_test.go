@@ -141,3 +141,52 @@ func TestCacheByObjectKeepsOnlyTrackPods(t *testing.T) {
 		})
 	}
 }
+
+func TestWarmupPodsIncludeNewStablePods(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	at := func(m float64) time.Time { return t0.Add(time.Duration(m * float64(time.Minute))) }
+	ptr := func(t time.Time) *time.Time { return &t }
+	start := at(0) // the rollout's start
+	gray := testPod("g", at(1), ptr(at(1.5)))
+	oldStable := testPod("s-old", at(-60), ptr(at(-59)))
+	newStable := testPod("s-hpa", at(7), ptr(at(7.5)))
+	baseline := testPod("b", at(0.5), ptr(at(1)))
+	tests := []struct {
+		name    string
+		byTrack map[string][]corev1.Pod
+		fresh   bool
+		since   time.Time
+		want    []string
+	}{
+		{"item 4: a stable pod created after the rollout started is warmed up, an older one is not",
+			map[string][]corev1.Pod{v1alpha1.TrackGray: {gray}, v1alpha1.TrackStable: {oldStable, newStable}}, false, start, []string{"g", "s-hpa"}},
+		{"a stable pod created at the rollout's start is new",
+			map[string][]corev1.Pod{v1alpha1.TrackStable: {testPod("s0", start, nil)}}, false, start, []string{"s0"}},
+		{"with a fresh baseline every baseline pod counts and stable is not compared",
+			map[string][]corev1.Pod{v1alpha1.TrackGray: {gray}, v1alpha1.TrackBaseline: {baseline}, v1alpha1.TrackStable: {newStable}}, true, start, []string{"g", "b"}},
+		{"without a rollout start no stable pod is new",
+			map[string][]corev1.Pod{v1alpha1.TrackGray: {gray}, v1alpha1.TrackStable: {newStable}}, false, time.Time{}, []string{"g"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, p := range warmupPods(tt.byTrack, tt.fresh, tt.since) {
+				got = append(got, p.Name)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("pods %q, want %q", got, tt.want)
+			}
+		})
+	}
+	t.Run("item 4: the new stable pod's cold span is recorded and waited for", func(t *testing.T) {
+		pods := warmupPods(map[string][]corev1.Pod{v1alpha1.TrackGray: {gray}, v1alpha1.TrackStable: {oldStable, newStable}}, false, start)
+		w := warmState(pods, defaultWarmup, at(8))
+		want := span(at(7), at(9.5))
+		if len(w.Cold) != 2 || !w.Cold[1].From.Equal(&want.From) || !w.Cold[1].To.Equal(&want.To) {
+			t.Errorf("cold spans %v, want the gray pod's and %v", w.Cold, want)
+		}
+		if strings.Join(w.Waiting, "|") != "s-hpa (ready 30s of 2m0s)" {
+			t.Errorf("waiting %q, want the new stable pod", w.Waiting)
+		}
+	})
+}

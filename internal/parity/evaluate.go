@@ -158,8 +158,15 @@ type Options struct {
 	// sample family's, e.g. the minute before it) overlaps one. The
 	// controller excludes each gray pod's warm-up after it turns ready;
 	// dropping by readiness, which does not look at the outcomes, keeps
-	// the tests valid.
+	// the tests valid. A sample at t summarises the evaluation window of
+	// its rule, (t - range - interval, t], so the exclusion reaches that
+	// far: the rule's evaluation interval as Prometheus reports it, else
+	// RuleInterval.
 	Exclude []Interval
+	// RuleInterval is the recording rules' evaluation interval assumed
+	// when Prometheus does not report a rule's; zero takes the catalog's
+	// Stat.RuleInterval.
+	RuleInterval time.Duration
 	// BaselineTrack is the gray_status value of the track gray is compared
 	// with: empty is stable's ("false"); a PoolCanary's fresh baseline is
 	// "baseline" (instrument.GrayStatusBaseline). Every per-track read (the
@@ -478,6 +485,9 @@ func withDefaults(cat catalog.Catalog, o Options) Options {
 	case "-":
 		o.SampleFamily = o.Window
 	}
+	if o.RuleInterval <= 0 {
+		o.RuleInterval = st.RuleInterval
+	}
 	o.Test = o.Test.withCatalog(st)
 	o.Sequential = o.Sequential.withCatalog(st)
 	if o.BaselineTrack == "" {
@@ -598,10 +608,11 @@ func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Cri
 		return &TestResult{Verdict: Error, Note: err.Error()}
 	}
 	rng := e.sampleRange(rule)
-	stable, gray := exclude(ts.Stable, e.opts.Exclude, rng), exclude(ts.Gray, e.opts.Exclude, rng)
+	reach := rng + e.ruleInterval(rule)
+	stable, gray := exclude(ts.Stable, e.opts.Exclude, reach), exclude(ts.Gray, e.opts.Exclude, reach)
 	var tr TestResult
 	if e.opts.Stat.sequential() {
-		tr = e.opts.Sequential.Judge(crit, pairs(crit, stable, gray), len(e.cat.SLIs))
+		tr = e.sequential(ctx, q, s, crit, pairs(crit, stable, gray), sampling{from: from, step: step, rng: rng}, errs)
 	} else {
 		tr = e.opts.Test.ForTests(len(e.cat.SLIs)).Judge(crit, promread.Values(stable), promread.Values(gray))
 	}
@@ -617,6 +628,69 @@ func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Cri
 		tr.Note = strings.TrimPrefix(tr.Note+"; "+stepNote, "; ")
 	}
 	return &tr
+}
+
+// sampling is how an SLI's test samples were taken: from when, every
+// step, each over the range before it.
+type sampling struct {
+	from      time.Time
+	step, rng time.Duration
+}
+
+// sequential judges the pairs of s with the sequential test at the
+// analysis time, adding the request counts a proportion needs.
+func (e evaluation) sequential(ctx context.Context, q Querier, s catalog.SLI, crit Criterion, ps []Pair, sm sampling, errs *[]string) TestResult {
+	var note string
+	if crit.Proportion {
+		var err error
+		if note, err = e.addCounts(ctx, q, s, ps, sm); err != nil {
+			*errs = append(*errs, fmt.Sprintf("%s: %v", s.Name, err))
+			return TestResult{Verdict: Error, Note: err.Error()}
+		}
+	}
+	tr := e.opts.Sequential.JudgeAt(crit, ps, len(e.cat.SLIs), e.opts.At, sm.step)
+	if note != "" && tr.Verdict != Pass && tr.Verdict != Fail {
+		tr.Note = strings.TrimPrefix(tr.Note+"; "+note, "; ")
+	}
+	return tr
+}
+
+// addCounts sets each pair's event counts (Pair.NStable, Pair.NGray) from
+// s's CountRule of the sample family: its rate at the pair's time times the
+// range the pair's sample covers (a 20s sampleRule's pair counts 20 s of
+// events), or the step when that is shorter (overlapping samples would
+// count a request several times). A pair whose time has no count keeps 0 (unknown); note says why
+// a track has none.
+func (e evaluation) addCounts(ctx context.Context, q Querier, s catalog.SLI, ps []Pair, sm sampling) (string, error) {
+	rule := s.CountRule + e.opts.SampleFamily
+	ts, err := promread.ReadSamples(ctx, q, rule+"{"+e.selector(s)+"}", sm.from, e.opts.At, sm.step, e.opts.BaselineTrack)
+	if err != nil {
+		return "", fmt.Errorf("the request counts: %w", err)
+	}
+	// Samples taken more often than their range overlap: count each request once, in the step.
+	secs := min(sm.rng, sm.step).Seconds()
+	at := func(pts []Point) map[int64]float64 {
+		m := make(map[int64]float64, len(pts))
+		for _, p := range pts {
+			m[p.T.UnixMilli()] = p.V * secs
+		}
+		return m
+	}
+	st, gr := at(ts.Stable), at(ts.Gray)
+	for i := range ps {
+		ms := ps[i].T.UnixMilli()
+		ps[i].NStable, ps[i].NGray = st[ms], gr[ms]
+	}
+	return strings.Join(ts.Why, "; "), nil
+}
+
+// ruleInterval is how often rule is evaluated: as Prometheus reports it,
+// else the catalog's Stat.RuleInterval (Options.RuleInterval when set).
+func (e evaluation) ruleInterval(rule string) time.Duration {
+	if iv := e.intervals[rule]; iv > 0 {
+		return iv
+	}
+	return e.opts.RuleInterval
 }
 
 // sampleRange is the range each test sample of rule is computed over: the
@@ -723,7 +797,7 @@ func (e evaluation) tracksHave(ctx context.Context, q Querier, metric string) (b
 
 // CriterionOf returns how the judge compares an SLI.
 func CriterionOf(s catalog.SLI) Criterion {
-	return Criterion{ID: s.ID, SLI: s.Name, Unit: s.Unit, Comparison: s.Comparison, Threshold: s.Threshold, Floor: s.Floor, RelFloor: s.RelFloor}
+	return Criterion{ID: s.ID, SLI: s.Name, Unit: s.Unit, Comparison: s.Comparison, Threshold: s.Threshold, Floor: s.Floor, RelFloor: s.RelFloor, Proportion: s.CountRule != ""}
 }
 
 // sel returns a selector of base's matchers and extra ones, with braces.

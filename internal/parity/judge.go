@@ -35,6 +35,10 @@ type Criterion struct {
 	// ms at +12% is 0.48 ms, less than a busy node jitters; a floor of 5 ms
 	// keeps it a pass.
 	Floor, RelFloor float64
+	// Proportion marks a share of counted events (catalog.SLI.CountRule):
+	// the sequential test passes it only once the pairs' event counts
+	// (Pair.NStable, Pair.NGray) bound both tracks' rates within its margin.
+	Proportion bool
 }
 
 // GrayOverStable returns gray/stable, with 0/0 = 1 (both tracks equal) and x/0 =

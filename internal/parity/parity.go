@@ -90,6 +90,17 @@
 // bytes per request (the kind run's) do not reject at bar 200 and rule out
 // nothing; a fifth rejects.
 //
+// Three more conditions guard a PASS (issue 37). Samples whose paired
+// differences never vary have a confidence sequence of width 0: that is
+// no PASS by itself. A proportion (catalog.SLI.CountRule, the error ratio)
+// also needs each step's event counts (Pair.NStable, Pair.NGray): it passes
+// only once the beta-binomial confidence sequences of the two tracks' rates
+// (rate.go), at level 1/(2 k/alpha) each, put the worst difference within
+// the margin, so that five error-free minutes of 60 requests pass nothing.
+// And JudgeAt holds a test whose last usable pair is more than two steps
+// older than the analysis (NO DATA naming the gap): a gray that stopped
+// serving does not pass on its old samples.
+//
 // # Concurrency
 //
 // Evaluate holds no state and is safe for concurrent use if its Querier is

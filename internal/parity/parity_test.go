@@ -162,12 +162,17 @@ func (p *fakeProm) QueryRange(_ context.Context, q string, r v1.Range, _ ...v1.O
 		tracks, ok = rv, true
 	}
 	if ok && !strings.Contains(q, "gray_status=") {
-		// A row's samples: each track's instant value times 1.00, 1.01, ... 1.04.
+		// A row's samples: each track's instant value times 1.00, 1.01, ... 1.04, gray's
+		// two steps later in the cycle than the others' (so that the tracks' ratio varies).
 		var m model.Matrix
 		for gs, v := range tracks {
 			s := &model.SampleStream{Metric: model.Metric{"gray_status": model.LabelValue(gs)}}
+			phase := 0
+			if gs == "true" {
+				phase = 2
+			}
 			for i, t := 0, r.Start; !t.After(r.End); i, t = i+1, t.Add(r.Step) {
-				s.Values = append(s.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(t.UnixNano()), Value: model.SampleValue(v * (1 + float64(i%5)/100))})
+				s.Values = append(s.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(t.UnixNano()), Value: model.SampleValue(v * (1 + float64((i+phase)%5)/100))})
 			}
 			m = append(m, s)
 		}

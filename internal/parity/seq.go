@@ -3,6 +3,7 @@ package parity
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/poolparity/poolparity/internal/catalog"
@@ -38,9 +39,14 @@ func (iv Interval) overlaps(t time.Time, rng time.Duration) bool {
 }
 
 // Pair is one step's value of the baseline (stable) and the gray track.
+// For a proportion SLI (Criterion.Proportion) NStable and NGray are the
+// events each track's value is a share of in the step (its requests); 0 is
+// unknown.
 type Pair struct {
 	T            time.Time
 	Stable, Gray float64
+	NStable      float64
+	NGray        float64
 }
 
 // SequentialTest configures the sequential judge.
@@ -73,6 +79,9 @@ func (s SequentialTest) withCatalog(st catalog.Stat) SequentialTest {
 // taken from the default catalog and the package defaults, as the judge
 // uses them.
 func (s SequentialTest) WithDefaults() SequentialTest {
+	if s.Alpha > 0 && s.Alpha < 1 {
+		return s.withCatalog(catalog.Stat{SequentialAlpha: s.Alpha}) // the catalog has nothing else to give
+	}
 	return s.withCatalog(catalog.Default().Stat)
 }
 
@@ -150,8 +159,8 @@ func (s SequentialTest) Judge(c Criterion, pairs []Pair, k int) TestResult {
 	if run.n < need {
 		res.Verdict = NoData
 		res.Note = fmt.Sprintf("too few paired samples for the sequential test: %d, need %d (the fewest on which it can reach its bar e >= %g)", run.n, need, bar)
-		if run.skipped > 0 {
-			res.Note += fmt.Sprintf(" (%d left out: a ratio of a zero or negative value)", run.skipped)
+		if left := run.leftOut(); left != "" {
+			res.Note += " (" + left + ")"
 		}
 		return res
 	}
@@ -159,13 +168,71 @@ func (s SequentialTest) Judge(c Criterion, pairs []Pair, k int) TestResult {
 	return res
 }
 
+// JudgeAt is Judge at the analysis time at, the pairs sampled every step:
+// it also counts the steps from the first pair to at that have no pair
+// (TestResult.Gaps), and a test whose last pair is more than two steps
+// older than at is NO DATA naming the gap, whatever it found before: a
+// track that stopped serving (or whose series broke) must not pass on old
+// samples. A FAIL stands, its evidence does not age.
+func (s SequentialTest) JudgeAt(c Criterion, pairs []Pair, k int, at time.Time, step time.Duration) TestResult {
+	res := s.Judge(c, pairs, k)
+	if step <= 0 || len(pairs) == 0 {
+		return res
+	}
+	first, last := pairs[0].T, c.lastUsable(pairs)
+	if want := int(at.Sub(first)/step) + 1; want > len(pairs) {
+		res.Gaps = want - len(pairs)
+	}
+	if res.Verdict == Fail || !last.Before(at.Add(-2*step)) {
+		return res
+	}
+	res.Verdict = NoData
+	note := fmt.Sprintf("no usable paired sample in the last %s (more than two %s steps; %d of the steps since the first sample have none)",
+		at.Sub(first).Round(time.Second), step, res.Gaps)
+	if !last.IsZero() {
+		note = fmt.Sprintf("no paired sample since %s, %s before the analysis (more than two %s steps; %d of the steps since the first sample have none)",
+			last.UTC().Format(time.RFC3339), at.Sub(last).Round(time.Second), step, res.Gaps)
+	}
+	res.Note = strings.TrimPrefix(note+"; "+res.Note, "; ")
+	return res
+}
+
+// lastUsable returns the time of the last pair the test can use, zero
+// when none is.
+func (c Criterion) lastUsable(pairs []Pair) time.Time {
+	for i := len(pairs) - 1; i >= 0; i-- {
+		if _, _, ok := c.sampleOf(pairs[i]); ok {
+			return pairs[i].T
+		}
+	}
+	return time.Time{}
+}
+
 // seqRun is what the sequential test has summed over the usable pairs: how
 // many (and how many it left out), the sums of the paired differences y,
 // of their squares and of the stable levels, and the last floor.
 type seqRun struct {
-	n, skipped        int
+	n                 int
+	notFinite, notPos int
 	sumY, sumY2, sumL float64
 	lastF             float64
+	// counts are the event counts of a proportion's usable pairs.
+	counts counts
+}
+
+// leftOut says which pairs the test left out and why, "" for none.
+func (r seqRun) leftOut() string {
+	var why []string
+	if r.notFinite > 0 {
+		why = append(why, fmt.Sprintf("%d not finite (NaN or Inf)", r.notFinite))
+	}
+	if r.notPos > 0 {
+		why = append(why, fmt.Sprintf("%d a ratio of a zero or negative value", r.notPos))
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return "left out: " + strings.Join(why, ", ")
 }
 
 // accumulate runs the e-process over the pairs in time order: it sets res's
@@ -176,9 +243,14 @@ func (s SequentialTest) accumulate(c Criterion, pairs []Pair, sign float64, need
 	for _, p := range pairs {
 		y, level, ok := c.sampleOf(p)
 		if !ok {
-			r.skipped++
+			if !finite(p.Gray) || !finite(p.Stable) {
+				r.notFinite++
+			} else {
+				r.notPos++
+			}
 			continue
 		}
+		r.counts.add(p)
 		r.n++
 		r.sumY += y
 		r.sumY2 += y * y
@@ -220,9 +292,12 @@ func (s SequentialTest) conclude(c Criterion, r seqRun, sign float64, res *TestR
 		b, w := c.effectOf(mean-sign*half), c.effectOf(mean+sign*half)
 		res.Bound, res.Worst = &b, &w
 	}
+	if res.Verdict == Fail {
+		return
+	}
+	why := c.holdPass(r, sign*mean, sd, sign*mean+half, margin, sign, res.Bar)
 	switch {
-	case res.Verdict == Fail:
-	case res.Worst != nil && sign*mean+half <= margin:
+	case res.Worst != nil && why == "":
 		res.Verdict = Pass
 	default:
 		res.Verdict = NoData
@@ -231,7 +306,40 @@ func (s SequentialTest) conclude(c Criterion, r seqRun, sign float64, res *TestR
 			worst = fmt.Sprintf("%.4g", *res.Worst)
 		}
 		res.Note = fmt.Sprintf("inconclusive after %d paired samples: no regression shown (e=%.3g, bar %.3g) and none ruled out (estimate %.4g, worst not ruled out %s, margin %.4g)", n, res.E, res.Bar, res.Effect, worst, res.Margin)
+		if why != "" {
+			res.Note += "; " + why
+		}
 	}
+}
+
+// holdPass returns why a bounded confidence sequence is no PASS yet, ""
+// when it is one: its worse end (on the test's scale, in the worse
+// direction) beyond the margin; zero variance, which makes the sequence's
+// width 0 and proves nothing by itself; and for a proportion, request
+// counts that do not bound the tracks' rates within the margin (or are
+// unknown while the variance is zero). est is the estimate in the worse
+// direction and sd the samples' standard deviation.
+func (c Criterion) holdPass(r seqRun, est, sd, worst, margin, sign, bar float64) string {
+	counted := c.Proportion && r.counts.nGray > 0 && r.counts.nStable > 0
+	switch {
+	case sd > 0 && worst > margin:
+		return "the confidence sequence's worse end is beyond the margin"
+	case sd == 0 && est > margin:
+		return "every sample is the same, beyond the margin"
+	case sd == 0 && !counted:
+		if c.Proportion {
+			return "zero variance and no request counts: a proportion without a single event in a few samples proves nothing by itself"
+		}
+		return "zero variance: every paired difference is the same, which proves nothing by itself"
+	case !c.Proportion:
+		return ""
+	case !counted:
+		return r.counts.countNote(0, margin)
+	}
+	if w := r.counts.worst(sign, bar); w > margin {
+		return r.counts.countNote(w, margin)
+	}
+	return ""
 }
 
 // passMargin returns the largest effect on the test's scale, in the worse

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/testtool"
@@ -354,27 +356,36 @@ func TestEvaluateSequential(t *testing.T) {
 }
 
 // TestSequentialWarmupReachesTheSampleRulesRange: a warm-up span is left out of the samples
-// whose range overlaps it, and that range is the sampled rule's own (20 s for a ..._rate20s
-// sampleRule), not the catalog's 1m family: samples every 20 s for 3 minutes, the first minute
-// cold, keep the 6 taken 20 s or more after it.
+// whose rule evaluation window overlaps it: a sample at t summarises (t - range - interval, t],
+// the range being the sampled rule's own (20 s for a ..._rate20s sampleRule), not the catalog's
+// 1m family, and the interval the rule group's (as Prometheus reports it, else
+// Options.RuleInterval, else the catalog's 30 s). Samples every 20 s for 3 minutes, the first
+// minute cold.
 func TestSequentialWarmupReachesTheSampleRulesRange(t *testing.T) {
 	const rule20s = "job_gray_status:http_request_duration_seconds:p99_rate20s"
 	tests := []struct {
 		name       string
 		sampleRule string
+		group      float64       // the rule group's interval in seconds as Prometheus reports it; 0: none
+		interval   time.Duration // Options.RuleInterval
 		want       int
 	}{
-		{"a 20s sampleRule is warm 20 s after the span", rule20s, 6},
-		{"the catalog's 1m rule is warm a minute after it", "", 4},
+		{"item 4: a 20s sampleRule is warm 20 s plus the default 30 s interval after the span", rule20s, 0, 0, 4},
+		{"item 4: the catalog's 1m rule is warm a minute plus 30 s after it", "", 0, 0, 2},
+		{"item 4: the group's reported 20 s interval wins over the default", rule20s, 20, 0, 5},
+		{"item 4: Options.RuleInterval is used when Prometheus reports none", rule20s, 0, 50 * time.Second, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := goodPool()
 			p.values[rule20s] = p.values["job_gray_status:http_request_duration_seconds:p99_rate1m"]
+			p.rules.Groups[0].Interval = tt.group
+			p.rules.Groups[0].Rules = append(p.rules.Groups[0].Rules, v1.RecordingRule{Name: rule20s})
 			o := parity.Options{
 				At: at, Window: "1m", Selector: `job="poolparity"`, Stat: parity.StatSequential,
 				StatSince: at.Add(-3 * time.Minute), StatStep: 20 * time.Second, SampleFamily: "1m",
-				Exclude: []parity.Interval{{From: at.Add(-3 * time.Minute), To: at.Add(-2 * time.Minute)}},
+				Exclude:      []parity.Interval{{From: at.Add(-3 * time.Minute), To: at.Add(-2 * time.Minute)}},
+				RuleInterval: tt.interval,
 			}
 			if tt.sampleRule != "" {
 				o.Overrides = map[catalog.ID]parity.Override{catalog.LatencyP99: {SampleRule: tt.sampleRule}}

@@ -78,6 +78,10 @@ type TestResult struct {
 	// Rejected is the time of the sample at which the sequential test
 	// rejected; zero when it did not.
 	Rejected time.Time `json:"rejected,omitzero"`
+	// Gaps is how many steps between the sequential test's first paired
+	// sample and the analysis time have none (JudgeAt); a test whose last
+	// paired sample is more than two steps old does not PASS.
+	Gaps int `json:"gaps,omitempty"`
 }
 
 // sequential reports whether the result is the sequential test's.

@@ -349,6 +349,13 @@ const (
 	StatisticalCounts StatisticalMode = "Counts"
 )
 
+// AnytimeValid reports whether the mode's evidence accumulates from the rollout's start and
+// holds however often it is read (Sequential, Counts): the controller then reads it at every
+// analysis interval of a step, not only at its end.
+func (m StatisticalMode) AnytimeValid() bool {
+	return m == StatisticalSequential || m == StatisticalCounts
+}
+
 // StatisticalTest configures the statistical second opinion: for each SLI a one-sided
 // Mann-Whitney U test of the gray track's samples against the stable track's, taken every
 // step over the window from a range query of the SLI's sampleRule (or rule), with an
@@ -469,11 +476,13 @@ type Analysis struct {
 	// +optional
 	Statistical StatisticalTest `json:"statistical,omitempty"`
 
-	// Warmup is how long each gray (and fresh baseline) pod must have been Ready before its
-	// samples are judged: a new or rescheduled pod starts with empty pools and new Redis
-	// connections. Until every such pod is warm the analysis waits (the status says for
-	// what), and the time each pod was cold is left out of the statistical samples. It is
-	// tied to each pod's Ready condition, not to the step's start. 0 disables it.
+	// Warmup is how long each gray (and fresh baseline) pod, and each stable pod created
+	// after the rollout started (an HPA's scale-up, a replaced pod), must have been Ready
+	// before its samples are judged: a new or rescheduled pod starts with empty pools and new
+	// Redis connections. Until every such pod is warm the analysis waits (the status says for
+	// what), and the time each pod was cold is left out of the statistical samples, with every
+	// sample whose rule evaluation window overlaps it. It is tied to each pod's Ready
+	// condition, not to the step's start. 0 disables it.
 	// +kubebuilder:default="2m"
 	// +optional
 	Warmup *metav1.Duration `json:"warmup,omitempty"`
@@ -665,6 +674,10 @@ type SLITestResult struct {
 	// Margin is the worst effect that passes the SLI (see Worst).
 	// +optional
 	Margin string `json:"margin,omitempty"`
+	// Gaps is how many steps since the Sequential mode's first paired sample have none; a
+	// test whose last paired sample is more than two steps old is NoData.
+	// +optional
+	Gaps int32 `json:"gaps,omitempty"`
 	// RejectedAt is when the Sequential mode's evidence became conclusive.
 	// +optional
 	RejectedAt *metav1.Time `json:"rejectedAt,omitempty"`
