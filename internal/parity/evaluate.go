@@ -582,7 +582,7 @@ func sequentialVerdict(r Report, quiet string) (Verdict, []string) {
 // number of SLIs: the Mann-Whitney test over the sliding StatWindow, or in
 // StatSequential the sequential test over the samples since StatSince.
 func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Criterion, errs *[]string) *TestResult {
-	if e.opts.Stat == StatCounts && s.Counts != nil && e.opts.Overrides[s.ID].Rule == "" {
+	if e.opts.Stat == StatCounts && s.Counts != nil && e.opts.Overrides[s.ID].SampleRule == "" {
 		tr := e.countTest(ctx, q, s, crit, len(e.cat.SLIs))
 		if tr.Verdict == Error {
 			*errs = append(*errs, fmt.Sprintf("%s: %s", s.Name, tr.Note))
