@@ -101,7 +101,7 @@ func garbageSamples(inputs ...countInput) string {
 }
 
 // errRefused marks an answer that is not evidence (a partial one).
-var errRefused = errors.New("Prometheus' answer is not evidence")
+var errRefused = errors.New("the answer from Prometheus is not evidence")
 
 func countError(err error, why []string) TestResult {
 	if errors.Is(err, errRefused) {
