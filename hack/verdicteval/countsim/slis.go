@@ -1,0 +1,89 @@
+package countsim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/parity/seqcount"
+)
+
+// K is how many SLIs the judges spend their alpha over: the catalog's eight, of which the
+// simulator judges five (latency p95 and p99, errors, CPU and heap per request).
+const K = 8
+
+// sli is one judged SLI: its catalog entry, the quantile of a latency SLI, and the series its
+// numerator is read from (errors, CPU or heap; unused for latency).
+type sli struct {
+	cat    catalog.SLI
+	q      float64
+	series int
+	kind   seqcount.Kind
+}
+
+// judged returns the five SLIs the simulator judges, in catalog order.
+func judged() ([]sli, error) {
+	cat := catalog.Default()
+	want := []sli{
+		{cat: catalog.SLI{ID: catalog.LatencyP95}, q: 0.95, kind: seqcount.Proportion},
+		{cat: catalog.SLI{ID: catalog.LatencyP99}, q: 0.99, kind: seqcount.Proportion},
+		{cat: catalog.SLI{ID: catalog.ErrorRatio}, series: SeriesErrors, kind: seqcount.Proportion},
+		{cat: catalog.SLI{ID: catalog.CPUPerRequest}, series: SeriesCPU, kind: seqcount.PerRequest},
+		{cat: catalog.SLI{ID: catalog.HeapAllocPerRequest}, series: SeriesHeap, kind: seqcount.PerRequest},
+	}
+	for i := range want {
+		s, ok := cat.Get(want[i].cat.ID)
+		if !ok {
+			return nil, fmt.Errorf("the catalog has no SLI %s", want[i].cat.ID)
+		}
+		want[i].cat = s
+	}
+	return want, nil
+}
+
+// nominal returns stable's level of the SLI for the service: its latency quantile, error ratio,
+// CPU or heap per request.
+func (s sli) nominal(svc Service, t3 bool) float64 {
+	switch {
+	case s.q > 0:
+		z := normQuantile(s.q)
+		if t3 {
+			z = t3Quantile(s.q)
+		}
+		return svc.Median * math.Exp(svc.sigma(t3)*z)
+	case s.series == SeriesErrors:
+		return svc.Errors
+	case s.series == SeriesCPU:
+		return svc.CPU
+	}
+	return svc.Heap
+}
+
+// limits returns the count judge's boundaries of a non-latency SLI at stable's level: the floor
+// is the catalog's (FloorAt the level) and the margin the threshold, or the floor where that is
+// wider (as the per-minute judge's pass margin).
+func (s sli) limits(level float64) seqcount.Limits {
+	f := s.cat.FloorAt(level)
+	lim := seqcount.Limits{Floor: seqcount.Bound{Abs: f}, Margin: seqcount.Bound{Abs: math.Max(s.cat.Threshold, f)}}
+	if s.cat.Comparison.IsRatio() {
+		lim.Margin = seqcount.Bound{Rel: s.cat.Threshold - 1}
+		if f > (s.cat.Threshold-1)*level {
+			lim.Margin = seqcount.Bound{Abs: f}
+		}
+	}
+	return lim
+}
+
+// t3Quantile is the q quantile of Student's t with 3 degrees of freedom, by bisection.
+func t3Quantile(q float64) float64 {
+	lo, hi := -1e3, 1e3
+	for range 200 {
+		mid := (lo + hi) / 2
+		if t3CDF(mid) < q {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
