@@ -6,11 +6,13 @@ import (
 	"time"
 )
 
-// Wilson returns the 95% Wilson score interval of k successes in n trials ([0, 1] for n = 0).
+// Wilson returns the 95% Wilson score interval of k successes in n trials ([0, 1] for n <= 0; k
+// is clamped to [0, n]).
 func Wilson(k, n int) (lo, hi float64) {
 	if n <= 0 {
 		return 0, 1
 	}
+	k = min(max(k, 0), n)
 	const z = 1.959963984540054
 	p, nf := float64(k)/float64(n), float64(n)
 	den := 1 + z*z/nf
