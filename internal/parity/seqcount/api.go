@@ -15,10 +15,13 @@ const (
 // Counts is one track's increments over one step.
 type Counts struct {
 	Num, Requests float64
-	// Pods optionally carries the same increments per pod (in any fixed pod order); when present on
-	// stable's steps with >= 2 pods, Judge estimates the lasting per-pod spread from it. Judge reads
-	// only Num and Requests for the contrast itself.
+	// Pods optionally carries the same increments per pod, each named by Pod (entries without a name
+	// are named by their index). Judge counts each track's pods from it and, with Test.PodSpread
+	// left to be estimated, estimates the spread of lasting per-pod offsets from stable's pods. The
+	// contrast itself reads only Num and Requests.
 	Pods []Counts
+	// Pod names the pod of an entry of Pods; empty on a track's total.
+	Pod string
 }
 
 // Step is one step of both tracks; T is the step's end.
@@ -69,8 +72,9 @@ type Test struct {
 	MinSteps int
 	// Lag is how many step lags the autocorrelation inflation reads; default 3.
 	Lag int
-	// PodSpread is a known sd of lasting per-pod log offsets of the rate; negative means estimate it
-	// from stable's Pods; zero (the default) also means estimate it.
+	// PodSpread is a known sd of lasting per-pod log offsets of the rate. Zero (the default) or
+	// negative means estimate it from stable's per-pod counts (Counts.Pods), or allow nothing for
+	// pod offsets when the steps carry no per-pod counts (the Note says so).
 	PodSpread float64
 }
 
@@ -81,17 +85,12 @@ type Result struct {
 	Skipped   int       // steps left out (see Note)
 	EFail     float64   // e-value against "gray within the floor" (FAIL at >= Bar)
 	EPass     float64   // e-value against "gray at or beyond the margin" (PASS at >= Bar)
-	Bar       float64   // K/Alpha
+	Bar       float64   // K/Alpha, or 2K/Alpha when half of Alpha is spent on a pod-offset allowance
 	Ratio     float64   // pooled gray rate / pooled stable rate (NaN when stable's is 0)
 	Diff      float64   // pooled gray rate - pooled stable rate
 	Inflation float64   // the variance inflation used (>= 1)
 	Rejected  time.Time // the step at which the outcome was first reached (zero if Inconclusive)
 	Note      string    // why NO DATA / what was left out; for FAIL and PASS, the evidence in one line
-}
-
-// Judge runs the two anytime-valid tests over steps in order.
-func (t Test) Judge(kind Kind, lim Limits, steps []Step) Result {
-	return Result{Note: "not implemented", Ratio: 0, Inflation: 1}
 }
 
 // Sample is one sample of a cumulative counter.
@@ -106,20 +105,10 @@ type Series struct {
 	Samples []Sample
 }
 
-// Increase returns, for each step (edges[i-1], edges[i]], the increase of the counters summed over pods.
-func Increase(series []Series, edges []time.Time) (inc []float64, stepsOK []bool, notes []string) {
-	return nil, nil, nil
-}
-
 // Histogram is one track's bucket series: Bounds are the finite upper bounds (le), ascending;
 // Buckets[j] the per-pod cumulative series of bucket le=Bounds[j]; Count the per-pod series of _count.
 type Histogram struct {
 	Bounds  []float64
 	Buckets [][]Series
 	Count   []Series
-}
-
-// LatencySteps turns both tracks' histograms into Proportion steps for a quantile q.
-func LatencySteps(stable, gray Histogram, edges []time.Time, q float64, floor, margin float64) (steps []Step, lim Limits, bound float64, notes []string, err error) {
-	return nil, Limits{}, 0, nil, nil
 }

@@ -1,0 +1,61 @@
+package seqcount
+
+import (
+	"math"
+	"testing"
+)
+
+// TestLogMixtureEMatchesQuadrature compares the closed form with the mixture integrated
+// numerically: E = int_0^inf 2 phi(lambda; 0, c^2) exp(lambda s - lambda^2 v/2) dlambda.
+func TestLogMixtureEMatchesQuadrature(t *testing.T) {
+	for _, tc := range []struct{ s, v, c float64 }{
+		{0, 1, 1}, {3, 2, 0.5}, {-4, 3, 2}, {12, 10, 0.3}, {40, 50, 1}, {-200, 50, 1},
+	} {
+		const steps = 200000
+		hi := math.Max(40/tc.c, 40/math.Sqrt(tc.v)+math.Max(tc.s/tc.v, 0)*2)
+		h := hi / steps
+		var sum float64
+		for i := range steps {
+			l := (float64(i) + 0.5) * h
+			sum += 2 / (tc.c * math.Sqrt(2*math.Pi)) * math.Exp(-l*l/(2*tc.c*tc.c)+l*tc.s-l*l*tc.v/2) * h
+		}
+		got, want := logMixtureE(tc.s, tc.v, tc.c), math.Log(sum)
+		if math.Abs(got-want) > 1e-4*math.Max(1, math.Abs(want)) {
+			t.Errorf("s=%g v=%g c=%g: closed form log E %.6g, quadrature %.6g", tc.s, tc.v, tc.c, got, want)
+		}
+	}
+}
+
+func TestLogPhiTail(t *testing.T) {
+	// Continuity across the switch to the asymptotic series, and a known value.
+	a, b := logPhi(-30+1e-9), logPhi(-30-1e-9)
+	if math.Abs(a-b) > 1e-6 {
+		t.Errorf("logPhi jumps at -30: %g vs %g", a, b)
+	}
+	if got := math.Exp(logPhi(-1.959963984540054)); math.Abs(got-0.025) > 1e-9 {
+		t.Errorf("Phi(-1.96) = %g, want 0.025", got)
+	}
+}
+
+func TestZUpper(t *testing.T) {
+	for _, tc := range []struct{ p, z float64 }{{0.025, 1.959963984540054}, {0.0025, 2.807033768343811}, {0.5, 0}} {
+		if got := zUpper(tc.p); math.Abs(got-tc.z) > 1e-9 {
+			t.Errorf("zUpper(%g) = %.12g, want %.12g", tc.p, got, tc.z)
+		}
+	}
+}
+
+func TestInflation(t *testing.T) {
+	alternating := []float64{1, -1, 1, -1, 1, -1, 1, -1}
+	trending := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	if got := inflation(alternating, 3); got != 1+2*(1-2.0/4)*(6.0/8) {
+		// lag 1 and 3 are negative (clipped to 0); lag 2 is +6/8.
+		t.Errorf("alternating: %g", got)
+	}
+	if got := inflation(trending, 3); !(got > 2.5) {
+		t.Errorf("a trend must inflate the variance a lot, got %g", got)
+	}
+	if got := inflation([]float64{3, 3, 3}, 3); got != 1 {
+		t.Errorf("constant: %g, want 1", got)
+	}
+}

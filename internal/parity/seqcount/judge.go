@@ -1,0 +1,182 @@
+package seqcount
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Defaults of Test.
+const (
+	DefaultAlpha    = 0.01
+	DefaultK        = 1
+	DefaultMinSteps = 6
+	DefaultLag      = 3
+	// tuneSteps is the number of steps in which the prior scale c is tuned to decide an effect of
+	// (margin - floor) when the per-step effect alone cannot set it (see the package doc).
+	tuneSteps = 10
+	// maxSkippedShare is the largest share of steps that may be left out before the judge holds
+	// every verdict (NO DATA).
+	maxSkippedShare = 0.2
+)
+
+// withDefaults returns t with its zero or out-of-range settings replaced by the defaults.
+func (t Test) withDefaults() Test {
+	if !(t.Alpha > 0 && t.Alpha < 1) {
+		t.Alpha = DefaultAlpha
+	}
+	t.K = max(t.K, DefaultK)
+	if t.MinSteps < 2 {
+		t.MinSteps = DefaultMinSteps
+	}
+	if t.Lag < 1 {
+		t.Lag = DefaultLag
+	}
+	if math.IsNaN(t.PodSpread) || math.IsInf(t.PodSpread, 0) {
+		t.PodSpread = -1
+	}
+	return t
+}
+
+// ErrBadLimits is wrapped by the error that checkLimits returns.
+var errBadLimits = errors.New("bad limits")
+
+// checkLimits reports whether kind and lim can be judged: finite bounds, 1+Rel > 0, and the margin
+// beyond the floor (no lower for every stable rate, higher for some).
+func checkLimits(kind Kind, lim Limits) error {
+	if kind != Proportion && kind != PerRequest {
+		return fmt.Errorf("%w: unknown kind %d", errBadLimits, int(kind))
+	}
+	for _, b := range []Bound{lim.Floor, lim.Margin} {
+		if !finite(b.Rel) || !finite(b.Abs) || b.Rel <= -1 {
+			return fmt.Errorf("%w: bound %+v is not finite with Rel > -1", errBadLimits, b)
+		}
+	}
+	if !beyond(lim.Margin, lim.Floor) {
+		return fmt.Errorf("%w: margin %+v is not beyond floor %+v (a PASS would not rule out a FAIL)", errBadLimits, lim.Margin, lim.Floor)
+	}
+	return nil
+}
+
+// beyond reports whether bound m allows more than bound f: m's rate limit is at least f's at every
+// stable rate and above it at some.
+func beyond(m, f Bound) bool {
+	return m.Rel >= f.Rel && m.Abs >= f.Abs && (m.Rel > f.Rel || m.Abs > f.Abs)
+}
+
+// scaled returns b with its whole limit multiplied by s (a relative allowance).
+func scaled(b Bound, s float64) Bound {
+	return Bound{Rel: (1+b.Rel)*s - 1, Abs: b.Abs * s}
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// Judge runs the FAIL and the PASS e-processes over steps in order and stops at the first look at
+// which either reaches its bar (FAIL first). See the package doc for the statistics.
+func (t Test) Judge(kind Kind, lim Limits, steps []Step) Result {
+	t = t.withDefaults()
+	res := Result{Bar: float64(t.K) / t.Alpha, EFail: 1, EPass: 1, Inflation: 1, Ratio: math.NaN()}
+	if err := checkLimits(kind, lim); err != nil {
+		res.Note = "NO DATA: " + err.Error()
+		return res
+	}
+	j := newJudge(t, kind, lim, steps)
+	for _, st := range steps {
+		if !j.add(st) {
+			continue
+		}
+		if j.look(); j.out != Inconclusive {
+			break
+		}
+	}
+	return j.result()
+}
+
+// obs is one usable step.
+type obs struct {
+	t              time.Time
+	ng, rg, ns, rs float64
+	ps             float64 // stable's smoothed pooled rate over the steps before (this one's for the first)
+}
+
+// judge is the state of one Judge call.
+type judge struct {
+	t        Test
+	kind     Kind
+	lim      Limits
+	obs      []obs
+	skips    map[string]int
+	seen     int
+	pods     podTally
+	withhold bool // some step had non-finite counts: never a PASS
+	c        float64
+	sumNs    float64 // stable's pooled counts over the usable steps
+	sumRs    float64
+	// the last look
+	out                   Outcome
+	logEF, logEP, infl    float64
+	bar                   float64
+	at                    time.Time
+	why, podNote          string
+	floorUsed, marginUsed Bound
+}
+
+func newJudge(t Test, kind Kind, lim Limits, steps []Step) *judge {
+	j := &judge{t: t, kind: kind, lim: lim, skips: map[string]int{}, infl: 1, pods: newPodTally(kind)}
+	j.bar = float64(t.K) / t.Alpha
+	for _, st := range steps {
+		if !allFinite(st.Stable) || !allFinite(st.Gray) {
+			j.withhold = true
+			break
+		}
+	}
+	return j
+}
+
+func allFinite(c Counts) bool { return finite(c.Num) && finite(c.Requests) }
+
+// skipCause returns why a step cannot be used, or "".
+func skipCause(kind Kind, st Step) string {
+	s, g := st.Stable, st.Gray
+	switch {
+	case !allFinite(s) || !allFinite(g):
+		return "non-finite counts"
+	case s.Num < 0 || s.Requests < 0 || g.Num < 0 || g.Requests < 0:
+		return "negative counts"
+	case kind == Proportion && (s.Num > s.Requests || g.Num > g.Requests):
+		return "Num above Requests"
+	case s.Requests == 0 || g.Requests == 0:
+		return "no requests on a track"
+	}
+	return ""
+}
+
+// add takes one step; it reports whether the step was usable.
+func (j *judge) add(st Step) bool {
+	j.seen++
+	if cause := skipCause(j.kind, st); cause != "" {
+		j.skips[cause]++
+		return false
+	}
+	ps := smoothRate(j.sumNs, j.sumRs)
+	if len(j.obs) == 0 {
+		ps = smoothRate(st.Stable.Num, st.Stable.Requests)
+	}
+	j.sumNs += st.Stable.Num
+	j.sumRs += st.Stable.Requests
+	j.obs = append(j.obs, obs{t: st.T, ng: st.Gray.Num, rg: st.Gray.Requests, ns: st.Stable.Num, rs: st.Stable.Requests, ps: ps})
+	j.pods.add(st)
+	return true
+}
+
+// smoothRate is num/req with half a count of prior, so that no events is not a zero rate.
+func smoothRate(num, req float64) float64 { return (num + 0.5) / (req + 1) }
+
+func (j *judge) skipped() int {
+	n := 0
+	for _, v := range j.skips {
+		n += v
+	}
+	return n
+}

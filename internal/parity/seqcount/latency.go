@@ -1,0 +1,86 @@
+package seqcount
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// ErrHistogram is wrapped by LatencySteps' errors: histograms that cannot be judged.
+var ErrHistogram = errors.New("histograms cannot be judged")
+
+// LatencySteps turns both tracks' histograms into Proportion steps for a quantile q (0.95, 0.99).
+//
+// The bound b is the finite bucket bound whose stable pooled exceedance S(b) (over all the steps)
+// is the smallest at or above 1-q, the bound just below stable's q-quantile; when even the first
+// bound's exceedance is below 1-q it is the first bound, and when every bound's is above, the
+// last (both noted). It reads only stable, so gray cannot steer it. Each step's Num is the requests
+// slower than b (the _count increase minus the le=b bucket's increase) and Requests the _count
+// increase, per track (and per pod in Counts.Pods); a step where a track's _count has no sample
+// has Requests 0, which Judge leaves out.
+//
+// The limits are in exceedance terms for a quantile ratio limit: floor and margin are latency
+// ratios (margin 1.10: gray's q-quantile <= 1.10 x stable's). If gray's latencies were stable's
+// scaled by m, gray's exceedance at b would be stable's at b/m, so a bound m becomes
+// Bound{Rel: S(b/m)/S(b) - 1}, with S stable's pooled survival function interpolated linearly in
+// log-survival against log-latency between bounds (and extrapolated along the nearest segment).
+//
+// Bounds that differ between the tracks, a bucket list that does not match its bounds, q outside
+// (0, 1), ratios that are not finite positive numbers with margin > floor, or a stable track with
+// no requests give an error and no steps.
+func LatencySteps(stable, gray Histogram, edges []time.Time, q float64, floor, margin float64) (steps []Step, lim Limits, bound float64, notes []string, err error) {
+	if err := checkLatencyArgs(stable, gray, q, floor, margin); err != nil {
+		return nil, Limits{}, 0, nil, err
+	}
+	st, nst := trackIncreases("stable", stable, edges)
+	gr, ngr := trackIncreases("gray", gray, edges)
+	notes = append(nst, ngr...)
+	surv, err := st.survival()
+	if err != nil {
+		return nil, Limits{}, 0, notes, err
+	}
+	j, note := chooseBound(surv, q)
+	if note != "" {
+		notes = append(notes, note)
+	}
+	bound = stable.Bounds[j]
+	lim = Limits{
+		Floor:  Bound{Rel: exceedanceRatio(stable.Bounds, surv, j, floor) - 1},
+		Margin: Bound{Rel: exceedanceRatio(stable.Bounds, surv, j, margin) - 1},
+	}
+	steps = make([]Step, len(st.count))
+	for i := range steps {
+		steps[i] = Step{T: edges[i+1], Stable: st.step(i, j), Gray: gr.step(i, j)}
+	}
+	return steps, lim, bound, notes, nil
+}
+
+func checkLatencyArgs(stable, gray Histogram, q, floor, margin float64) error {
+	if !(q > 0 && q < 1) {
+		return fmt.Errorf("%w: quantile %g is not in (0, 1)", ErrHistogram, q)
+	}
+	if !(floor > 0) || !(margin > floor) || math.IsInf(margin, 0) {
+		return fmt.Errorf("%w: latency ratios floor %g and margin %g must be finite and positive with margin > floor", ErrHistogram, floor, margin)
+	}
+	if len(stable.Bounds) != len(gray.Bounds) {
+		return fmt.Errorf("%w: stable has %d bucket bounds, gray %d", ErrHistogram, len(stable.Bounds), len(gray.Bounds))
+	}
+	for i, b := range stable.Bounds {
+		if b != gray.Bounds[i] {
+			return fmt.Errorf("%w: bucket bound %d is %g on stable, %g on gray", ErrHistogram, i, b, gray.Bounds[i])
+		}
+		if !(b > 0) || math.IsInf(b, 0) || (i > 0 && !(b > stable.Bounds[i-1])) {
+			return fmt.Errorf("%w: bucket bounds must be finite, positive and ascending (bound %d is %g)", ErrHistogram, i, b)
+		}
+	}
+	if len(stable.Bounds) == 0 {
+		return fmt.Errorf("%w: no bucket bounds", ErrHistogram)
+	}
+	for _, h := range []Histogram{stable, gray} {
+		if len(h.Buckets) != len(h.Bounds) {
+			return fmt.Errorf("%w: %d bucket series for %d bounds", ErrHistogram, len(h.Buckets), len(h.Bounds))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,150 @@
+package seqcount_test
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/poolparity/poolparity/internal/parity/seqcount"
+)
+
+// promBounds are the http_request_duration_seconds bucket bounds.
+var promBounds = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10}
+
+// lognormalCDF is P(latency <= x) for log latency ~ N(mu, sigma^2).
+func lognormalCDF(x, mu, sigma float64) float64 {
+	return 0.5 * math.Erfc(-(math.Log(x)-mu)/(sigma*math.Sqrt2))
+}
+
+// lognormalHistogram is one pod's exact cumulative histogram of perStep requests per step.
+func lognormalHistogram(pod string, steps int, perStep, mu, sigma float64) seqcount.Histogram {
+	h := seqcount.Histogram{Bounds: promBounds, Buckets: make([][]seqcount.Series, len(promBounds))}
+	count := seqcount.Series{Pod: pod}
+	buckets := make([]seqcount.Series, len(promBounds))
+	for i := 0; i <= steps; i++ {
+		ts := at(float64(i)*20 - 10)
+		n := perStep * float64(i)
+		count.Samples = append(count.Samples, seqcount.Sample{T: ts, V: n})
+		for j, b := range promBounds {
+			buckets[j].Pod = pod
+			buckets[j].Samples = append(buckets[j].Samples, seqcount.Sample{T: ts, V: n * lognormalCDF(b, mu, sigma)})
+		}
+	}
+	h.Count = []seqcount.Series{count}
+	for j := range buckets {
+		h.Buckets[j] = []seqcount.Series{buckets[j]}
+	}
+	return h
+}
+
+func stepEdges(n int) []time.Time {
+	edges := make([]time.Time, n+1)
+	for i := range edges {
+		edges[i] = at(float64(i) * 20)
+	}
+	return edges
+}
+
+func TestLatencyStepsAgainstLogNormal(t *testing.T) {
+	mu, sigma := math.Log(0.05), 0.8
+	stable := lognormalHistogram("s", 10, 3000, mu, sigma)
+	gray := lognormalHistogram("g", 10, 300, mu+math.Log(1.2), sigma) // gray 20% slower
+	steps, lim, bound, notes, err := seqcount.LatencySteps(stable, gray, stepEdges(10), 0.99, 1.05, 1.10)
+	if err != nil || len(notes) != 0 {
+		t.Fatalf("err %v, notes %q", err, notes)
+	}
+	// Stable's p99 is 0.05 e^(2.326 x 0.8) = 0.32 s: the bound just below it is 0.25.
+	if bound != 0.25 {
+		t.Errorf("bound %g, want 0.25", bound)
+	}
+	surv := func(x float64) float64 { return 1 - lognormalCDF(x, mu, sigma) }
+	for _, tc := range []struct {
+		name string
+		got  float64
+		m    float64
+	}{{"floor", lim.Floor.Rel, 1.05}, {"margin", lim.Margin.Rel, 1.10}} {
+		want := surv(bound/tc.m)/surv(bound) - 1
+		// Parabolic interpolation of log S in log t through 0.1, 0.25 and 0.5 s: within 1% of the exact ratio.
+		if math.Abs((1+tc.got)/(1+want)-1) > 0.01 || lim.Floor.Abs != 0 {
+			t.Errorf("%s: Rel %.4f, exact log-normal %.4f", tc.name, tc.got, want)
+		}
+	}
+	if len(steps) != 10 {
+		t.Fatalf("%d steps, want 10", len(steps))
+	}
+	wantGray := 300 * (1 - lognormalCDF(0.25, mu+math.Log(1.2), sigma))
+	for i, s := range steps {
+		if math.Abs(s.Gray.Num-wantGray) > 1e-6 || s.Gray.Requests != 300 || s.Stable.Requests != 3000 || len(s.Gray.Pods) != 1 || s.Gray.Pods[0].Pod != "g" {
+			t.Errorf("step %d: %+v, want gray Num %.4f of 300 with its pod", i, s, wantGray)
+		}
+	}
+}
+
+func TestLatencyStepsErrors(t *testing.T) {
+	h := lognormalHistogram("s", 3, 100, math.Log(0.05), 0.8)
+	other := lognormalHistogram("g", 3, 100, math.Log(0.05), 0.8)
+	other.Bounds = append([]float64(nil), promBounds...)
+	other.Bounds[4] = 0.03
+	empty := lognormalHistogram("s", 3, 0, math.Log(0.05), 0.8)
+	for _, tc := range []struct {
+		name          string
+		stable, gray  seqcount.Histogram
+		q, floor, mar float64
+	}{
+		{"bounds differ between tracks", h, other, 0.99, 1.05, 1.1},
+		{"q out of range", h, h, 1, 1.05, 1.1},
+		{"margin not above floor", h, h, 0.99, 1.1, 1.1},
+		{"stable served nothing", empty, h, 0.99, 1.05, 1.1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			steps, _, _, _, err := seqcount.LatencySteps(tc.stable, tc.gray, stepEdges(3), tc.q, tc.floor, tc.mar)
+			if !errors.Is(err, seqcount.ErrHistogram) || steps != nil {
+				t.Errorf("err %v, %d steps; want ErrHistogram and none", err, len(steps))
+			}
+		})
+	}
+}
+
+// TestLatencyJudged: gray's latency 20% above stable's fails a 1.10 margin's p99 judge.
+func TestLatencyJudged(t *testing.T) {
+	mu, sigma := math.Log(0.05), 0.8
+	stable := lognormalHistogram("s", 30, 3000, mu, sigma)
+	gray := lognormalHistogram("g", 30, 3000, mu+math.Log(1.3), sigma)
+	steps, lim, _, _, err := seqcount.LatencySteps(stable, gray, stepEdges(30), 0.99, 1.05, 1.10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Exact expected counts carry no noise; add a little so the variance is measured.
+	for i := range steps {
+		steps[i].Gray.Num += float64(i%3) - 1
+	}
+	if r := (seqcount.Test{}).Judge(seqcount.Proportion, lim, steps); r.Outcome != seqcount.Fail {
+		t.Errorf("got %s: %s", r.Outcome, r.Note)
+	}
+}
+
+// TestExceedanceRatioGrid checks the limits' exceedance ratios against the exact log-normal ones
+// over medians 10-100 ms, log-sds 0.4-1.2 and q 0.95 and 0.99 on the Prometheus buckets: within
+// 3.5% (the worst, 3.2%, is a narrow sd 0.4 whose chosen bound sits at the median).
+func TestExceedanceRatioGrid(t *testing.T) {
+	for _, med := range []float64{0.01, 0.03, 0.05, 0.1} {
+		for _, sigma := range []float64{0.4, 0.8, 1.2} {
+			for _, q := range []float64{0.95, 0.99} {
+				mu := math.Log(med)
+				h := lognormalHistogram("s", 3, 3000, mu, sigma)
+				_, lim, b, _, err := seqcount.LatencySteps(h, h, stepEdges(3), q, 1.05, 1.10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				surv := func(x float64) float64 { return 1 - lognormalCDF(x, mu, sigma) }
+				for _, c := range []struct{ got, m float64 }{{lim.Floor.Rel, 1.05}, {lim.Margin.Rel, 1.10}} {
+					want := surv(b/c.m) / surv(b)
+					if e := (1+c.got)/want - 1; math.Abs(e) > 0.035 {
+						t.Errorf("median %g sd %g q %g bound %g ratio %g: %.4f, exact %.4f (%+.1f%%)", med, sigma, q, b, c.m, 1+c.got, want, 100*e)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,165 @@
+package seqcount
+
+import (
+	"fmt"
+	"math"
+)
+
+// look judges the usable steps so far: it sets j.out when an e-value reaches its bar, and keeps
+// the e-values, the inflation and why no verdict was reached for the result.
+func (j *judge) look() {
+	n := len(j.obs)
+	if n < j.t.MinSteps {
+		j.why = fmt.Sprintf("%d usable steps, fewer than MinSteps %d", n, j.t.MinSteps)
+		return
+	}
+	if float64(j.skipped()) > maxSkippedShare*float64(j.seen) {
+		j.why = fmt.Sprintf("%d of %d steps left out, more than a fifth", j.skipped(), j.seen)
+		return
+	}
+	floor, margin, passable := j.boundaries()
+	xs := j.contrasts(j.lim.Floor)
+	j.infl = inflation(xs, j.t.Lag)
+	sF, vF, empF := j.sums(floor)
+	if j.kind == PerRequest && !(empF > 0) {
+		j.why = "no variation: every step's contrast is the same, so nothing measures its noise"
+		return
+	}
+	if j.c == 0 {
+		j.c = j.priorScale()
+	}
+	j.logEF = logMixtureE(sF, j.infl*vF, j.c)
+	j.logEP = 0
+	if passable {
+		sP, vP, _ := j.sums(margin)
+		j.logEP = logMixtureE(-sP, j.infl*vP, j.c)
+	}
+	j.floorUsed, j.marginUsed = floor, margin
+	logBar := math.Log(j.bar)
+	switch {
+	case j.logEF >= logBar:
+		j.out = Fail
+	case passable && j.logEP >= logBar:
+		j.out = Pass
+	default:
+		j.why = ""
+		return
+	}
+	j.at = j.obs[n-1].t
+}
+
+// boundaries returns the floor and margin after the pod-offset allowance (package doc) and whether
+// a PASS is possible at all; it sets j.bar and j.podNote.
+func (j *judge) boundaries() (floor, margin Bound, passable bool) {
+	spread, src := j.t.PodSpread, "given"
+	if spread <= 0 {
+		spread, src = j.pods.spread()
+	}
+	floor, margin = j.lim.Floor, j.lim.Margin
+	j.bar = float64(j.t.K) / j.t.Alpha
+	j.podNote = "pod offsets: " + src
+	if spread > 0 {
+		pg, ps := j.pods.counts()
+		a := zUpper(j.t.Alpha/(2*float64(j.t.K))) * spread * math.Sqrt(1/float64(pg)+1/float64(ps))
+		floor, margin = scaled(floor, math.Exp(a)), scaled(margin, math.Exp(-a))
+		j.bar *= 2
+		j.podNote = fmt.Sprintf("pod offsets: sd %.3g (%s) over %d gray and %d stable pods, allowance x%.4g on the limits, half of alpha spent on it",
+			spread, src, pg, ps, math.Exp(a))
+	}
+	passable = !j.withhold
+	if !beyond(margin, floor) {
+		passable = false
+		j.podNote += "; PASS impossible: the margin narrowed by the allowance is not beyond the widened floor"
+	}
+	return floor, margin, passable
+}
+
+// contrasts returns x_i(b) of the usable steps.
+func (j *judge) contrasts(b Bound) []float64 {
+	xs := make([]float64, len(j.obs))
+	for i, o := range j.obs {
+		xs[i] = o.ng - o.rg*(o.ns/o.rs*(1+b.Rel)+b.Abs)
+	}
+	return xs
+}
+
+// sums returns S = sum x_i(b), the variance V (before inflation) and the empirical part of V.
+func (j *judge) sums(b Bound) (s, v, emp float64) {
+	xs := j.contrasts(b)
+	n := float64(len(xs))
+	var model float64
+	for i, x := range xs {
+		s += x
+		if j.kind == Proportion {
+			model += modelVar(j.obs[i], b)
+		}
+	}
+	mean := s / n
+	for _, x := range xs {
+		emp += (x - mean) * (x - mean)
+	}
+	emp *= n / (n - 1)
+	return s, math.Max(model, emp), emp
+}
+
+// modelVar is the binomial variance of a Proportion step's contrast at the boundary b, with
+// stable's rate the smoothed pooled rate of the steps before.
+func modelVar(o obs, b Bound) float64 {
+	pg := math.Min(math.Max(o.ps*(1+b.Rel)+b.Abs, 0), 1)
+	k := o.rg * (1 + b.Rel)
+	return o.rg*pg*(1-pg) + k*k*o.ps*(1-o.ps)/o.rs
+}
+
+// priorScale returns c, the prior scale of lambda, tuned so that an effect of (margin - floor)
+// is the one the mixture weighs most (package doc).
+func (j *judge) priorScale() float64 {
+	first := j.obs[:min(len(j.obs), j.t.MinSteps)]
+	var rg, ns, rs float64
+	for _, o := range first {
+		rg += o.rg
+		ns += o.ns
+		rs += o.rs
+	}
+	var vRef, rate float64
+	if j.kind == Proportion {
+		vRef, rate = modelVar(first[0], j.lim.Floor), first[0].ps
+		rg = first[0].rg
+	} else {
+		_, _, emp := j.sums(j.lim.Floor)
+		vRef, rate, rg = emp/float64(len(j.obs)), ns/rs, rg/float64(len(first))
+	}
+	d := rate*(j.lim.Margin.Rel-j.lim.Floor.Rel) + (j.lim.Margin.Abs - j.lim.Floor.Abs)
+	c := rg * d / vRef
+	if !(c > 0) || math.IsInf(c, 0) {
+		c = math.Sqrt(2 * math.Log(j.bar) / (tuneSteps * vRef))
+	}
+	return c
+}
+
+// inflation returns the Bartlett-weighted long-run variance factor of xs over lags 1..lag,
+// max(1, 1 + 2 sum_k (1 - k/(lag+1)) rho_k), each rho_k clipped to [0, 0.95].
+func inflation(xs []float64, lag int) float64 {
+	n := len(xs)
+	var mean float64
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(n)
+	var g0 float64
+	for _, x := range xs {
+		g0 += (x - mean) * (x - mean)
+	}
+	if !(g0 > 0) {
+		return 1
+	}
+	f := 1.0
+	for k := 1; k <= lag && k < n; k++ {
+		var g float64
+		for i := k; i < n; i++ {
+			g += (xs[i] - mean) * (xs[i-k] - mean)
+		}
+		rho := math.Min(math.Max(g/g0, 0), 0.95)
+		f += 2 * (1 - float64(k)/float64(lag+1)) * rho
+	}
+	return f
+}

@@ -1,0 +1,68 @@
+package seqcount
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// result builds the Result of the last look.
+func (j *judge) result() Result {
+	r := Result{Outcome: j.out, Steps: len(j.obs), Skipped: j.skipped(), Bar: j.bar,
+		EFail: math.Exp(j.logEF), EPass: math.Exp(j.logEP), Inflation: j.infl, Rejected: j.at}
+	var ng, rg, ns, rs float64
+	for _, o := range j.obs {
+		ng, rg, ns, rs = ng+o.ng, rg+o.rg, ns+o.ns, rs+o.rs
+	}
+	gr, sr := ng/rg, ns/rs
+	r.Diff, r.Ratio = gr-sr, math.NaN()
+	if sr > 0 {
+		r.Ratio = gr / sr
+	}
+	if len(j.obs) == 0 {
+		r.Diff = math.NaN()
+	}
+	var parts []string
+	switch j.out {
+	case Fail:
+		parts = append(parts, fmt.Sprintf("FAIL: e-value %.4g reached the bar %.4g against gray within floor %s, after %d steps", r.EFail, r.Bar, fmtBound(j.floorUsed), r.Steps))
+	case Pass:
+		parts = append(parts, fmt.Sprintf("PASS: e-value %.4g reached the bar %.4g against gray at or beyond margin %s, after %d steps", r.EPass, r.Bar, fmtBound(j.marginUsed), r.Steps))
+	default:
+		why := j.why
+		if why == "" {
+			why = "neither e-value reached the bar"
+		}
+		parts = append(parts, fmt.Sprintf("NO DATA: %s; FAIL e-value %.3g and PASS e-value %.3g of bar %.4g after %d steps", why, r.EFail, r.EPass, r.Bar, r.Steps))
+	}
+	parts = append(parts, fmt.Sprintf("gray rate %.4g vs stable %.4g (ratio %.4g, diff %+.4g), inflation %.3g", gr, sr, r.Ratio, r.Diff, r.Inflation))
+	if j.podNote != "" {
+		parts = append(parts, j.podNote)
+	}
+	if s := j.skipNote(); s != "" {
+		parts = append(parts, s)
+	}
+	if j.withhold {
+		parts = append(parts, "PASS withheld: some steps had non-finite counts")
+	}
+	r.Note = strings.Join(parts, "; ")
+	return r
+}
+
+// skipNote names every cause of a left-out step with its count.
+func (j *judge) skipNote() string {
+	if len(j.skips) == 0 {
+		return ""
+	}
+	causes := make([]string, 0, len(j.skips))
+	for c, n := range j.skips {
+		causes = append(causes, fmt.Sprintf("%d with %s", n, c))
+	}
+	sort.Strings(causes)
+	return fmt.Sprintf("left out %d of %d steps: %s", j.skipped(), j.seen, strings.Join(causes, ", "))
+}
+
+func fmtBound(b Bound) string {
+	return fmt.Sprintf("rate_s x %.4g %+.4g", 1+b.Rel, b.Abs)
+}
