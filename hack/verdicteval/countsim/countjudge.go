@@ -3,6 +3,7 @@ package countsim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/poolparity/poolparity/internal/parity/seqcount"
@@ -34,16 +35,31 @@ func podSeries(tm Timing, pods []PodCounters, s int) []seqcount.Series {
 	return out
 }
 
-// trackCounts returns a track's per-step counts of series num over requests, per pod too.
-func trackCounts(tm Timing, pods []PodCounters, num int, edges []time.Time) []seqcount.Counts {
-	out := make([]seqcount.Counts, len(edges)-1)
+// podIncreases is each pod's per-step request increases (and whether each step had a sample).
+type podIncreases struct {
+	reqs [][]float64
+	ok   [][]bool
+}
+
+func requestIncreases(tm Timing, pods []PodCounters, edges []time.Time) podIncreases {
+	var p podIncreases
 	for _, pod := range pods {
+		reqs, ok, _ := seqcount.Increase(podSeries(tm, []PodCounters{pod}, SeriesCount), edges)
+		p.reqs, p.ok = append(p.reqs, reqs), append(p.ok, ok)
+	}
+	return p
+}
+
+// trackCounts returns a track's per-step counts of series num over requests, per pod too; a step
+// without a sample of a pod is NaN (no data, never zero).
+func trackCounts(tm Timing, pods []PodCounters, num int, edges []time.Time, reqs podIncreases) []seqcount.Counts {
+	out := make([]seqcount.Counts, len(edges)-1)
+	for pi, pod := range pods {
 		nums, okN, _ := seqcount.Increase(podSeries(tm, []PodCounters{pod}, num), edges)
-		reqs, okR, _ := seqcount.Increase(podSeries(tm, []PodCounters{pod}, SeriesCount), edges)
 		for i := range out {
 			c := seqcount.Counts{Num: math.NaN(), Requests: math.NaN()}
-			if i < len(nums) && i < len(reqs) && okAt(okN, i) && okAt(okR, i) {
-				c = seqcount.Counts{Num: nums[i], Requests: reqs[i]}
+			if i < len(nums) && i < len(reqs.reqs[pi]) && okAt(okN, i) && okAt(reqs.ok[pi], i) {
+				c = seqcount.Counts{Num: nums[i], Requests: reqs.reqs[pi][i]}
 			}
 			out[i].Num += c.Num
 			out[i].Requests += c.Requests
@@ -68,20 +84,25 @@ func histogram(tm Timing, pods []PodCounters) seqcount.Histogram {
 func countSteps(su Setup, run Run, slis []sli, edges []time.Time) ([]countSLI, error) {
 	out := make([]countSLI, len(slis))
 	var hs, hg seqcount.Histogram
+	var rs, rg podIncreases
 	for i, s := range slis {
 		level := s.nominal(su.Service, su.Model.T3)
 		if s.q > 0 {
 			if hs.Count == nil {
 				hs, hg = histogram(su.Timing, run.Stable), histogram(su.Timing, run.Gray)
 			}
-			steps, lim, _, _, err := seqcount.LatencySteps(hs, hg, edges, s.q, s.cat.FloorAt(level), s.cat.Threshold)
+			floor, margin := s.latencyRatios(level)
+			steps, lim, _, _, err := seqcount.LatencySteps(hs, hg, edges, s.q, floor, margin)
 			if err != nil {
 				return nil, fmt.Errorf("%s steps: %w", s.cat.ID, err)
 			}
 			out[i] = countSLI{kind: s.kind, lim: lim, steps: steps}
 			continue
 		}
-		st, gr := trackCounts(su.Timing, run.Stable, s.series, edges), trackCounts(su.Timing, run.Gray, s.series, edges)
+		if rs.reqs == nil {
+			rs, rg = requestIncreases(su.Timing, run.Stable, edges), requestIncreases(su.Timing, run.Gray, edges)
+		}
+		st, gr := trackCounts(su.Timing, run.Stable, s.series, edges, rs), trackCounts(su.Timing, run.Gray, s.series, edges, rg)
 		steps := make([]seqcount.Step, len(st))
 		for k := range st {
 			steps[k] = seqcount.Step{T: edges[k+1], Stable: st[k], Gray: gr[k]}
@@ -104,17 +125,30 @@ func contrasts(cs []countSLI) []Contrast {
 	return out
 }
 
-// countLooks returns the look function of the count judge over the SLIs' steps.
+// countLooks returns the look function of the count judge over the SLIs' steps. Judge stops at
+// its first verdict and decides each step on the steps up to it, so one call over the whole
+// rollout gives every look's outcome: the verdict from the look at or after its step on
+// (TestCountLooksMatchJudgingEachLook checks it against a call per look).
 func countLooks(test seqcount.Test, cs []countSLI) lookFunc {
+	type decided struct {
+		out seqcount.Outcome
+		at  int // the step of the verdict, 1-based: decided at looks >= at
+	}
+	ds := make([]decided, len(cs))
+	for i, c := range cs {
+		r := test.Judge(c.kind, c.lim, c.steps)
+		ds[i] = decided{out: r.Outcome}
+		if r.Outcome != seqcount.Inconclusive {
+			ds[i].at = slices.IndexFunc(c.steps, func(s seqcount.Step) bool { return !s.T.Before(r.Rejected) }) + 1
+		}
+	}
 	return func(j int) (fail, pass bool) {
 		pass = true
-		for _, c := range cs {
-			r := test.Judge(c.kind, c.lim, c.steps[:min(j, len(c.steps))])
-			switch r.Outcome {
-			case seqcount.Fail:
+		for _, d := range ds {
+			switch {
+			case d.out == seqcount.Fail && d.at <= j:
 				return true, false
-			case seqcount.Pass:
-			default:
+			case d.out != seqcount.Pass || d.at > j:
 				pass = false
 			}
 		}

@@ -70,7 +70,8 @@ type job struct {
 	cell, seed, run int
 }
 
-// Evaluate simulates and judges every run of cfg; progress (may be nil) is told every finished run.
+// Evaluate simulates and judges every run of cfg; progress (may be nil) is told every finished
+// run, by one goroutine at a time.
 func Evaluate(ctx context.Context, cfg Config, progress func(done, total int)) ([]Cell, error) {
 	slis, err := judged()
 	if err != nil {
@@ -84,7 +85,8 @@ func Evaluate(ctx context.Context, cfg Config, progress func(done, total int)) (
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	var next, done atomic.Int64
+	var next atomic.Int64
+	var done int
 	var mu sync.Mutex
 	var firstErr error
 	var wg sync.WaitGroup
@@ -99,10 +101,11 @@ func Evaluate(ctx context.Context, cfg Config, progress func(done, total int)) (
 					firstErr = err
 				}
 				c.Runs[jb.seed*cfg.runsOf(c.Scenario)+jb.run] = res
-				mu.Unlock()
-				if d := int(done.Add(1)); progress != nil {
-					progress(d, len(jobs))
+				done++
+				if progress != nil {
+					progress(done, len(jobs))
 				}
+				mu.Unlock()
 			}
 		})
 	}

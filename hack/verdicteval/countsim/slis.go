@@ -60,19 +60,36 @@ func (s sli) nominal(svc Service, t3 bool) float64 {
 }
 
 // limits returns the count judge's boundaries of a non-latency SLI at stable's level: the floor
-// is the catalog's (FloorAt the level) and the margin the threshold, or the floor where that is
-// wider (as the per-minute judge's pass margin).
+// is the catalog's (FloorAt the level; for a ratio SLI relative to the level, since seqcount
+// needs the margin at least the floor in both parts) and the margin the threshold; where the
+// floor is as wide as the threshold (the per-minute judge then passes within the floor), the
+// margin is the floor widened by 1% of the level, since seqcount needs a margin beyond the floor.
 func (s sli) limits(level float64) seqcount.Limits {
 	f := s.cat.FloorAt(level)
-	lim := seqcount.Limits{Floor: seqcount.Bound{Abs: f}, Margin: seqcount.Bound{Abs: math.Max(s.cat.Threshold, f)}}
 	if s.cat.Comparison.IsRatio() {
-		lim.Margin = seqcount.Bound{Rel: s.cat.Threshold - 1}
-		if f > (s.cat.Threshold-1)*level {
-			lim.Margin = seqcount.Bound{Abs: f}
+		floor, margin := f/level, s.cat.Threshold-1
+		if floor >= margin {
+			margin = floor + marginGap
 		}
+		return seqcount.Limits{Floor: seqcount.Bound{Rel: floor}, Margin: seqcount.Bound{Rel: margin}}
 	}
-	return lim
+	margin := s.cat.Threshold
+	if f >= margin {
+		margin = f + marginGap*level
+	}
+	return seqcount.Limits{Floor: seqcount.Bound{Abs: f}, Margin: seqcount.Bound{Abs: margin}}
 }
+
+// latencyRatios returns a latency SLI's floor and margin as ratios of gray's quantile to stable's
+// at stable's level, as LatencySteps takes them (the margin widened as in limits).
+func (s sli) latencyRatios(level float64) (floor, margin float64) {
+	floor = 1 + s.cat.FloorAt(level)/level
+	return floor, math.Max(s.cat.Threshold, floor+marginGap)
+}
+
+// marginGap is how far beyond the floor (a share of stable's level) the margin is put where the
+// catalog's floor is as wide as its threshold.
+const marginGap = 0.01
 
 // t3Quantile is the q quantile of Student's t with 3 degrees of freedom, by bisection.
 func t3Quantile(q float64) float64 {

@@ -91,7 +91,7 @@ func Quantile(xs []float64, q float64) float64 {
 
 // Oracle is what a fixed-horizon one-sided z-test that knows each SLI's true mean contrast and
 // per-step sd (estimated from the cell's simulated count contrasts) needs, in minutes, at
-// alpha/K and a power: to FAIL (the SLI most beyond its floor) and to PASS (every SLI within its
+// alpha/K and a power (at least one step): to FAIL (the SLI most beyond its floor) and to PASS (every SLI within its
 // margin). +Inf when no SLI is beyond its floor, or some SLI is not within its margin.
 type Oracle struct {
 	// Fail50, Fail95: minutes to FAIL at power 0.5 and 0.95; Pass50, Pass90 to PASS at 0.5, 0.9.
@@ -118,7 +118,7 @@ func OracleOf(runs []RunResult, alpha float64, k int, step time.Duration) Oracle
 			return math.Inf(1)
 		}
 		z := (za + normQuantile(power)) * sd / d
-		return z * z * step.Minutes()
+		return math.Max(z*z, 1) * step.Minutes() // a test reads at least one step
 	}
 	o := Oracle{Fail50: math.Inf(1), Fail95: math.Inf(1)}
 	for i, c := range sum {
