@@ -1,4 +1,109 @@
-// Package seqcount is the count-based anytime-valid parity judge: per step, both tracks' request
-// counts and an SLI's numerator feed two one-sided e-processes (FAIL against the floor, PASS against
-// the margin). It is a pure library: no Prometheus client, no I/O.
+// Package seqcount is the count-based anytime-valid parity judge: per step (15-20 s), both tracks'
+// request counts and an SLI's numerator, differenced from raw per-pod cumulative counters
+// (Increase, LatencySteps), feed two one-sided e-processes: FAIL against the floor, PASS against
+// the margin. It is a pure library: no Prometheus client, no I/O, no logging.
+//
+// # The contrast
+//
+// Step i gives, per track, Requests R and a numerator N: errors (5xx), requests slower than a
+// latency bound (Proportion), or CPU seconds or heap bytes summed over the step's requests
+// (PerRequest). With stable's step rate r_s,i = N_s,i/R_s,i and a boundary B (gray's rate <=
+// stable's x (1+B.Rel) + B.Abs), the linearised contrast is
+//
+//	x_i(B) = N_g,i - R_g,i (r_s,i (1+B.Rel) + B.Abs).
+//
+// Given the step's common conditions (load, the shared dependency's health), gray's expected count
+// is R_g,i times its rate; if that rate is at most the boundary applied to stable's rate, E[x_i] is
+// at most 0 up to the noise of r_s,i, which has mean zero. A drift shared by both tracks moves
+// r_s,i and gray's rate together, so it cancels. Steps where either track has no requests are left
+// out (counted and noted), as are steps with non-finite, negative or implausible (> 1e15) counts
+// and, for Proportion, Num above Requests. More than a fifth of the steps seen left out holds any
+// verdict (NO DATA naming the causes), and non-finite counts anywhere withhold a PASS.
+//
+// # The e-process
+//
+// With S_n = sum x_i and V_n a variance of S_n, exp(lambda S_n - lambda^2 V_n/2) is, for a fixed
+// lambda >= 0, a nonnegative supermartingale under E[x_i] <= 0 when the x_i are conditionally
+// sub-Gaussian with variance proxies summing to V_n (for counts of many requests, the normal
+// approximation of a binomial or a sum). Mixing over lambda with a half-normal prior of scale c,
+// density 2/(c sqrt(2 pi)) exp(-lambda^2/(2c^2)) on lambda >= 0, and completing the square,
+//
+//	E_n = int_0^inf exp(lambda S - lambda^2 V/2) 2 phi(lambda/c)/c dlambda
+//	    = 2 (1 + c^2 V)^(-1/2) exp(S^2/(2a)) Phi(S/sqrt(a)),   a = V + 1/c^2,
+//
+// a mixture of supermartingales, so a supermartingale with E_0 = 1; by Ville's inequality P(E_n >=
+// K/Alpha at any n) <= Alpha/K, however often it is read. It is computed in log space (logPhi uses
+// Erfc, and its asymptotic series in the far tail). The FAIL test is E_n of x(Floor): it rejects
+// "gray within the floor". The PASS test is E_n of -x(Margin): it rejects "gray at or beyond the
+// margin". Each is read at the bar K/Alpha; a union bound over K SLIs gives Alpha per rollout for
+// each kind of error. A FAIL wins a tie (a gray between floor and margin can earn both). Judge runs
+// over the steps in order, looks at every usable step from the MinSteps-th on, and stops at the
+// first crossing (Result.Rejected): a stopped e-process, so the verdict is the same whenever the
+// window is read again with more steps.
+//
+// The prior scale c is fixed at the first look: c = mu_1/v_1, the lambda that is best for an effect
+// of (margin - floor), where mu_1 = R_g (r_s (M.Rel - F.Rel) + M.Abs - F.Abs) is that effect's
+// expected contrast in one step and v_1 the variance of one step at the floor: for Proportion,
+// the model variance of the first usable step; for PerRequest, the empirical per-step variance of
+// the first looks' contrasts (a plug-in). If that is not a positive number, c^2 = 2 log(bar)/(10
+// v_1), which weighs most the evidence that reaches the bar in about 10 steps.
+//
+// # The variance
+//
+//	V_n = Inflation x max(sum_i v_i, n/(n-1) sum_i (x_i - mean x)^2).
+//
+// For Proportion, v_i is the binomial variance of x_i at the null boundary with stable's rate p_s
+// the pooled rate of the PREVIOUS steps with half an event of prior, (N+0.5)/(R+1), so that no
+// errors is not zero variance (the first step uses its own stable counts):
+//
+//	v_i = R_g p_g (1-p_g) + (R_g (1+Rel))^2 p_s (1-p_s)/R_s,   p_g = p_s (1+Rel) + Abs (within [0, 1]).
+//
+// This is what keeps "five minutes with no errors on either track" from passing at low traffic:
+// zero errors in N gray requests bound gray's rate only to about log(K/Alpha)/N. For PerRequest
+// there is no model variance, only the empirical one; a stream whose contrasts are all equal has no
+// measured noise and is NO DATA ("no variation"), never a PASS. The empirical term also makes V_n
+// data-dependent; the supermartingale argument above holds for a predictable V, so validity under
+// the empirical term is approximate, and the tests measure it.
+//
+// # Dependence
+//
+// Per-track drift (one track's rate wandering as an AR process: a noisy neighbour, a cache warming
+// on one pod) makes the contrasts positively autocorrelated, and then sum v_i understates the
+// variance of S_n by the long-run factor 1 + 2 sum_k rho_k. Inflation estimates it from the lag
+// 1..Lag autocorrelations of x(Floor) with Bartlett weights,
+//
+//	Inflation = max(1, 1 + 2 sum_{k=1..Lag} (1 - k/(Lag+1)) rho_k),   rho_k clipped to [0, 0.95],
+//
+// recomputed at every look from the steps so far. It is a plug-in: an estimate, noisy over few
+// steps, blind to dependence longer than Lag steps, and never below 1 (negative correlation is not
+// credited), which costs some power on independent data.
+//
+// # Pod offsets
+//
+// A lasting per-pod offset (one pod's rate e^u times the track's, u ~ (0, PodSpread^2)) is a fixed
+// shift of the track's rate that no amount of data averages away, so the e-process would in time
+// call it a regression. The judge spends Alpha/2 on it: with P_g and P_s pods per track, the
+// offsets' mean differs between the tracks by at most
+//
+//	a = z_{1-Alpha/(2K)} PodSpread sqrt(1/P_g + 1/P_s)
+//
+// on the log-rate scale with probability 1 - Alpha/(2K), so the floor's whole limit is widened by
+// e^a and the margin's narrowed by e^-a, and the e-processes read the bar 2K/Alpha (Result.Bar). A
+// positive Test.PodSpread is taken as known; otherwise it is estimated from stable's pods (from
+// Counts.Pods, pooled over the steps so far): the sample variance of their log rates less their
+// mean sampling variance (about 1/events per pod for Proportion; nothing for PerRequest, which
+// overstates it). Without per-pod counts nothing is allowed (and Alpha is not split), which the Note
+// says. If the narrowed margin is no longer beyond the widened floor, a PASS is impossible and the
+// Note says so.
+//
+// # Counters and histograms
+//
+// Increase differences raw per-pod cumulative counters into per-step increases (resets, pods
+// coming and going, bad samples, empty steps), and LatencySteps turns two tracks' histograms into
+// Proportion steps of "requests slower than a bucket bound" with the latency ratio limits turned
+// into exceedance ratios of stable's survival function; see their docs.
+//
+// # Concurrency
+//
+// Every function is pure; Test and the inputs are read, never kept or modified.
 package seqcount

@@ -19,6 +19,9 @@ const (
 	// maxSkippedShare is the largest share of steps that may be left out before the judge holds
 	// every verdict (NO DATA).
 	maxSkippedShare = 0.2
+	// maxCount is the largest count or amount a step may carry: larger is garbage (and would
+	// overflow the sums of squares).
+	maxCount = 1e15
 )
 
 // withDefaults returns t with its zero or out-of-range settings replaced by the defaults.
@@ -144,6 +147,8 @@ func skipCause(kind Kind, st Step) string {
 		return "non-finite counts"
 	case s.Num < 0 || s.Requests < 0 || g.Num < 0 || g.Requests < 0:
 		return "negative counts"
+	case max(s.Num, s.Requests, g.Num, g.Requests) > maxCount:
+		return "counts above 1e15 (implausible for one step)"
 	case kind == Proportion && (s.Num > s.Requests || g.Num > g.Requests):
 		return "Num above Requests"
 	case s.Requests == 0 || g.Requests == 0:

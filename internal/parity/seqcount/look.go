@@ -19,6 +19,12 @@ func (j *judge) look() {
 	}
 	floor, margin, passable := j.boundaries()
 	xs := j.contrasts(j.lim.Floor)
+	for _, x := range xs {
+		if !finite(x) || math.Abs(x) > 1e150 {
+			j.why = "the contrast overflows: counts or limits out of any sane scale"
+			return
+		}
+	}
 	j.infl = inflation(xs, j.t.Lag)
 	sF, vF, empF := j.sums(floor)
 	if j.kind == PerRequest && !(empF > 0) {
@@ -140,11 +146,16 @@ func (j *judge) priorScale() float64 {
 // max(1, 1 + 2 sum_k (1 - k/(lag+1)) rho_k), each rho_k clipped to [0, 0.95].
 func inflation(xs []float64, lag int) float64 {
 	n := len(xs)
-	var mean float64
+	var mean, scale float64
 	for _, x := range xs {
-		mean += x
+		mean += x / float64(n)
+		scale = math.Max(scale, math.Abs(x))
 	}
-	mean /= float64(n)
+	if !(scale > 0) || math.IsInf(scale, 0) {
+		return 1
+	}
+	xs = divided(xs, scale) // correlations are scale-free; this keeps the squares finite
+	mean /= scale
 	var g0 float64
 	for _, x := range xs {
 		g0 += (x - mean) * (x - mean)
@@ -162,4 +173,12 @@ func inflation(xs []float64, lag int) float64 {
 		f += 2 * (1 - float64(k)/float64(lag+1)) * rho
 	}
 	return f
+}
+
+func divided(xs []float64, k float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = x / k
+	}
+	return out
 }
