@@ -9,10 +9,14 @@ import (
 
 // Defaults of Test.
 const (
-	DefaultAlpha    = 0.01
-	DefaultK        = 1
+	// DefaultAlpha is Test.Alpha's default: the per-rollout rate of each kind of error.
+	DefaultAlpha = 0.01
+	// DefaultK is Test.K's default: one SLI.
+	DefaultK = 1
+	// DefaultMinSteps is Test.MinSteps's default: six steps (1.5-2 minutes) before any verdict.
 	DefaultMinSteps = 6
-	DefaultLag      = 3
+	// DefaultLag is Test.Lag's default: the inflation reads lags 1 to 3.
+	DefaultLag = 3
 	// tuneSteps is the number of steps in which the prior scale c is tuned to decide an effect of
 	// (margin - floor) when the per-step effect alone cannot set it (see the package doc).
 	tuneSteps = 10
@@ -42,7 +46,7 @@ func (t Test) withDefaults() Test {
 	return t
 }
 
-// ErrBadLimits is wrapped by the error that checkLimits returns.
+// errBadLimits is wrapped by the errors of checkLimits; Judge turns them into a NO DATA note.
 var errBadLimits = errors.New("bad limits")
 
 // checkLimits reports whether kind and lim can be judged: finite bounds, 1+Rel > 0, and the margin

@@ -63,23 +63,32 @@ func checkLatencyArgs(stable, gray Histogram, q, floor, margin float64) error {
 	if !(floor > 0) || !(margin > floor) || math.IsInf(margin, 0) {
 		return fmt.Errorf("%w: latency ratios floor %g and margin %g must be finite and positive with margin > floor", ErrHistogram, floor, margin)
 	}
-	if len(stable.Bounds) != len(gray.Bounds) {
-		return fmt.Errorf("%w: stable has %d bucket bounds, gray %d", ErrHistogram, len(stable.Bounds), len(gray.Bounds))
-	}
-	for i, b := range stable.Bounds {
-		if b != gray.Bounds[i] {
-			return fmt.Errorf("%w: bucket bound %d is %g on stable, %g on gray", ErrHistogram, i, b, gray.Bounds[i])
-		}
-		if !(b > 0) || math.IsInf(b, 0) || (i > 0 && !(b > stable.Bounds[i-1])) {
-			return fmt.Errorf("%w: bucket bounds must be finite, positive and ascending (bound %d is %g)", ErrHistogram, i, b)
-		}
-	}
-	if len(stable.Bounds) == 0 {
-		return fmt.Errorf("%w: no bucket bounds", ErrHistogram)
+	if err := checkBounds(stable.Bounds, gray.Bounds); err != nil {
+		return err
 	}
 	for _, h := range []Histogram{stable, gray} {
 		if len(h.Buckets) != len(h.Bounds) {
 			return fmt.Errorf("%w: %d bucket series for %d bounds", ErrHistogram, len(h.Buckets), len(h.Bounds))
+		}
+	}
+	return nil
+}
+
+// checkBounds reports whether both tracks' bucket bounds are the same finite, positive, ascending
+// list.
+func checkBounds(stable, gray []float64) error {
+	if len(stable) != len(gray) {
+		return fmt.Errorf("%w: stable has %d bucket bounds, gray %d", ErrHistogram, len(stable), len(gray))
+	}
+	if len(stable) == 0 {
+		return fmt.Errorf("%w: no bucket bounds", ErrHistogram)
+	}
+	for i, b := range stable {
+		if b != gray[i] {
+			return fmt.Errorf("%w: bucket bound %d is %g on stable, %g on gray", ErrHistogram, i, b, gray[i])
+		}
+		if !(b > 0) || math.IsInf(b, 0) || (i > 0 && !(b > stable[i-1])) {
+			return fmt.Errorf("%w: bucket bounds must be finite, positive and ascending (bound %d is %g)", ErrHistogram, i, b)
 		}
 	}
 	return nil
