@@ -23,13 +23,13 @@ func counts(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.SetOutput(stderr)
 	cfg := countsim.DefaultConfig()
 	seeds := fs.String("seeds", "1,2,3", "comma-separated seeds; every cell pools them")
-	fs.IntVar(&cfg.Runs, "runs", cfg.Runs, "runs per seed of each A/A, boundary and margin cell")
-	fs.IntVar(&cfg.RegressionRuns, "regression-runs", cfg.RegressionRuns, "runs per seed of each regression cell")
+	fs.IntVar(&cfg.Runs, "runs", cfg.Runs, "runs per A/A, boundary and margin cell, over all seeds")
+	fs.IntVar(&cfg.RegressionRuns, "regression-runs", cfg.RegressionRuns, "runs per regression cell, over all seeds")
 	fs.Float64Var(&cfg.ResetShare, "reset-share", cfg.ResetShare, "share of runs in which a pod restarts (its counters reset)")
 	fs.DurationVar(&cfg.Timing.Rollout, "rollout", cfg.Timing.Rollout, "how long each rollout is judged (whole minutes)")
 	fs.IntVar(&cfg.Workers, "workers", 0, "runs in parallel (0: GOMAXPROCS); results do not depend on it")
 	models := fs.String("models", "", "comma-separated noise models to run (default: all)")
-	quick := fs.Bool("quick", false, "a smoke run: models iid and corpus, the first traffic row, 15-minute rollouts, 4 runs per cell")
+	quick := fs.Bool("quick", false, "a smoke run: models iid and corpus, the first traffic row, 15-minute rollouts, 8 runs per cell (over the seeds)")
 	out := fs.String("out", "", "write the Markdown report here (default: stdout)")
 	if err := fs.Parse(args); err != nil {
 		return cli.Usage(err)
@@ -42,7 +42,7 @@ func counts(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return cli.Usage(err)
 	}
 	if *quick {
-		cfg.Runs, cfg.RegressionRuns, cfg.Timing.Rollout, cfg.Traffics = 4, 4, 15*time.Minute, cfg.Traffics[:1]
+		cfg.Runs, cfg.RegressionRuns, cfg.Timing.Rollout, cfg.Traffics = 8, 8, 15*time.Minute, cfg.Traffics[:1]
 		if *models == "" {
 			*models = "iid,corpus"
 		}

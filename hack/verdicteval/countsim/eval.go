@@ -13,7 +13,7 @@ import (
 	"github.com/poolparity/poolparity/internal/parity/seqcount"
 )
 
-// Config is one evaluation: every cell (model x traffic x scenario) simulated Runs times per seed
+// Config is one evaluation: every cell (model x traffic x scenario) simulated Runs times
 // (RegressionRuns for a regression) and judged by both judges at both look intervals.
 type Config struct {
 	Service   Service
@@ -21,10 +21,10 @@ type Config struct {
 	Models    []Model
 	Traffics  []Traffic
 	Scenarios []Scenario
-	// Seeds are the seeds; every run's noise derives from its seed and its place, so results do
-	// not depend on Workers.
+	// Seeds are the seeds: run i of a cell takes seed i mod len(Seeds). Every run's noise derives
+	// from its seed and its place, so results do not depend on Workers.
 	Seeds []uint64
-	// Runs per seed of the A/A, boundary and margin cells; RegressionRuns of the regressions.
+	// Runs per A/A, boundary and margin cell, over all seeds; RegressionRuns per regression cell.
 	Runs, RegressionRuns int
 	// ResetShare is the share of runs in which a pod restarts.
 	ResetShare float64
@@ -37,7 +37,8 @@ type Config struct {
 }
 
 // DefaultConfig is the brief's evaluation: every model, traffic row and scenario, seeds 1 to 3,
-// 200 runs per A/A, boundary and margin cell and 100 per regression, 10% of runs with a restart.
+// 200 runs per A/A, boundary and margin cell and 100 per regression (over the seeds), 10% of runs
+// with a restart.
 func DefaultConfig() Config {
 	svc := DefaultService()
 	return Config{
@@ -65,9 +66,9 @@ type Cell struct {
 	Runs     []RunResult
 }
 
-// job is one run to simulate.
+// job is one run to simulate: run run of cell cell.
 type job struct {
-	cell, seed, run int
+	cell, run int
 }
 
 // Evaluate simulates and judges every run of cfg; progress (may be nil) is told every finished
@@ -100,7 +101,7 @@ func Evaluate(ctx context.Context, cfg Config, progress func(done, total int)) (
 				if err != nil && firstErr == nil {
 					firstErr = err
 				}
-				c.Runs[jb.seed*cfg.runsOf(c.Scenario)+jb.run] = res
+				c.Runs[jb.run] = res
 				done++
 				if progress != nil {
 					progress(done, len(jobs))
@@ -140,11 +141,9 @@ func (cfg Config) plan() ([]Cell, []job) {
 		for _, tr := range cfg.Traffics {
 			for _, sc := range cfg.Scenarios {
 				n := cfg.runsOf(sc)
-				cells = append(cells, Cell{Model: m, Traffic: tr, Scenario: sc, Runs: make([]RunResult, n*len(cfg.Seeds))})
-				for s := range cfg.Seeds {
-					for r := range n {
-						jobs = append(jobs, job{cell: len(cells) - 1, seed: s, run: r})
-					}
+				cells = append(cells, Cell{Model: m, Traffic: tr, Scenario: sc, Runs: make([]RunResult, n)})
+				for r := range n {
+					jobs = append(jobs, job{cell: len(cells) - 1, run: r})
 				}
 			}
 		}
@@ -154,7 +153,8 @@ func (cfg Config) plan() ([]Cell, []job) {
 
 // one simulates and judges one run; its noise is a function of its seed, cell and number only.
 func (cfg Config) one(c *Cell, jb job, slis []sli) (RunResult, error) {
-	rng := rand.New(rand.NewPCG(cfg.Seeds[jb.seed], uint64(jb.cell)<<32|uint64(jb.run)))
+	n := len(cfg.Seeds)
+	rng := rand.New(rand.NewPCG(cfg.Seeds[jb.run%n], uint64(jb.cell)<<32|uint64(jb.run/n)))
 	su := Setup{Service: cfg.Service, Model: c.Model, Traffic: c.Traffic, Scenario: c.Scenario, Timing: cfg.Timing, ResetShare: cfg.ResetShare}
 	run, err := Simulate(su, rng)
 	if err != nil {

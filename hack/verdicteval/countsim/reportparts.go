@@ -39,7 +39,8 @@ A run FAILs at the first look where any SLI FAILs, and PASSes at the first look 
 PASSes, if no FAIL came before. Every run is judged for the whole rollout: "FAIL" counts a FAIL
 at any look (also after a PASS: the rate of a rollout that keeps watching). Times are from the
 gray's start; medians and 90th percentiles count the runs that never FAILed (PASSed) as never.
-Rates carry 95%% Wilson intervals; every cell pools seeds %s.
+Rates carry 95%% Wilson intervals. Each cell has %d runs (A/A, boundary, margin) or %d
+(regressions), run i taking seed i mod %d of seeds %s.
 
 **Oracle**: the minutes a fixed-horizon one-sided z-test would need at alpha/K (%g/%d), knowing
 the true mean and per-step sd of the count contrast (gray's rate less the boundary at stable's
@@ -50,7 +51,7 @@ time is also shown as a multiple of the oracle's.
 
 `, tm.Scrape, tm.Lead, tm.Rollout, boundsText(), 1000*svc.Median, 1000*svc.P99, 100*svc.Errors,
 		1000*svc.CPU, svc.CPUCV, svc.Heap, svc.HeapCV, 100*cfg.ResetShare,
-		cfg.Step, tm.Rollout, cfg.Step, cfg.Test.Alpha, cfg.Test.K, K, seedsText(cfg.Seeds), cfg.Test.Alpha, cfg.Test.K, cfg.Step)
+		cfg.Step, tm.Rollout, cfg.Step, cfg.Test.Alpha, cfg.Test.K, K, cfg.Runs, cfg.RegressionRuns, len(cfg.Seeds), seedsText(cfg.Seeds), cfg.Test.Alpha, cfg.Test.K, cfg.Step)
 }
 
 func boundsText() string {

@@ -113,7 +113,7 @@ func smallConfig(workers int) Config {
 	cfg := DefaultConfig()
 	cfg.Models, cfg.Traffics = cfg.Models[:2], cfg.Traffics[2:]
 	cfg.Scenarios = []Scenario{cfg.Scenarios[0], cfg.Scenarios[5]}
-	cfg.Seeds, cfg.Runs, cfg.RegressionRuns, cfg.Workers = []uint64{1, 2}, 2, 2, workers
+	cfg.Seeds, cfg.Runs, cfg.RegressionRuns, cfg.Workers = []uint64{1, 2}, 4, 4, workers
 	cfg.Timing.Rollout = 5 * time.Minute
 	return cfg
 }
