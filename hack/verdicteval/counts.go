@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -10,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"flag"
 
 	"github.com/poolparity/poolparity/hack/verdicteval/countsim"
 	"github.com/poolparity/poolparity/internal/cli"

@@ -32,11 +32,7 @@ func TestCountLooksMatchJudgingEachLook(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			looks := int(cfg.Timing.Rollout / cfg.Step)
-			edges := make([]time.Time, looks+1)
-			for j := range edges {
-				edges[j] = cfg.Timing.GrayStart().Add(time.Duration(j) * cfg.Step)
-			}
+			looks, edges := cfg.Timing.edges(cfg.Step)
 			cs, err := countSteps(su, run, slis, edges)
 			if err != nil {
 				t.Fatal(err)

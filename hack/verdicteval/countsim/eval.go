@@ -165,11 +165,7 @@ func (cfg Config) one(c *Cell, jb job, slis []sli) (RunResult, error) {
 
 // judge runs both judges on a simulated run.
 func (cfg Config) judge(su Setup, run Run, slis []sli) (RunResult, error) {
-	looks := int(cfg.Timing.Rollout / cfg.Step)
-	edges := make([]time.Time, looks+1)
-	for j := range edges {
-		edges[j] = cfg.Timing.GrayStart().Add(time.Duration(j) * cfg.Step)
-	}
+	looks, edges := cfg.Timing.edges(cfg.Step)
 	cs, err := countSteps(su, run, slis, edges)
 	if err != nil {
 		return RunResult{}, fmt.Errorf("%s, %s, %s: %w", su.Model.Name, su.Traffic.Name, su.Scenario.Name, err)
@@ -181,4 +177,14 @@ func (cfg Config) judge(su Setup, run Run, slis []sli) (RunResult, error) {
 		Contrasts: contrasts(cs),
 		Reset:     run.Reset != "",
 	}, nil
+}
+
+// edges returns the number of steps of the rollout and their edges, from the gray's start.
+func (t Timing) edges(step time.Duration) (int, []time.Time) {
+	looks := int(t.Rollout / step)
+	edges := make([]time.Time, looks+1)
+	for j := range edges {
+		edges[j] = t.GrayStart().Add(time.Duration(j) * step)
+	}
+	return looks, edges
 }

@@ -121,12 +121,16 @@ func binomialBTRS(rng *rand.Rand, n, p float64) float64 {
 // normCDF is the standard normal distribution function.
 func normCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
 
-// normQuantile is the standard normal quantile, by bisection on normCDF (the report needs a few).
-func normQuantile(p float64) float64 {
-	lo, hi := -40.0, 40.0
+// normQuantile is the standard normal quantile.
+func normQuantile(p float64) float64 { return invert(normCDF, p, 40) }
+
+// invert returns the x in [-lim, lim] where the increasing cdf reaches p, by bisection (the report
+// and the tests need a few quantiles, never in a loop over requests).
+func invert(cdf func(float64) float64, p, lim float64) float64 {
+	lo, hi := -lim, lim
 	for range 200 {
 		mid := (lo + hi) / 2
-		if normCDF(mid) < p {
+		if cdf(mid) < p {
 			lo = mid
 		} else {
 			hi = mid

@@ -91,16 +91,5 @@ func (s sli) latencyRatios(level float64) (floor, margin float64) {
 // catalog's floor is as wide as its threshold.
 const marginGap = 0.01
 
-// t3Quantile is the q quantile of Student's t with 3 degrees of freedom, by bisection.
-func t3Quantile(q float64) float64 {
-	lo, hi := -1e3, 1e3
-	for range 200 {
-		mid := (lo + hi) / 2
-		if t3CDF(mid) < q {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
-}
+// t3Quantile is the q quantile of Student's t with 3 degrees of freedom.
+func t3Quantile(q float64) float64 { return invert(t3CDF, q, 1e3) }
