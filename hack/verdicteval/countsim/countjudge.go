@@ -142,16 +142,16 @@ func countLooks(test seqcount.Test, cs []countSLI) lookFunc {
 			ds[i].at = slices.IndexFunc(c.steps, func(s seqcount.Step) bool { return !s.T.Before(r.Rejected) }) + 1
 		}
 	}
-	return func(j int) (fail, pass bool) {
+	return func(j int) (fail int, pass bool) {
 		pass = true
-		for _, d := range ds {
+		for i, d := range ds {
 			switch {
 			case d.out == seqcount.Fail && d.at <= j:
-				return true, false
+				return i, false
 			case d.out != seqcount.Pass || d.at > j:
 				pass = false
 			}
 		}
-		return false, pass
+		return -1, pass
 	}
 }

@@ -43,9 +43,9 @@ func TestCountLooksMatchJudgingEachLook(t *testing.T) {
 				fail, pass := at(j)
 				wantFail, wantPass := judgePrefix(cfg.Test, cs, j)
 				if fail != wantFail || pass != wantPass {
-					t.Fatalf("look %d: fail %v pass %v, judging the look's steps gives fail %v pass %v", j, fail, pass, wantFail, wantPass)
+					t.Fatalf("look %d: failing SLI %d pass %v, judging the look's steps gives %d, %v", j, fail, pass, wantFail, wantPass)
 				}
-				if fail || pass {
+				if fail >= 0 || pass {
 					decided++
 				}
 			}
@@ -56,17 +56,20 @@ func TestCountLooksMatchJudgingEachLook(t *testing.T) {
 	}
 }
 
-// judgePrefix judges every SLI on the steps up to look j, as a look would.
-func judgePrefix(test seqcount.Test, cs []countSLI, j int) (fail, pass bool) {
-	pass = true
-	for _, c := range cs {
+// judgePrefix judges every SLI on the steps up to look j, as a look would: the first SLI (in
+// order) that FAILs, -1 for none, and whether all PASS.
+func judgePrefix(test seqcount.Test, cs []countSLI, j int) (fail int, pass bool) {
+	fail, pass = -1, true
+	for i, c := range cs {
 		switch test.Judge(c.kind, c.lim, c.steps[:j]).Outcome {
 		case seqcount.Fail:
-			fail = true
+			if fail < 0 {
+				fail = i
+			}
 		case seqcount.Pass:
 		default:
 			pass = false
 		}
 	}
-	return fail, pass && !fail
+	return fail, pass && fail < 0
 }

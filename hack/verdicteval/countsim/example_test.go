@@ -15,7 +15,7 @@ func ExampleWilson() {
 
 func ExampleSummarize() {
 	m := time.Minute
-	s := countsim.Summarize([]countsim.Trace{{FailAt: 3 * m, PassAt: -1}, {FailAt: 4 * m, PassAt: -1}, {FailAt: -1, PassAt: 20 * m}})
+	s := countsim.Summarize([]countsim.Trace{{FailAt: 3 * m, PassAt: -1}, {FailAt: 4 * m, PassAt: -1}, {FailAt: -1, PassAt: 20 * m, FailSLI: -1}})
 	fmt.Printf("FAIL %d of %d, median %g min; PASS %d\n", s.Fail.K, s.Runs, s.FailMedian, s.Pass.K)
 	// Output: FAIL 2 of 3, median 4 min; PASS 1
 }

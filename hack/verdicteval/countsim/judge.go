@@ -6,9 +6,11 @@ import (
 )
 
 // Trace is when a judge first FAILed and first PASSed a run (a PASS only before any FAIL), since
-// the gray's start; -1 for never.
+// the gray's start; -1 for never. FailSLI is the index (in the judged SLIs: latency p95, p99,
+// errors, CPU, heap) of the first SLI that FAILed at that look; -1 for none.
 type Trace struct {
 	FailAt, PassAt time.Duration
+	FailSLI        int
 }
 
 // Traces are a judge's traces of one run at its two look intervals.
@@ -17,14 +19,14 @@ type Traces struct {
 	Fast, Minute Trace
 }
 
-// lookFunc judges the run at look j (at j Steps after the gray's start): whether any SLI FAILs and
-// whether every SLI PASSes.
-type lookFunc func(j int) (fail, pass bool)
+// lookFunc judges the run at look j (at j Steps after the gray's start): the first SLI that FAILs
+// (-1: none) and whether every SLI PASSes.
+type lookFunc func(j int) (fail int, pass bool)
 
 // traceLooks runs looks 1..n, every look for Fast and every stride-th for Minute, until both have
 // FAILed.
 func traceLooks(n, stride int, step time.Duration, at lookFunc) Traces {
-	tr := Traces{Fast: Trace{-1, -1}, Minute: Trace{-1, -1}}
+	tr := Traces{Fast: Trace{-1, -1, -1}, Minute: Trace{-1, -1, -1}}
 	for j := 1; j <= n && (tr.Fast.FailAt < 0 || tr.Minute.FailAt < 0); j++ {
 		fail, pass := at(j)
 		d := time.Duration(j) * step
@@ -36,11 +38,11 @@ func traceLooks(n, stride int, step time.Duration, at lookFunc) Traces {
 	return tr
 }
 
-func (t *Trace) record(fail, pass bool, at time.Duration) {
+func (t *Trace) record(fail int, pass bool, at time.Duration) {
 	switch {
 	case t.FailAt >= 0:
-	case fail:
-		t.FailAt = at
+	case fail >= 0:
+		t.FailAt, t.FailSLI = at, fail
 	case pass && t.PassAt < 0:
 		t.PassAt = at
 	}

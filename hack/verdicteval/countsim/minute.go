@@ -75,7 +75,7 @@ func minuteLooks(su Setup, run Run, slis []sli, step time.Duration) lookFunc {
 		crits[i] = parity.CriterionOf(s.cat)
 	}
 	var test parity.SequentialTest
-	return func(j int) (fail, pass bool) {
+	return func(j int) (fail int, pass bool) {
 		end := min(n-1, int((su.Timing.Lead+time.Duration(j)*step)/su.Timing.Scrape))
 		var starts []int
 		for a := end - per; a >= grayFirst; a -= per {
@@ -90,12 +90,12 @@ func minuteLooks(su Setup, run Run, slis []sli, step time.Duration) lookFunc {
 			}
 			switch test.Judge(crits[i], pairs, K).Verdict {
 			case parity.Fail:
-				return true, false
+				return i, false
 			case parity.Pass:
 			default:
 				pass = false
 			}
 		}
-		return false, pass
+		return -1, pass
 	}
 }

@@ -67,6 +67,8 @@ func minText(m float64) string {
 		return "n/a"
 	case math.IsInf(m, 1):
 		return "never"
+	case m >= 1000:
+		return "> 1000"
 	case m >= 100:
 		return fmt.Sprintf("%.0f", m)
 	}

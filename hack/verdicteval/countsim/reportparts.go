@@ -52,6 +52,28 @@ time is also shown as a multiple of the oracle's.
 `, tm.Scrape, tm.Lead, tm.Rollout, boundsText(), 1000*svc.Median, 1000*svc.P99, 100*svc.Errors,
 		1000*svc.CPU, svc.CPUCV, svc.Heap, svc.HeapCV, 100*cfg.ResetShare,
 		cfg.Step, tm.Rollout, cfg.Step, cfg.Test.Alpha, cfg.Test.K, K, cfg.Runs, cfg.RegressionRuns, len(cfg.Seeds), seedsText(cfg.Seeds), cfg.Test.Alpha, cfg.Test.K, cfg.Step)
+	writeLimits(b, svc)
+}
+
+// writeLimits writes each judged SLI's boundaries as the count judge gets them.
+func writeLimits(b *strings.Builder, svc Service) {
+	slis, err := judged()
+	if err != nil {
+		fmt.Fprintf(b, "(no SLI table: %v)\n\n", err)
+		return
+	}
+	b.WriteString("Boundaries of the count judge at stable's nominal level (normal tails; t3 has its own p95): latency SLIs as ratios of gray's quantile to stable's, given to LatencySteps (which turns them into exceedance bounds); the others as seqcount Bounds. Where the catalog's floor is as wide as its threshold, the margin is the floor plus 0.01 (seqcount needs a margin beyond the floor; the per-minute judge passes within the floor there).\n\n| SLI | stable level | FAIL boundary (floor) | PASS margin |\n|---|---|---|---|\n")
+	for _, s := range slis {
+		level := s.nominal(svc, false)
+		if s.q > 0 {
+			f, m := s.latencyRatios(level)
+			fmt.Fprintf(b, "| %s | %.4g s | x%.4g | x%.4g |\n", s.cat.ID, level, f, m)
+			continue
+		}
+		lim := s.limits(level)
+		fmt.Fprintf(b, "| %s | %.4g | Rel %.4g, Abs %.4g | Rel %.4g, Abs %.4g |\n", s.cat.ID, level, lim.Floor.Rel, lim.Floor.Abs, lim.Margin.Rel, lim.Margin.Abs)
+	}
+	b.WriteString("\nThe per-minute judge's windows end on scrapes (exact differences, no extrapolation); neither judge has a traffic guard or a warm-up exclusion (no cold start is simulated).\n\n")
 }
 
 func boundsText() string {
@@ -100,17 +122,18 @@ func kindText(k ScenarioKind) string {
 func writeResults(b *strings.Builder, cfg Config, cells []Cell) {
 	b.WriteString("## Results\n\nFAIL and PASS rates per rollout with 95% Wilson intervals; times in minutes from the gray's start (median / 90th percentile), with the oracle's and the judge's multiple of it.\n\n")
 	for _, m := range cfg.Models {
-		fmt.Fprintf(b, "### %s\n\n| traffic | scenario | judge | looks | runs | FAIL | FAIL within 10 min | time to FAIL | oracle FAIL (p .5 / .95) | PASS at some look | time to PASS | oracle PASS (p .5 / .9) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n", m.Name)
+		fmt.Fprintf(b, "### %s\n\n| traffic | scenario | judge | looks | runs | FAIL | FAILed first on | FAIL within 10 min | time to FAIL | oracle FAIL (p .5 / .95) | PASS at some look | time to PASS | oracle PASS (p .5 / .9) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", m.Name)
 		for _, c := range cells {
 			if c.Model.Name != m.Name {
 				continue
 			}
 			o := OracleOf(c.Runs, cfg.Test.Alpha, cfg.Test.K, cfg.Step)
 			sums := c.summaries()
+			ids := sliNames()
 			for j := range sums {
 				for l, s := range sums[j] {
-					fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %s | %s | %s%s / %s | %s / %s | %s | %s%s / %s | %s / %s |\n",
-						c.Traffic.Name, c.Scenario.Name, judgeName(j), lookName(l), s.Runs, rateText(s.Fail), rateText(s.Fail10),
+					fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %s | %s | %s | %s%s / %s | %s / %s | %s | %s%s / %s | %s / %s |\n",
+						c.Traffic.Name, c.Scenario.Name, judgeName(j), lookName(l), s.Runs, rateText(s.Fail), failBy(s.FailBy, ids), rateText(s.Fail10),
 						minText(s.FailMedian), multiple(s.FailMedian, o.Fail50), minText(s.FailP90), minText(o.Fail50), minText(o.Fail95),
 						rateText(s.Pass), minText(s.PassMedian), multiple(s.PassMedian, o.Pass50), minText(s.PassP90), minText(o.Pass50), minText(o.Pass90))
 				}
@@ -144,4 +167,26 @@ func find(cells []Cell, model, traffic, key string) (Cell, bool) {
 		}
 	}
 	return Cell{}, false
+}
+
+// sliNames returns the judged SLIs' IDs, in Trace.FailSLI's order.
+func sliNames() []string {
+	var out []string
+	if slis, err := judged(); err == nil {
+		for _, s := range slis {
+			out = append(out, string(s.cat.ID))
+		}
+	}
+	return out
+}
+
+// failBy prints the FAILed runs per SLI that FAILed first, in SLI order.
+func failBy(by map[int]int, ids []string) string {
+	var parts []string
+	for i, id := range ids {
+		if by[i] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", id, by[i]))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -44,16 +44,20 @@ type Summary struct {
 	// FailMedian, FailP90, PassMedian and PassP90 are quantiles of the time to the first FAIL and
 	// PASS over all runs, a run without one counting as never (+Inf).
 	FailMedian, FailP90, PassMedian, PassP90 float64 // minutes
+	// FailBy counts the FAILed runs by the SLI that FAILed first (Trace.FailSLI).
+	FailBy map[int]int
 }
 
 // Summarize summarises the traces of one judge at one look interval.
 func Summarize(tr []Trace) Summary {
 	var fails, passes []float64
 	var f, f10, p int
+	by := map[int]int{}
 	for _, t := range tr {
 		fails, passes = append(fails, minutesOf(t.FailAt)), append(passes, minutesOf(t.PassAt))
 		if t.FailAt >= 0 {
 			f++
+			by[t.FailSLI]++
 			if t.FailAt <= 10*time.Minute {
 				f10++
 			}
@@ -66,7 +70,7 @@ func Summarize(tr []Trace) Summary {
 	return Summary{
 		Runs: n, Fail: rateOf(f, n), Fail10: rateOf(f10, n), Pass: rateOf(p, n),
 		FailMedian: Quantile(fails, 0.5), FailP90: Quantile(fails, 0.9),
-		PassMedian: Quantile(passes, 0.5), PassP90: Quantile(passes, 0.9),
+		PassMedian: Quantile(passes, 0.5), PassP90: Quantile(passes, 0.9), FailBy: by,
 	}
 }
 

@@ -50,9 +50,10 @@ func FuzzWilson(f *testing.F) {
 
 func TestSummarizeCountsNeverAsInfinite(t *testing.T) {
 	m := time.Minute
-	tr := []Trace{{FailAt: 2 * m, PassAt: -1}, {FailAt: 12 * m, PassAt: m}, {FailAt: -1, PassAt: 3 * m}, {FailAt: -1, PassAt: -1}}
+	tr := []Trace{{FailAt: 2 * m, PassAt: -1, FailSLI: 1}, {FailAt: 12 * m, PassAt: m, FailSLI: 3}, {FailAt: -1, PassAt: 3 * m, FailSLI: -1}, {FailAt: -1, PassAt: -1, FailSLI: -1}}
 	s := Summarize(tr)
-	want := Summary{Runs: 4, Fail: rateOf(2, 4), Fail10: rateOf(1, 4), Pass: rateOf(2, 4), FailMedian: 12, FailP90: math.Inf(1), PassMedian: 3, PassP90: math.Inf(1)}
+	want := Summary{Runs: 4, Fail: rateOf(2, 4), Fail10: rateOf(1, 4), Pass: rateOf(2, 4), FailMedian: 12, FailP90: math.Inf(1), PassMedian: 3, PassP90: math.Inf(1),
+		FailBy: map[int]int{1: 1, 3: 1}}
 	if !reflect.DeepEqual(s, want) {
 		t.Fatalf("got %+v\nwant %+v", s, want)
 	}
@@ -60,8 +61,13 @@ func TestSummarizeCountsNeverAsInfinite(t *testing.T) {
 
 func TestTraceLooksKeepsThePassBeforeTheFail(t *testing.T) {
 	// Every SLI passes at looks 2 to 4, one fails from look 5 on.
-	tr := traceLooks(12, 3, 20*time.Second, func(j int) (bool, bool) { return j >= 5, j >= 2 && j < 5 })
-	want := Traces{Fast: Trace{FailAt: 100 * time.Second, PassAt: 40 * time.Second}, Minute: Trace{FailAt: 120 * time.Second, PassAt: 60 * time.Second}}
+	tr := traceLooks(12, 3, 20*time.Second, func(j int) (int, bool) {
+		if j >= 5 {
+			return 2, false
+		}
+		return -1, j >= 2
+	})
+	want := Traces{Fast: Trace{FailAt: 100 * time.Second, PassAt: 40 * time.Second, FailSLI: 2}, Minute: Trace{FailAt: 120 * time.Second, PassAt: 60 * time.Second, FailSLI: 2}}
 	if tr != want {
 		t.Fatalf("got %+v, want %+v", tr, want)
 	}
