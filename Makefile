@@ -152,6 +152,10 @@ generate-check: generate ## Regenerate, then fail when git shows a changed or un
 verdict-eval: ## Measure false alarms and detection of the alert rules and the parity judge; writes docs/verdict-eval.md.
 	$(GO) run ./hack/verdicteval -out docs/verdict-eval.md
 
+.PHONY: verdict-eval-counts
+verdict-eval-counts: ## Simulate the scraped counters and measure the count-based and per-minute judges; writes docs/verdict-eval-counts.md.
+	$(GO) run ./hack/verdicteval counts -out docs/verdict-eval-counts.md
+
 .PHONY: bench
 bench: tools-go ## Run the instrument and service benchmarks and print benchstat tables.
 	BENCH_COUNT=$(INSTRUMENT_BENCH_COUNT) hack/bench.sh

@@ -10,9 +10,12 @@
 // runs) evaluating the committed deploy/prometheus rules, and the judges call the parity
 // evaluator (internal/parity, the code the demo, `make parity` and the PoolCanary controller
 // run) on that engine every minute of the rollout. `make verdict-eval` runs it and writes
-// docs/verdict-eval.md.
+// docs/verdict-eval.md. Its counts subcommand (hack/verdicteval/countsim) simulates the
+// scraped counters themselves, fast, and measures the count-based judge against the per-minute
+// one; `make verdict-eval-counts` writes docs/verdict-eval-counts.md.
 //
 //	go run ./hack/verdicteval -out docs/verdict-eval.md
+//	go run ./hack/verdicteval counts -out docs/verdict-eval-counts.md
 //	go run ./hack/verdicteval record -prometheus http://127.0.0.1:9090 -since 30m -step 5s -out FILE.json.gz
 package main
 
@@ -44,6 +47,9 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "record" {
 		return record(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "counts" {
+		return counts(ctx, args[1:], stdout, stderr)
 	}
 	fs := flag.NewFlagSet("verdicteval", flag.ContinueOnError)
 	fs.SetOutput(stderr)

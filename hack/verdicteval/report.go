@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/poolparity/poolparity/hack/verdicteval/countsim"
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
@@ -117,18 +118,9 @@ func summarise(runs []runResult, j string) summary {
 	return s
 }
 
-// wilson returns the 95% Wilson score interval of k successes in n trials.
-func wilson(k, n int) (lo, hi float64) {
-	if n == 0 {
-		return 0, 1
-	}
-	const z = 1.959963984540054
-	p, fn := float64(k)/float64(n), float64(n)
-	d := 1 + z*z/fn
-	c := (p + z*z/(2*fn)) / d
-	h := z * math.Sqrt(p*(1-p)/fn+z*z/(4*fn*fn)) / d
-	return math.Max(0, c-h), math.Min(1, c+h)
-}
+// wilson returns the 95% Wilson score interval of k successes in n trials (countsim.Wilson, the
+// one implementation).
+func wilson(k, n int) (lo, hi float64) { return countsim.Wilson(k, n) }
 
 // rate prints k of n as a percentage with its 95% interval.
 func rate(k, n int) string {

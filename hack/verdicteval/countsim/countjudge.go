@@ -1,0 +1,157 @@
+package countsim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/poolparity/poolparity/internal/parity/seqcount"
+)
+
+// countSLI is one SLI's count steps over the whole rollout and its boundaries.
+type countSLI struct {
+	kind  seqcount.Kind
+	lim   seqcount.Limits
+	steps []seqcount.Step
+}
+
+// Contrast is one SLI's per-step count contrasts of a run: gray's rate less the FAIL boundary
+// (Fail) and the PASS boundary (Pass) at stable's rate, summed for the oracle.
+type Contrast struct {
+	Fail, Pass moments
+}
+
+// series turns pod counters' series s into seqcount's per-pod series.
+func podSeries(tm Timing, pods []PodCounters, s int) []seqcount.Series {
+	out := make([]seqcount.Series, len(pods))
+	for i, p := range pods {
+		out[i].Pod = p.Name
+		out[i].Samples = make([]seqcount.Sample, len(p.Values[s]))
+		for k, v := range p.Values[s] {
+			out[i].Samples[k] = seqcount.Sample{T: tm.At(p.First + k), V: v}
+		}
+	}
+	return out
+}
+
+// podIncreases is each pod's per-step request increases (and whether each step had a sample).
+type podIncreases struct {
+	reqs [][]float64
+	ok   [][]bool
+}
+
+func requestIncreases(tm Timing, pods []PodCounters, edges []time.Time) podIncreases {
+	var p podIncreases
+	for _, pod := range pods {
+		reqs, ok, _ := seqcount.Increase(podSeries(tm, []PodCounters{pod}, SeriesCount), edges)
+		p.reqs, p.ok = append(p.reqs, reqs), append(p.ok, ok)
+	}
+	return p
+}
+
+// trackCounts returns a track's per-step counts of series num over requests, per pod too; a step
+// without a sample of a pod is NaN (no data, never zero).
+func trackCounts(tm Timing, pods []PodCounters, num int, edges []time.Time, reqs podIncreases) []seqcount.Counts {
+	out := make([]seqcount.Counts, len(edges)-1)
+	for pi, pod := range pods {
+		nums, okN, _ := seqcount.Increase(podSeries(tm, []PodCounters{pod}, num), edges)
+		for i := range out {
+			c := seqcount.Counts{Num: math.NaN(), Requests: math.NaN()}
+			if i < len(nums) && i < len(reqs.reqs[pi]) && okAt(okN, i) && okAt(reqs.ok[pi], i) {
+				c = seqcount.Counts{Num: nums[i], Requests: reqs.reqs[pi][i]}
+			}
+			out[i].Num += c.Num
+			out[i].Requests += c.Requests
+			out[i].Pods = append(out[i].Pods, c)
+		}
+	}
+	return out
+}
+
+func okAt(ok []bool, i int) bool { return i < len(ok) && ok[i] }
+
+// histogram returns a track's bucket and count series.
+func histogram(tm Timing, pods []PodCounters) seqcount.Histogram {
+	h := seqcount.Histogram{Bounds: Bounds, Count: podSeries(tm, pods, SeriesCount)}
+	for j := range Bounds {
+		h.Buckets = append(h.Buckets, podSeries(tm, pods, j))
+	}
+	return h
+}
+
+// countSteps builds every judged SLI's steps of a run at the edges.
+func countSteps(su Setup, run Run, slis []sli, edges []time.Time) ([]countSLI, error) {
+	out := make([]countSLI, len(slis))
+	var hs, hg seqcount.Histogram
+	var rs, rg podIncreases
+	for i, s := range slis {
+		level := s.nominal(su.Service, su.Model.T3)
+		if s.q > 0 {
+			if hs.Count == nil {
+				hs, hg = histogram(su.Timing, run.Stable), histogram(su.Timing, run.Gray)
+			}
+			floor, margin := s.latencyRatios(level)
+			steps, lim, _, _, err := seqcount.LatencySteps(hs, hg, edges, s.q, floor, margin)
+			if err != nil {
+				return nil, fmt.Errorf("%s steps: %w", s.cat.ID, err)
+			}
+			out[i] = countSLI{kind: s.kind, lim: lim, steps: steps}
+			continue
+		}
+		if rs.reqs == nil {
+			rs, rg = requestIncreases(su.Timing, run.Stable, edges), requestIncreases(su.Timing, run.Gray, edges)
+		}
+		st, gr := trackCounts(su.Timing, run.Stable, s.series, edges, rs), trackCounts(su.Timing, run.Gray, s.series, edges, rg)
+		steps := make([]seqcount.Step, len(st))
+		for k := range st {
+			steps[k] = seqcount.Step{T: edges[k+1], Stable: st[k], Gray: gr[k]}
+		}
+		out[i] = countSLI{kind: s.kind, lim: s.limits(level), steps: steps}
+	}
+	return out, nil
+}
+
+// contrasts sums each SLI's per-step contrasts against its boundaries.
+func contrasts(cs []countSLI) []Contrast {
+	out := make([]Contrast, len(cs))
+	for i, c := range cs {
+		for _, st := range c.steps {
+			rs, rg := st.Stable.Num/st.Stable.Requests, st.Gray.Num/st.Gray.Requests
+			out[i].Fail.add(rg - (rs*(1+c.lim.Floor.Rel) + c.lim.Floor.Abs))
+			out[i].Pass.add(rg - (rs*(1+c.lim.Margin.Rel) + c.lim.Margin.Abs))
+		}
+	}
+	return out
+}
+
+// countLooks returns the look function of the count judge over the SLIs' steps. Judge stops at
+// its first verdict and decides each step on the steps up to it, so one call over the whole
+// rollout gives every look's outcome: the verdict from the look at or after its step on
+// (TestCountLooksMatchJudgingEachLook checks it against a call per look).
+func countLooks(test seqcount.Test, cs []countSLI) lookFunc {
+	type decided struct {
+		out seqcount.Outcome
+		at  int // the step of the verdict, 1-based: decided at looks >= at
+	}
+	ds := make([]decided, len(cs))
+	for i, c := range cs {
+		r := test.Judge(c.kind, c.lim, c.steps)
+		ds[i] = decided{out: r.Outcome}
+		if r.Outcome != seqcount.Inconclusive {
+			ds[i].at = slices.IndexFunc(c.steps, func(s seqcount.Step) bool { return !s.T.Before(r.Rejected) }) + 1
+		}
+	}
+	return func(j int) (fail int, pass bool) {
+		pass = true
+		for i, d := range ds {
+			switch {
+			case d.out == seqcount.Fail && d.at <= j:
+				return i, false
+			case d.out != seqcount.Pass || d.at > j:
+				pass = false
+			}
+		}
+		return -1, pass
+	}
+}

@@ -1,0 +1,75 @@
+package countsim
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/poolparity/poolparity/internal/parity/seqcount"
+)
+
+func TestCountLooksMatchJudgingEachLook(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Timing.Rollout = 15 * time.Minute
+	slis, err := judged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		model Model
+		sc    Scenario
+		reset float64
+	}{
+		{"A/A, iid, a pod restarting", cfg.Models[0], cfg.Scenarios[0], 1},
+		{"p99 +40%, corpus", cfg.Models[1], cfg.Scenarios[5], 0},
+		{"errors +0.5 points, ar1", cfg.Models[2], cfg.Scenarios[6], 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			su := Setup{Service: cfg.Service, Model: c.model, Traffic: cfg.Traffics[0], Scenario: c.sc, Timing: cfg.Timing, ResetShare: c.reset}
+			run, err := Simulate(su, rand.New(rand.NewPCG(21, 22)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			looks, edges := cfg.Timing.edges(cfg.Step)
+			cs, err := countSteps(su, run, slis, edges)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := countLooks(cfg.Test, cs)
+			decided := 0
+			for j := 1; j <= looks; j++ {
+				fail, pass := at(j)
+				wantFail, wantPass := judgePrefix(cfg.Test, cs, j)
+				if fail != wantFail || pass != wantPass {
+					t.Fatalf("look %d: failing SLI %d pass %v, judging the look's steps gives %d, %v", j, fail, pass, wantFail, wantPass)
+				}
+				if fail >= 0 || pass {
+					decided++
+				}
+			}
+			if decided == 0 {
+				t.Fatal("no look decided: the comparison tested nothing")
+			}
+		})
+	}
+}
+
+// judgePrefix judges every SLI on the steps up to look j, as a look would: the first SLI (in
+// order) that FAILs, -1 for none, and whether all PASS.
+func judgePrefix(test seqcount.Test, cs []countSLI, j int) (fail int, pass bool) {
+	fail, pass = -1, true
+	for i, c := range cs {
+		switch test.Judge(c.kind, c.lim, c.steps[:j]).Outcome {
+		case seqcount.Fail:
+			if fail < 0 {
+				fail = i
+			}
+		case seqcount.Pass:
+		default:
+			pass = false
+		}
+	}
+	return fail, pass && fail < 0
+}

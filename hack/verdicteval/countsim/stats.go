@@ -1,0 +1,140 @@
+package countsim
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Wilson returns the 95% Wilson score interval of k successes in n trials ([0, 1] for n <= 0; k
+// is clamped to [0, n]).
+func Wilson(k, n int) (lo, hi float64) {
+	if n <= 0 {
+		return 0, 1
+	}
+	k = min(max(k, 0), n)
+	const z = 1.959963984540054
+	p, nf := float64(k)/float64(n), float64(n)
+	den := 1 + z*z/nf
+	mid := (p + z*z/(2*nf)) / den
+	half := z / den * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
+	return math.Max(0, mid-half), math.Min(1, mid+half)
+}
+
+// Rate is k of n with its 95% Wilson interval.
+type Rate struct {
+	K, N   int
+	Lo, Hi float64
+}
+
+func rateOf(k, n int) Rate {
+	lo, hi := Wilson(k, n)
+	return Rate{K: k, N: n, Lo: lo, Hi: hi}
+}
+
+// P returns k/n (NaN for n = 0).
+func (r Rate) P() float64 { return float64(r.K) / float64(r.N) }
+
+// Summary is one judge at one look interval over one cell's runs.
+type Summary struct {
+	// Runs is how many runs; Fail the runs FAILed at some look; Fail10 those FAILed within ten
+	// minutes; Pass those PASSed at some look before any FAIL.
+	Runs               int
+	Fail, Fail10, Pass Rate
+	// FailMedian, FailP90, PassMedian and PassP90 are quantiles of the time to the first FAIL and
+	// PASS over all runs, a run without one counting as never (+Inf).
+	FailMedian, FailP90, PassMedian, PassP90 float64 // minutes
+	// FailBy counts the FAILed runs by the SLI that FAILed first (Trace.FailSLI).
+	FailBy map[int]int
+}
+
+// Summarize summarises the traces of one judge at one look interval.
+func Summarize(tr []Trace) Summary {
+	var fails, passes []float64
+	var f, f10, p int
+	by := map[int]int{}
+	for _, t := range tr {
+		fails, passes = append(fails, minutesOf(t.FailAt)), append(passes, minutesOf(t.PassAt))
+		if t.FailAt >= 0 {
+			f++
+			by[t.FailSLI]++
+			if t.FailAt <= 10*time.Minute {
+				f10++
+			}
+		}
+		if t.PassAt >= 0 {
+			p++
+		}
+	}
+	n := len(tr)
+	return Summary{
+		Runs: n, Fail: rateOf(f, n), Fail10: rateOf(f10, n), Pass: rateOf(p, n),
+		FailMedian: Quantile(fails, 0.5), FailP90: Quantile(fails, 0.9),
+		PassMedian: Quantile(passes, 0.5), PassP90: Quantile(passes, 0.9), FailBy: by,
+	}
+}
+
+func minutesOf(d time.Duration) float64 {
+	if d < 0 {
+		return math.Inf(1)
+	}
+	return d.Minutes()
+}
+
+// Quantile returns the q quantile of xs (the smallest x with at least q of them at or below it);
+// NaN for none.
+func Quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// Oracle is what a fixed-horizon one-sided z-test that knows each SLI's true mean contrast and
+// per-step sd (estimated from the cell's simulated count contrasts) needs, in minutes, at
+// alpha/K and a power (at least one step): to FAIL (the SLI most beyond its floor) and to PASS (every SLI within its
+// margin). +Inf when no SLI is beyond its floor, or some SLI is not within its margin.
+type Oracle struct {
+	// Fail50, Fail95: minutes to FAIL at power 0.5 and 0.95; Pass50, Pass90 to PASS at 0.5, 0.9.
+	Fail50, Fail95, Pass50, Pass90 float64
+}
+
+// OracleOf computes the oracle from the runs' contrasts, at per-rollout alpha over k SLIs and
+// steps of step.
+func OracleOf(runs []RunResult, alpha float64, k int, step time.Duration) Oracle {
+	var sum []Contrast
+	for _, r := range runs {
+		for i, c := range r.Contrasts {
+			if i >= len(sum) {
+				sum = append(sum, Contrast{})
+			}
+			sum[i].Fail.merge(c.Fail)
+			sum[i].Pass.merge(c.Pass)
+		}
+	}
+	za := normQuantile(1 - alpha/float64(k))
+	minutes := func(m moments, sign, power float64) float64 {
+		d, sd := sign*m.mean(), m.sd()
+		if !(d > 0) || math.IsNaN(sd) {
+			return math.Inf(1)
+		}
+		z := (za + normQuantile(power)) * sd / d
+		return math.Max(z*z, 1) * step.Minutes() // a test reads at least one step
+	}
+	o := Oracle{Fail50: math.Inf(1), Fail95: math.Inf(1)}
+	for i, c := range sum {
+		o.Fail50, o.Fail95 = math.Min(o.Fail50, minutes(c.Fail, 1, 0.5)), math.Min(o.Fail95, minutes(c.Fail, 1, 0.95))
+		p50, p90 := minutes(c.Pass, -1, 0.5), minutes(c.Pass, -1, 0.9)
+		if i == 0 {
+			o.Pass50, o.Pass90 = p50, p90
+		}
+		o.Pass50, o.Pass90 = math.Max(o.Pass50, p50), math.Max(o.Pass90, p90)
+	}
+	if len(sum) == 0 {
+		o.Pass50, o.Pass90 = math.Inf(1), math.Inf(1)
+	}
+	return o
+}
