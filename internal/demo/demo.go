@@ -38,6 +38,7 @@ import (
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/embedredis"
 	"github.com/poolparity/poolparity/internal/loadgen"
+	"github.com/poolparity/poolparity/internal/localproc"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 	"github.com/poolparity/poolparity/internal/parity/render"
@@ -76,7 +77,7 @@ type runner struct {
 	client         *http.Client
 
 	mu       sync.Mutex // guards procs and closers
-	procs    []*proc
+	procs    []*localproc.Proc
 	closers  []func()
 	tmpDir   string
 	promURL  string
@@ -97,9 +98,9 @@ func (r *runner) teardown() {
 	var wg sync.WaitGroup
 	for i := len(procs) - 1; i >= 0; i-- {
 		wg.Add(1)
-		go func(p *proc) {
+		go func(p *localproc.Proc) {
 			defer wg.Done()
-			p.stop(10 * time.Second)
+			p.Stop(10 * time.Second)
 		}(procs[i])
 	}
 	wg.Wait()
@@ -111,7 +112,7 @@ func (r *runner) teardown() {
 	}
 }
 
-func (r *runner) track(p *proc) {
+func (r *runner) track(p *localproc.Proc) {
 	r.mu.Lock()
 	r.procs = append(r.procs, p)
 	r.mu.Unlock()
@@ -151,7 +152,7 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	promVersion := prometheusVersion(bins.prometheus)
+	promVersion := localproc.PrometheusVersion(bins.prometheus)
 	if err := r.startPrometheus(ctx, bins.prometheus, bins.rules, r.cfg, targets, bins.logDir); err != nil {
 		return res, err
 	}
@@ -199,10 +200,10 @@ func (r *runner) prepare() (b binaries, err error) {
 	if cfg.Service == ServiceExample {
 		build = "go build -o " + ExampleServiceBin + " ./examples/imagesvc"
 	}
-	if b.service, err = executable(cfg.ServiceBin, "the service binary (build it: "+build+")"); err != nil {
+	if b.service, err = localproc.Executable(cfg.ServiceBin, "the service binary (build it: "+build+")"); err != nil {
 		return b, err
 	}
-	if b.prometheus, err = executable(cfg.PrometheusBin, "the prometheus binary (install it: hack/install-tools.sh prometheus, or set DEMO_PROMETHEUS_BIN)"); err != nil {
+	if b.prometheus, err = localproc.Executable(cfg.PrometheusBin, "the prometheus binary (install it: hack/install-tools.sh prometheus, or set DEMO_PROMETHEUS_BIN)"); err != nil {
 		return b, err
 	}
 	if b.rules, err = filepath.Abs(cfg.RulesFile); err != nil {
@@ -229,13 +230,13 @@ func (r *runner) reservePorts() (net.Listener, error) {
 	ports := map[string]*int{"stable": &cfg.StablePort, "gray": &cfg.GrayPort, "prometheus": &cfg.PrometheusPort}
 	for _, name := range []string{"stable", "gray", "prometheus"} {
 		var err error
-		if *ports[name], err = reservePort(*ports[name]); err != nil {
+		if *ports[name], err = localproc.ReservePort(*ports[name]); err != nil {
 			return nil, fmt.Errorf("%s port: %w", name, err)
 		}
 	}
 	for i := range r.pprofPorts {
 		var err error
-		if r.pprofPorts[i], err = reservePort(0); err != nil {
+		if r.pprofPorts[i], err = localproc.ReservePort(0); err != nil {
 			return nil, fmt.Errorf("profile port: %w", err)
 		}
 	}
@@ -375,12 +376,12 @@ func (r *runner) startTracks(ctx context.Context, bins binaries, tracks ...track
 			}
 		}
 		targets = append(targets, target)
-		p, err := startProc(tr.name, bins.service, nil, childEnv(trackSettings(tr, r.redisArg)...), bins.logDir)
+		p, err := localproc.Start(tr.name, bins.service, nil, childEnv(trackSettings(tr, r.redisArg)...), bins.logDir)
 		if err != nil {
 			return nil, err
 		}
 		r.track(p)
-		if err := waitUntil(ctx, p, 30*time.Second, 200*time.Millisecond, tr.name+" instance", httpOK(r.client, tr.url()+"/readyz")); err != nil {
+		if err := localproc.WaitUntil(ctx, p, 30*time.Second, 200*time.Millisecond, tr.name+" instance", localproc.HTTPOK(r.client, tr.url()+"/readyz")); err != nil {
 			return nil, err
 		}
 	}
@@ -549,7 +550,7 @@ func (r *runner) startRedis(ctx context.Context, logDir string) (string, error) 
 	if lookErr != nil {
 		return "", fmt.Errorf("REDIS=server: %w", lookErr)
 	}
-	port, err := reservePort(0)
+	port, err := localproc.ReservePort(0)
 	if err != nil {
 		return "", fmt.Errorf("redis port: %w", err)
 	}
@@ -557,7 +558,7 @@ func (r *runner) startRedis(ctx context.Context, logDir string) (string, error) 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	p, err := startProc("redis", bin, []string{
+	p, err := localproc.Start("redis", bin, []string{
 		"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no", "--dir", dir,
 	}, childEnv(), logDir)
 	if err != nil {
@@ -565,7 +566,7 @@ func (r *runner) startRedis(ctx context.Context, logDir string) (string, error) 
 	}
 	r.track(p)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	if err := waitUntil(ctx, p, 15*time.Second, 100*time.Millisecond, "redis-server", redisPing(addr)); err != nil {
+	if err := localproc.WaitUntil(ctx, p, 15*time.Second, 100*time.Millisecond, "redis-server", redisPing(addr)); err != nil {
 		return "", err
 	}
 	r.redisArg = addr
@@ -609,7 +610,7 @@ func (r *runner) startPrometheus(ctx context.Context, bin, rules string, cfg Con
 		return fmt.Errorf("writing %s: %w", confPath, err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", cfg.PrometheusPort)
-	p, err := startProc("prometheus", bin, []string{
+	p, err := localproc.Start("prometheus", bin, []string{
 		"--config.file=" + confPath,
 		"--storage.tsdb.path=" + filepath.Join(r.tmpDir, "prometheus"),
 		"--storage.tsdb.retention.time=1d",
@@ -621,7 +622,7 @@ func (r *runner) startPrometheus(ctx context.Context, bin, rules string, cfg Con
 	}
 	r.track(p)
 	r.promURL = "http://" + addr
-	if err := waitUntil(ctx, p, 60*time.Second, 250*time.Millisecond, "prometheus", httpOK(r.client, r.promURL+"/-/ready")); err != nil {
+	if err := localproc.WaitUntil(ctx, p, 60*time.Second, 250*time.Millisecond, "prometheus", localproc.HTTPOK(r.client, r.promURL+"/-/ready")); err != nil {
 		return err
 	}
 	promAPI, err := r.promAPI()
@@ -630,7 +631,7 @@ func (r *runner) startPrometheus(ctx context.Context, bin, rules string, cfg Con
 	}
 	// A fresh Prometheus scrapes for the first time several seconds after it
 	// starts; wait until both targets are up.
-	return waitUntil(ctx, p, 60*time.Second, 500*time.Millisecond, "prometheus scraping both instances", func(ctx context.Context) error {
+	return localproc.WaitUntil(ctx, p, 60*time.Second, 500*time.Millisecond, "prometheus scraping both instances", func(ctx context.Context) error {
 		v, _, _, err := promAPI.Query(ctx, `sum(up{`+cfg.selector()+`})`, time.Now())
 		if err != nil {
 			return err
@@ -706,57 +707,11 @@ func clock(d time.Duration) string {
 	return fmt.Sprintf("%d:%02d", s/60, s%60)
 }
 
-// executable resolves path (a path, or a name on PATH) and checks that it
-// is an executable file.
-func executable(path, what string) (string, error) {
-	p := path
-	if !strings.Contains(p, string(os.PathSeparator)) {
-		if _, err := os.Stat(p); err != nil {
-			lp, lerr := exec.LookPath(p)
-			if lerr != nil {
-				return "", fmt.Errorf("%s: %q not found: %w", what, path, lerr)
-			}
-			p = lp
-		}
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	st, err := os.Stat(abs)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", what, err)
-	}
-	if st.IsDir() || st.Mode()&0o111 == 0 {
-		return "", fmt.Errorf("%s: %s is not an executable file", what, abs)
-	}
-	return abs, nil
-}
-
-// output runs bin with args and returns its output, or "" on failure.
-func output(bin string, args ...string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	out, _ := exec.CommandContext(ctx, bin, args...).CombinedOutput()
-	return string(out)
-}
-
-var (
-	promVersionRe  = regexp.MustCompile(`version (\S+)`)
-	redisVersionRe = regexp.MustCompile(`v=(\S+)`)
-)
-
-// prometheusVersion returns e.g. "3.7.3" from `prometheus --version`.
-func prometheusVersion(bin string) string {
-	if m := promVersionRe.FindStringSubmatch(output(bin, "--version")); m != nil {
-		return m[1]
-	}
-	return "(unknown version)"
-}
+var redisVersionRe = regexp.MustCompile(`v=(\S+)`)
 
 // redisVersion returns e.g. "7.0.15" from `redis-server --version`.
 func redisVersion(bin string) string {
-	if m := redisVersionRe.FindStringSubmatch(output(bin, "--version")); m != nil {
+	if m := redisVersionRe.FindStringSubmatch(localproc.Output(bin, "--version")); m != nil {
 		return m[1]
 	}
 	return "(unknown version)"
