@@ -34,3 +34,44 @@ func TestWriteFiles(t *testing.T) {
 		}
 	})
 }
+
+func TestDifferentialIsWritten(t *testing.T) {
+	r := parity.Report{Title: "t", Verdict: parity.Pass, Reasons: []string{"all rows pass"}}
+	r.AddDifferential(parity.DiffSummary{
+		Compared: 300, Skipped: 2, Mismatches: 9, Rate: 0.03, Low: 0.016, High: 0.056, MaxMismatchRate: 0.01, Outcome: parity.Fail, OneStable: true,
+		Paths: []parity.DiffPath{{Endpoint: "GET /api/v1/items/{n}", Pattern: "$.tags[*]", Kind: "value", Requests: 9,
+			Request: "GET /api/v1/items/7, line 4", Stable: `"a"`, Gray: `"<b>"`}},
+		Notes: []string{"bodies compared as bytes, not as JSON, in 3 of 300 compared requests"},
+	})
+	dir := t.TempDir()
+	if _, err := render.Files(r, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file string
+		want []string
+	}{
+		{"report.txt", []string{
+			"differential check of responses (noise learned from one stable asked twice; 2 skipped): FAIL: 9 of 300 requests mismatch, 3.00% [1.60%, 5.60%] (95% Wilson), max 1.00%",
+			`mismatch: GET /api/v1/items/{n} $.tags[*] (value) in 9 requests, e.g. GET /api/v1/items/7, line 4: stable "a", gray "<b>"`,
+			"note: bodies compared as bytes", "VERDICT: FAIL (responses differ: mismatch rate 3.00%"}},
+		{"report.json", []string{`"differential": {`, `"mismatches": 9`, `"outcome": "FAIL"`, `"pattern": "$.tags[*]"`}},
+		{"report.html", []string{"<h2>Differential check of responses</h2>", "3.00% [1.60%, 5.60%]", "<code>&#34;&lt;b&gt;&#34;</code>", "one stable asked twice"}},
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s lacks %q:\n%s", tc.file, w, b)
+			}
+		}
+	}
+	t.Run("a report without the check says nothing of it", func(t *testing.T) {
+		var b strings.Builder
+		if err := render.Text(&b, parity.Report{Title: "t", Verdict: parity.Pass}); err != nil || strings.Contains(b.String(), "differential") {
+			t.Errorf("text %q (%v), want no differential section", b.String(), err)
+		}
+	})
+}

@@ -114,6 +114,7 @@ func Text(w io.Writer, r parity.Report) error {
 		writeStatistical(&b, r)
 	}
 	writeProfiles(&b, r.Profiles)
+	writeDifferential(&b, r.Differential)
 	switch r.Gate {
 	case parity.GateConfirmed:
 		b.WriteString("\nverdict gate: thresholds confirmed by the test (a threshold FAIL needs the test's FAIL)\n")
@@ -223,5 +224,25 @@ func writeProfiles(b *strings.Builder, diffs []profdiff.Diff) {
 		if d.GrayFile != "" && d.StableFile != "" {
 			fmt.Fprintf(b, "  go tool pprof -diff_base %s %s\n", d.StableFile, d.GrayFile)
 		}
+	}
+}
+
+// writeDifferential writes the differential check of responses, when one
+// ran: its line, the mismatching paths with an example each, and its notes.
+func writeDifferential(b *strings.Builder, d *parity.DiffSummary) {
+	if d == nil {
+		return
+	}
+	against := "two stables"
+	if d.OneStable {
+		against = "one stable asked twice"
+	}
+	fmt.Fprintf(b, "\ndifferential check of responses (noise learned from %s; %d skipped): %s\n", against, d.Skipped, d)
+	for _, p := range d.Paths {
+		fmt.Fprintf(b, "  mismatch: %s %s (%s) in %d requests, e.g. %s: stable %s, gray %s\n",
+			p.Endpoint, p.Pattern, p.Kind, p.Requests, p.Request, p.Stable, p.Gray)
+	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(b, "  note: %s\n", n)
 	}
 }
