@@ -31,8 +31,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/common/model"
-
 	"github.com/poolparity/poolparity/instrument"
 	"github.com/poolparity/poolparity/instrument/pprofhttp"
 	"github.com/poolparity/poolparity/internal/catalog"
@@ -609,38 +607,21 @@ func (r *runner) startPrometheus(ctx context.Context, bin, rules string, cfg Con
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", confPath, err)
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", cfg.PrometheusPort)
-	p, err := localproc.Start("prometheus", bin, []string{
-		"--config.file=" + confPath,
-		"--storage.tsdb.path=" + filepath.Join(r.tmpDir, "prometheus"),
-		"--storage.tsdb.retention.time=1d",
-		"--web.listen-address=" + addr,
-		"--log.level=warn",
-	}, childEnv(), logDir)
-	if err != nil {
-		return err
+	p, promURL, err := localproc.StartPrometheus(ctx, r.client, localproc.Prometheus{
+		Bin: bin, ConfigFile: confPath, DataDir: r.tmpDir, LogDir: logDir, Port: cfg.PrometheusPort, Env: childEnv(),
+	})
+	if p != nil {
+		r.track(p)
 	}
-	r.track(p)
-	r.promURL = "http://" + addr
-	if err := localproc.WaitUntil(ctx, p, 60*time.Second, 250*time.Millisecond, "prometheus", localproc.HTTPOK(r.client, r.promURL+"/-/ready")); err != nil {
+	r.promURL = promURL
+	if err != nil {
 		return err
 	}
 	promAPI, err := r.promAPI()
 	if err != nil {
 		return err
 	}
-	// A fresh Prometheus scrapes for the first time several seconds after it
-	// starts; wait until both targets are up.
-	return localproc.WaitUntil(ctx, p, 60*time.Second, 500*time.Millisecond, "prometheus scraping both instances", func(ctx context.Context) error {
-		v, _, _, err := promAPI.Query(ctx, `sum(up{`+cfg.selector()+`})`, time.Now())
-		if err != nil {
-			return err
-		}
-		if vec, ok := v.(model.Vector); ok && len(vec) == 1 && vec[0].Value == 2 {
-			return nil
-		}
-		return fmt.Errorf("targets not up yet (sum(up) = %v)", v)
-	})
+	return localproc.WaitScraping(ctx, p, promAPI, cfg.selector(), 2)
 }
 
 func (r *runner) promAPI() (promread.Querier, error) {
