@@ -95,7 +95,7 @@ func (r *runner) startTrack(ctx context.Context, t *trackRun) error {
 	}
 	metrics := t.url + r.cfg.MetricsPath
 	if t.Cmd == "" {
-		if err := localproc.WaitUntil(ctx, nil, 10*time.Second, 250*time.Millisecond, t.name+" track at "+t.url, localproc.HTTPOK(r.client, metrics)); err != nil {
+		if err := localproc.WaitUntil(ctx, nil, 10*time.Second, 250*time.Millisecond, "its metrics at "+metrics, localproc.HTTPOK(r.client, metrics)); err != nil {
 			return t.refuse("%v", err)
 		}
 		return r.checkLabels(ctx, t)
@@ -106,7 +106,7 @@ func (r *runner) startTrack(ctx context.Context, t *trackRun) error {
 		return t.refuse("%v", err)
 	}
 	r.track(p)
-	what := fmt.Sprintf("%s track (sh -c %q with PORT=%s)", t.name, t.Cmd, t.port)
+	what := fmt.Sprintf("its command (sh -c %q with PORT=%s), its metrics at %s", t.Cmd, t.port, metrics)
 	if err := localproc.WaitUntil(ctx, p, 60*time.Second, 250*time.Millisecond, what, localproc.HTTPOK(r.client, metrics)); err != nil {
 		if ctx.Err() != nil {
 			return err
