@@ -70,7 +70,7 @@ func (s *sidecars) start(ctx context.Context, name string, env []string) (string
 	if err != nil {
 		return "", nil, err
 	}
-	s.r.track(p)
+	s.r.procs.Add(p)
 	if err := localproc.WaitUntil(ctx, p, 30*time.Second, 200*time.Millisecond, name+" collector", localproc.HTTPOK(s.r.client, "http://"+prom+"/metrics")); err != nil {
 		return "", nil, err
 	}

@@ -26,7 +26,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/poolparity/poolparity/deploy"
@@ -106,35 +105,19 @@ type runner struct {
 	client  *http.Client
 	targets []targets.Target
 
-	mu     sync.Mutex // guards procs
-	procs  []*localproc.Proc
+	procs  localproc.Group
 	tmpDir string
 	logDir string
 }
 
-// teardown stops every process, newest first, and removes the temp dir.
+// teardown stops every process and removes the temp dir.
 func (r *runner) teardown() {
-	r.mu.Lock()
-	procs := r.procs
-	r.procs = nil
-	r.mu.Unlock()
-	var wg sync.WaitGroup
-	for i := len(procs) - 1; i >= 0; i-- {
-		wg.Go(func() { procs[i].Stop(10 * time.Second) })
-	}
-	wg.Wait()
-	if len(procs) > 0 {
-		fmt.Fprintf(r.stdout, "local: stopped %d processes\n", len(procs))
+	if n := r.procs.Stop(10 * time.Second); n > 0 {
+		fmt.Fprintf(r.stdout, "local: stopped %d processes\n", n)
 	}
 	if r.tmpDir != "" {
 		_ = os.RemoveAll(r.tmpDir)
 	}
-}
-
-func (r *runner) track(p *localproc.Proc) {
-	r.mu.Lock()
-	r.procs = append(r.procs, p)
-	r.mu.Unlock()
 }
 
 // run starts the tracks and Prometheus, runs the load, reads the report,

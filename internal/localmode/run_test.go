@@ -7,9 +7,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/poolparity/poolparity/internal/diffcheck"
 	"github.com/poolparity/poolparity/internal/localmode"
-	"github.com/poolparity/poolparity/internal/parity"
 )
 
 func TestPrometheusConfig(t *testing.T) {
@@ -61,34 +59,5 @@ func TestPrometheusConfig(t *testing.T) {
 	}
 	if len(sc.MetricRelabel) != 1 || sc.MetricRelabel[0]["action"] != "labeldrop" || sc.MetricRelabel[0]["regex"] != "exported_gray_status" {
 		t.Errorf("metric_relabel_configs %v, want the service's own gray_status dropped", sc.MetricRelabel)
-	}
-}
-
-func TestSummary(t *testing.T) {
-	tests := []struct {
-		name string
-		in   diffcheck.Outcome
-		want parity.Verdict
-	}{
-		{"PASS", diffcheck.Pass, parity.Pass},
-		{"FAIL", diffcheck.Fail, parity.Fail},
-		{"INCONCLUSIVE", diffcheck.Inconclusive, parity.DiffInconclusive},
-		{"NO DATA", diffcheck.NoData, parity.NoData},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d := diffcheck.Report{Compared: 10, Skipped: 1, Mismatches: 2, Rate: 0.2, Low: 0.05, High: 0.5, MaxMismatchRate: 0.01,
-				Outcome: tt.in, OneStable: true, Notes: []string{"n"},
-				Paths: []diffcheck.PathReport{{Endpoint: "GET /x", Pattern: "$.a", Kind: "value", Requests: 2, Request: "GET /x, line 1",
-					Example: diffcheck.Diff{Path: "$.a", A: "1", B: "2"}}}}
-			s := localmode.Summary(d)
-			if s.Outcome != tt.want || s.Compared != 10 || s.Skipped != 1 || s.Mismatches != 2 || s.Rate != 0.2 || s.Low != 0.05 || s.High != 0.5 ||
-				s.MaxMismatchRate != 0.01 || !s.OneStable || len(s.Notes) != 1 {
-				t.Errorf("Summary = %+v, want %s with the counts", s, tt.want)
-			}
-			if len(s.Paths) != 1 || s.Paths[0] != (parity.DiffPath{Endpoint: "GET /x", Pattern: "$.a", Kind: "value", Requests: 2, Request: "GET /x, line 1", Stable: "1", Gray: "2"}) {
-				t.Errorf("paths %+v", s.Paths)
-			}
-		})
 	}
 }

@@ -105,7 +105,7 @@ func (r *runner) startTrack(ctx context.Context, t *trackRun) error {
 	if err != nil {
 		return t.refuse("%v", err)
 	}
-	r.track(p)
+	r.procs.Add(p)
 	what := fmt.Sprintf("its command (sh -c %q with PORT=%s), its metrics at %s", t.Cmd, t.port, metrics)
 	if err := localproc.WaitUntil(ctx, p, 60*time.Second, 250*time.Millisecond, what, localproc.HTTPOK(r.client, metrics)); err != nil {
 		if ctx.Err() != nil {

@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -103,6 +104,36 @@ func (p *Proc) Stop(grace time.Duration) {
 	case <-p.done:
 	case <-time.After(5 * time.Second):
 	}
+}
+
+// Group holds the processes of a run, to stop them together. It is safe
+// for concurrent use; its zero value is empty.
+type Group struct {
+	mu    sync.Mutex
+	procs []*Proc
+}
+
+// Add adds p to the group.
+func (g *Group) Add(p *Proc) {
+	g.mu.Lock()
+	g.procs = append(g.procs, p)
+	g.mu.Unlock()
+}
+
+// Stop stops every process of the group at once, each as Proc.Stop does
+// with grace, empties the group, and returns how many it stopped once each
+// one has ended.
+func (g *Group) Stop(grace time.Duration) int {
+	g.mu.Lock()
+	procs := g.procs
+	g.procs = nil
+	g.mu.Unlock()
+	var wg sync.WaitGroup
+	for i := len(procs) - 1; i >= 0; i-- {
+		wg.Go(func() { procs[i].Stop(grace) })
+	}
+	wg.Wait()
+	return len(procs)
 }
 
 // Tail returns the last n lines of the process's log, for error messages.

@@ -57,3 +57,29 @@ func TestReservePort(t *testing.T) {
 		t.Errorf("ReservePort(%d) = %d, %v, want the same free port", port, again, err)
 	}
 }
+
+func TestGroupStopsEveryProcessAndItsChildren(t *testing.T) {
+	dir := t.TempDir()
+	var g localproc.Group
+	var procs []*localproc.Proc
+	for _, name := range []string{"a", "b"} {
+		// The shell starts a child of its own: stopping the group must end it too.
+		p, err := localproc.Start(name, "/bin/sh", []string{"-c", "sleep 60 & wait"}, nil, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Add(p)
+		procs = append(procs, p)
+	}
+	if n := g.Stop(2 * time.Second); n != 2 {
+		t.Errorf("Stop = %d, want 2", n)
+	}
+	for _, p := range procs {
+		if !p.Exited() {
+			t.Errorf("%s still runs after Stop", p.Name())
+		}
+	}
+	if n := g.Stop(time.Second); n != 0 {
+		t.Errorf("a second Stop = %d, want 0", n)
+	}
+}

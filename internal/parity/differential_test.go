@@ -6,20 +6,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/poolparity/poolparity/internal/diffcheck"
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
 func TestAddDifferential(t *testing.T) {
-	failing := parity.DiffSummary{
-		Compared: 200, Mismatches: 40, Rate: 0.2, Low: 0.15, High: 0.26, MaxMismatchRate: 0.01, Outcome: parity.Fail,
-		Paths: []parity.DiffPath{{Endpoint: "GET /api/v1/items/{n}", Pattern: "$.name", Kind: "value", Requests: 40}},
+	failing := diffcheck.Report{
+		Compared: 200, Mismatches: 40, Rate: 0.2, Low: 0.15, High: 0.26, MaxMismatchRate: 0.01, Outcome: diffcheck.Fail,
+		Paths: []diffcheck.PathReport{{Endpoint: "GET /api/v1/items/{n}", Pattern: "$.name", Kind: diffcheck.KindValue, Requests: 40}},
 	}
-	inconclusive := parity.DiffSummary{Compared: 50, Mismatches: 0, High: 0.07, MaxMismatchRate: 0.01, Outcome: parity.DiffInconclusive}
-	passing := parity.DiffSummary{Compared: 400, High: 0.009, MaxMismatchRate: 0.01, Outcome: parity.Pass}
+	inconclusive := diffcheck.Report{Compared: 50, Mismatches: 0, High: 0.07, MaxMismatchRate: 0.01, Outcome: diffcheck.Inconclusive}
+	passing := diffcheck.Report{Compared: 400, High: 0.009, MaxMismatchRate: 0.01, Outcome: diffcheck.Pass}
 	tests := []struct {
 		name        string
 		verdict     parity.Verdict
-		d           parity.DiffSummary
+		d           diffcheck.Report
 		want        parity.Verdict
 		firstReason string // a substring of Reasons[0]
 		note        string // a substring of the last note; "" for none
@@ -28,9 +29,9 @@ func TestAddDifferential(t *testing.T) {
 			"mismatch rate 20.00% [15.00%, 26.00%] of 200 requests compared is over 1.00%, most at GET /api/v1/items/{n} $.name (value, 40 requests)", ""},
 		{"a FAIL fails a NO DATA report", parity.NoData, failing, parity.Fail, "responses differ", ""},
 		{"a FAIL leaves an ERROR an ERROR", parity.Error, failing, parity.Error, "responses differ", ""},
-		{"INCONCLUSIVE is a note only", parity.Pass, inconclusive, parity.Pass, "rows", "differential check inconclusive"},
+		{"INCONCLUSIVE is a note only", parity.Pass, inconclusive, parity.Pass, "rows", "differential check inconclusive (INCONCLUSIVE: 0 of 50 requests mismatch"},
 		{"PASS changes nothing", parity.Pass, passing, parity.Pass, "rows", ""},
-		{"NO DATA is a note only", parity.Fail, parity.DiffSummary{Outcome: parity.NoData}, parity.Fail, "rows", "no request could be compared"},
+		{"NO DATA is a note only", parity.Fail, diffcheck.Report{Outcome: diffcheck.NoData}, parity.Fail, "rows", "no request could be compared"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,9 +57,9 @@ func TestAddDifferential(t *testing.T) {
 // report whose rows passed.
 func ExampleReport_AddDifferential() {
 	r := parity.Report{Verdict: parity.Pass, Reasons: []string{"8 of 8 rows pass"}}
-	r.AddDifferential(parity.DiffSummary{
-		Compared: 200, Mismatches: 200, Rate: 1, Low: 0.98, High: 1, MaxMismatchRate: 0.01, Outcome: parity.Fail,
-		Paths: []parity.DiffPath{{Endpoint: "GET /thumbnail/{id}", Pattern: "$", Kind: "bytes", Requests: 200}},
+	r.AddDifferential(diffcheck.Report{
+		Compared: 200, Mismatches: 200, Rate: 1, Low: 0.98, High: 1, MaxMismatchRate: 0.01, Outcome: diffcheck.Fail,
+		Paths: []diffcheck.PathReport{{Endpoint: "GET /thumbnail/{id}", Pattern: "$", Kind: diffcheck.KindBytes, Requests: 200}},
 	})
 	fmt.Println(r.Verdict)
 	fmt.Println(strings.Join(r.Reasons, "; "))

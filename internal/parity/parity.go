@@ -98,9 +98,11 @@ package parity
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/diffcheck"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 	"github.com/poolparity/poolparity/internal/profdiff"
 )
@@ -241,66 +243,18 @@ type Report struct {
 	// caller captured them (the demo does on a FAIL): where gray spends
 	// the CPU and the allocations that the rows measure.
 	Profiles []profdiff.Diff `json:"profiles,omitempty"`
-	// Differential is the differential check of the tracks' responses,
-	// when the caller ran one (`poolparity-parity local` does): it counts
-	// in the verdict through AddDifferential.
-	Differential *DiffSummary `json:"differential,omitempty"`
+	// Differential is the differential check of the tracks' responses
+	// (package diffcheck), when the caller ran one (`poolparity-parity
+	// local` does): it counts in the verdict through AddDifferential.
+	Differential *diffcheck.Report `json:"differential,omitempty"`
 }
 
-// The outcomes of a differential check (DiffSummary.Outcome): PASS, FAIL
-// and NO DATA as the verdicts, and DiffInconclusive.
-const DiffInconclusive Verdict = "INCONCLUSIVE"
-
-// DiffSummary is a differential check of responses (package diffcheck): a
-// sample of requests sent to stable and gray, their responses compared.
-type DiffSummary struct {
-	// Compared counts the requests whose responses were compared; Skipped
-	// those a stable did not answer.
-	Compared int `json:"compared"`
-	Skipped  int `json:"skipped"`
-	// Mismatches counts the compared requests whose gray response differs
-	// from stable's outside the noise; Rate is Mismatches/Compared, with
-	// its 95% Wilson interval [Low, High].
-	Mismatches int     `json:"mismatches"`
-	Rate       float64 `json:"rate"`
-	Low        float64 `json:"low"`
-	High       float64 `json:"high"`
-	// MaxMismatchRate is the rate gray may have; Outcome the check's
-	// verdict against it: Pass, Fail, DiffInconclusive or NoData.
-	MaxMismatchRate float64 `json:"max_mismatch_rate"`
-	Outcome         Verdict `json:"outcome"`
-	// OneStable says the noise was learned from one stable asked twice.
-	OneStable bool `json:"one_stable"`
-	// Paths are the most frequent mismatching paths, most first.
-	Paths []DiffPath `json:"paths,omitempty"`
-	// Notes say what the figures alone do not (bodies compared as bytes,
-	// invalid JSON, gray's transport errors).
-	Notes []string `json:"notes,omitempty"`
-}
-
-// DiffPath is one mismatching path of a differential check.
-type DiffPath struct {
-	// Endpoint is the requests' method and path template, e.g.
-	// "GET /api/v1/items/{n}"; Pattern the response's path that differed
-	// ($.items[*].id, status, content-type, $ for a body compared as
-	// bytes); Kind how it differed.
-	Endpoint string `json:"endpoint"`
-	Pattern  string `json:"pattern"`
-	Kind     string `json:"kind"`
-	// Requests counts the mismatching requests with this difference.
-	Requests int `json:"requests"`
-	// Request, Stable and Gray are the first example: the request (method,
-	// URL and line of the requests file) and each side's value.
-	Request string `json:"request"`
-	Stable  string `json:"stable"`
-	Gray    string `json:"gray"`
-}
-
-// String states the check in one line: its outcome, the mismatches, the
-// rate with its interval and the maximum.
-func (d DiffSummary) String() string {
-	return fmt.Sprintf("%s: %d of %d requests mismatch, %.2f%% [%.2f%%, %.2f%%] (95%% Wilson), max %.2f%%",
-		d.Outcome, d.Mismatches, d.Compared, 100*d.Rate, 100*d.Low, 100*d.High, 100*d.MaxMismatchRate)
+// DiffLine states a differential check in one line: its outcome, the
+// mismatches, the rate with its 95% Wilson interval, the maximum and the
+// requests skipped.
+func DiffLine(d diffcheck.Report) string {
+	line, _, _ := strings.Cut(d.String(), "\n")
+	return line
 }
 
 // AddDifferential puts the differential check d into the report and into
@@ -309,10 +263,10 @@ func (d DiffSummary) String() string {
 // others (which stay: what the rows said); INCONCLUSIVE and NO
 // DATA add a note and leave the verdict as it is; a PASS adds nothing but
 // the check itself.
-func (r *Report) AddDifferential(d DiffSummary) {
+func (r *Report) AddDifferential(d diffcheck.Report) {
 	r.Differential = &d
 	switch d.Outcome {
-	case Fail:
+	case diffcheck.Fail:
 		reason := fmt.Sprintf("responses differ: mismatch rate %.2f%% [%.2f%%, %.2f%%] of %d requests compared is over %.2f%%",
 			100*d.Rate, 100*d.Low, 100*d.High, d.Compared, 100*d.MaxMismatchRate)
 		if len(d.Paths) > 0 {
@@ -323,9 +277,9 @@ func (r *Report) AddDifferential(d DiffSummary) {
 			r.Verdict = Fail
 		}
 		r.Reasons = append([]string{reason}, r.Reasons...)
-	case DiffInconclusive:
-		r.Notes = append(r.Notes, fmt.Sprintf("differential check inconclusive (%s): too few requests to tell; compare more", d))
-	case NoData:
+	case diffcheck.Inconclusive:
+		r.Notes = append(r.Notes, fmt.Sprintf("differential check inconclusive (%s): too few requests to tell; compare more", DiffLine(d)))
+	case diffcheck.NoData:
 		r.Notes = append(r.Notes, "differential check: no request could be compared (a stable answered none)")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/poolparity/poolparity/internal/diffcheck"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/testtool"
 )
@@ -80,7 +81,7 @@ func TestLocalEndToEnd(t *testing.T) {
 	if r.Verdict == parity.Error || parity.ExitStatus(r.Verdict) != code {
 		t.Errorf("verdict %s with exit %d, want a verdict that is not ERROR and its exit status", r.Verdict, code)
 	}
-	if d := r.Differential; d == nil || d.Compared != 400 || d.Mismatches != 0 || d.Outcome != parity.Pass || !d.OneStable {
+	if d := r.Differential; d == nil || d.Compared != 400 || d.Mismatches != 0 || d.Outcome != diffcheck.Pass || !d.OneStable {
 		t.Errorf("differential check %+v, want 400 compared, 0 mismatches, PASS, one stable", d)
 	}
 	if !strings.Contains(stdout, "differential check of responses") {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/poolparity/poolparity/internal/diffcheck"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/render"
 )
@@ -37,10 +38,10 @@ func TestWriteFiles(t *testing.T) {
 
 func TestDifferentialIsWritten(t *testing.T) {
 	r := parity.Report{Title: "t", Verdict: parity.Pass, Reasons: []string{"all rows pass"}}
-	r.AddDifferential(parity.DiffSummary{
-		Compared: 300, Skipped: 2, Mismatches: 9, Rate: 0.03, Low: 0.016, High: 0.056, MaxMismatchRate: 0.01, Outcome: parity.Fail, OneStable: true,
-		Paths: []parity.DiffPath{{Endpoint: "GET /api/v1/items/{n}", Pattern: "$.tags[*]", Kind: "value", Requests: 9,
-			Request: "GET /api/v1/items/7, line 4", Stable: `"a"`, Gray: `"<b>"`}},
+	r.AddDifferential(diffcheck.Report{
+		Compared: 300, Skipped: 2, Mismatches: 9, Rate: 0.03, Low: 0.016, High: 0.056, MaxMismatchRate: 0.01, Outcome: diffcheck.Fail, OneStable: true,
+		Paths: []diffcheck.PathReport{{Endpoint: "GET /api/v1/items/{n}", Pattern: "$.tags[*]", Kind: diffcheck.KindValue, Requests: 9,
+			Request: "GET /api/v1/items/7, line 4", Example: diffcheck.Diff{Path: "$.tags[0]", Kind: diffcheck.KindValue, A: `"a"`, B: `"<b>"`}}},
 		Notes: []string{"bodies compared as bytes, not as JSON, in 3 of 300 compared requests"},
 	})
 	dir := t.TempDir()
@@ -52,7 +53,7 @@ func TestDifferentialIsWritten(t *testing.T) {
 		want []string
 	}{
 		{"report.txt", []string{
-			"differential check of responses (noise learned from one stable asked twice; 2 skipped): FAIL: 9 of 300 requests mismatch, 3.00% [1.60%, 5.60%] (95% Wilson), max 1.00%",
+			"differential check of responses (noise learned from one stable asked twice): FAIL: 9 of 300 requests mismatch, 3.00% [1.60%, 5.60%] (95% Wilson), threshold 1.00%; 2 skipped",
 			`mismatch: GET /api/v1/items/{n} $.tags[*] (value) in 9 requests, e.g. GET /api/v1/items/7, line 4: stable "a", gray "<b>"`,
 			"note: bodies compared as bytes", "VERDICT: FAIL (responses differ: mismatch rate 3.00%"}},
 		{"report.json", []string{`"differential": {`, `"mismatches": 9`, `"outcome": "FAIL"`, `"pattern": "$.tags[*]"`}},

@@ -20,7 +20,7 @@ func HTML(w io.Writer, r parity.Report) error {
 
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"cells":   Cells,
-	"lower":   func(v parity.Verdict) string { return strings.ReplaceAll(strings.ToLower(string(v)), " ", "") },
+	"lower":   func(v any) string { return strings.ReplaceAll(strings.ToLower(fmt.Sprint(v)), " ", "") },
 	"svg":     chartSVG,
 	"rfc3339": func(t time.Time) string { return t.Format(time.RFC3339) },
 	"clock":   func(t time.Time) string { return t.Format("15:04:05") },
@@ -126,7 +126,7 @@ footer { color: #8a91a3; font-size: 12px; margin-top: 20px; }
 <table>
 <tr><th>endpoint</th><th>path</th><th>kind</th><th>requests</th><th>example</th></tr>
 {{- range .Paths}}
-<tr><td><code>{{.Endpoint}}</code></td><td><code>{{.Pattern}}</code></td><td>{{.Kind}}</td><td>{{.Requests}}</td><td>{{.Request}}: stable <code>{{.Stable}}</code>, gray <code>{{.Gray}}</code></td></tr>
+<tr><td><code>{{.Endpoint}}</code></td><td><code>{{.Pattern}}</code></td><td>{{.Kind}}</td><td>{{.Requests}}</td><td>{{.Request}}: stable <code>{{.Example.A}}</code>, gray <code>{{.Example.B}}</code></td></tr>
 {{- end}}
 </table>
 {{- end}}

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/poolparity/poolparity/internal/diffcheck"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/profdiff"
 )
@@ -229,7 +230,7 @@ func writeProfiles(b *strings.Builder, diffs []profdiff.Diff) {
 
 // writeDifferential writes the differential check of responses, when one
 // ran: its line, the mismatching paths with an example each, and its notes.
-func writeDifferential(b *strings.Builder, d *parity.DiffSummary) {
+func writeDifferential(b *strings.Builder, d *diffcheck.Report) {
 	if d == nil {
 		return
 	}
@@ -237,10 +238,10 @@ func writeDifferential(b *strings.Builder, d *parity.DiffSummary) {
 	if d.OneStable {
 		against = "one stable asked twice"
 	}
-	fmt.Fprintf(b, "\ndifferential check of responses (noise learned from %s; %d skipped): %s\n", against, d.Skipped, d)
+	fmt.Fprintf(b, "\ndifferential check of responses (noise learned from %s): %s\n", against, parity.DiffLine(*d))
 	for _, p := range d.Paths {
 		fmt.Fprintf(b, "  mismatch: %s %s (%s) in %d requests, e.g. %s: stable %s, gray %s\n",
-			p.Endpoint, p.Pattern, p.Kind, p.Requests, p.Request, p.Stable, p.Gray)
+			p.Endpoint, p.Pattern, p.Kind, p.Requests, p.Request, p.Example.A, p.Example.B)
 	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(b, "  note: %s\n", n)
