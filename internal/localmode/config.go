@@ -89,20 +89,33 @@ func Default() Config {
 // Validate checks c and returns every problem at once.
 func (c Config) Validate() error {
 	var errs []error
-	bad := func(format string, a ...any) {
-		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...))
+	for _, msg := range append(append(c.trackProblems(), c.loadProblems()...), c.checkProblems()...) {
+		errs = append(errs, fmt.Errorf("%w: %s", ErrInvalid, msg))
 	}
+	return errors.Join(errs...)
+}
+
+// trackProblems are the problems of the tracks.
+func (c Config) trackProblems() []string {
+	var out []string
 	for _, t := range []struct {
 		name string
 		tr   Track
 	}{{"STABLE", c.Stable}, {"GRAY", c.Gray}} {
 		if msg := t.tr.problem(); msg != "" {
-			bad("%s: %s", t.name, msg)
+			out = append(out, t.name+": "+msg)
 		}
 	}
 	if c.Stable.URL != "" && c.Stable.URL == c.Gray.URL {
-		bad("STABLE_URL and GRAY_URL are the same, %s: the tracks are two builds", c.Stable.URL)
+		out = append(out, fmt.Sprintf("STABLE_URL and GRAY_URL are the same, %s: the tracks are two builds", c.Stable.URL))
 	}
+	return out
+}
+
+// loadProblems are the problems of the load.
+func (c Config) loadProblems() []string {
+	var out []string
+	bad := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
 	if c.RequestsFile == "" {
 		bad("REQUESTS is required: a requests file (docs/loadgen.md), e.g. one line GET /api/v1/items/1")
 	}
@@ -118,6 +131,16 @@ func (c Config) Validate() error {
 	if c.Concurrency < 1 || c.Concurrency > 1024 {
 		bad("CONCURRENCY must be between 1 and 1024, got %d", c.Concurrency)
 	}
+	if c.Progress < time.Second {
+		bad("PROGRESS must be at least 1s, got %s", c.Progress)
+	}
+	return out
+}
+
+// checkProblems are the problems of what reads and judges the tracks.
+func (c Config) checkProblems() []string {
+	var out []string
+	bad := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
 	if !strings.HasPrefix(c.MetricsPath, "/") || strings.ContainsAny(c.MetricsPath, "?# ") {
 		bad("METRICS_PATH must be a path such as /metrics, got %q", c.MetricsPath)
 	}
@@ -136,10 +159,7 @@ func (c Config) Validate() error {
 	if c.ScrapeInterval < time.Second || c.ScrapeInterval > 15*time.Second {
 		bad("the scrape interval must be between 1s and 15s, got %s", c.ScrapeInterval)
 	}
-	if c.Progress < time.Second {
-		bad("PROGRESS must be at least 1s, got %s", c.Progress)
-	}
-	return errors.Join(errs...)
+	return out
 }
 
 // problem says what is wrong with t, or "".
