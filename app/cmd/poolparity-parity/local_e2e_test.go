@@ -84,6 +84,10 @@ func TestLocalEndToEnd(t *testing.T) {
 	if d := r.Differential; d == nil || d.Compared != 400 || d.Mismatches != 0 || d.Outcome != diffcheck.Pass || !d.OneStable {
 		t.Errorf("differential check %+v, want 400 compared, 0 mismatches, PASS, one stable", d)
 	}
+	// PNG bodies are not JSON: the check compares them as bytes, and says so.
+	if d := r.Differential; d == nil || !slices.ContainsFunc(d.Notes, func(n string) bool { return strings.Contains(n, "compared as bytes") }) {
+		t.Errorf("differential check %+v, want a note that the bodies were compared as bytes", d)
+	}
 	if !strings.Contains(stdout, "differential check of responses") {
 		t.Error("the printed report lacks the differential check")
 	}
