@@ -31,13 +31,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/common/model"
-
 	"github.com/poolparity/poolparity/instrument"
 	"github.com/poolparity/poolparity/instrument/pprofhttp"
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/embedredis"
 	"github.com/poolparity/poolparity/internal/loadgen"
+	"github.com/poolparity/poolparity/internal/localproc"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 	"github.com/poolparity/poolparity/internal/parity/render"
@@ -75,8 +74,8 @@ type runner struct {
 	stdout, stderr io.Writer
 	client         *http.Client
 
-	mu       sync.Mutex // guards procs and closers
-	procs    []*proc
+	procs    localproc.Group
+	mu       sync.Mutex // guards closers
 	closers  []func()
 	tmpDir   string
 	promURL  string
@@ -85,36 +84,22 @@ type runner struct {
 	pprofPorts [2]int
 }
 
-// teardown stops every process, newest first, and removes the temp dir.
+// teardown runs the closers, newest first, stops every process and
+// removes the temp dir.
 func (r *runner) teardown() {
 	r.mu.Lock()
-	procs, closers := r.procs, r.closers
-	r.procs, r.closers = nil, nil
+	closers := r.closers
+	r.closers = nil
 	r.mu.Unlock()
 	for i := len(closers) - 1; i >= 0; i-- {
 		closers[i]()
 	}
-	var wg sync.WaitGroup
-	for i := len(procs) - 1; i >= 0; i-- {
-		wg.Add(1)
-		go func(p *proc) {
-			defer wg.Done()
-			p.stop(10 * time.Second)
-		}(procs[i])
-	}
-	wg.Wait()
-	if len(procs) > 0 {
-		fmt.Fprintf(r.stdout, "demo: stopped %d processes\n", len(procs))
+	if n := r.procs.Stop(10 * time.Second); n > 0 {
+		fmt.Fprintf(r.stdout, "demo: stopped %d processes\n", n)
 	}
 	if r.tmpDir != "" {
 		_ = os.RemoveAll(r.tmpDir)
 	}
-}
-
-func (r *runner) track(p *proc) {
-	r.mu.Lock()
-	r.procs = append(r.procs, p)
-	r.mu.Unlock()
 }
 
 func (r *runner) onTeardown(f func()) {
@@ -151,7 +136,7 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	promVersion := prometheusVersion(bins.prometheus)
+	promVersion := localproc.PrometheusVersion(bins.prometheus)
 	if err := r.startPrometheus(ctx, bins.prometheus, bins.rules, r.cfg, targets, bins.logDir); err != nil {
 		return res, err
 	}
@@ -199,10 +184,10 @@ func (r *runner) prepare() (b binaries, err error) {
 	if cfg.Service == ServiceExample {
 		build = "go build -o " + ExampleServiceBin + " ./examples/imagesvc"
 	}
-	if b.service, err = executable(cfg.ServiceBin, "the service binary (build it: "+build+")"); err != nil {
+	if b.service, err = localproc.Executable(cfg.ServiceBin, "the service binary (build it: "+build+")"); err != nil {
 		return b, err
 	}
-	if b.prometheus, err = executable(cfg.PrometheusBin, "the prometheus binary (install it: hack/install-tools.sh prometheus, or set DEMO_PROMETHEUS_BIN)"); err != nil {
+	if b.prometheus, err = localproc.Executable(cfg.PrometheusBin, "the prometheus binary (install it: hack/install-tools.sh prometheus, or set DEMO_PROMETHEUS_BIN)"); err != nil {
 		return b, err
 	}
 	if b.rules, err = filepath.Abs(cfg.RulesFile); err != nil {
@@ -229,13 +214,13 @@ func (r *runner) reservePorts() (net.Listener, error) {
 	ports := map[string]*int{"stable": &cfg.StablePort, "gray": &cfg.GrayPort, "prometheus": &cfg.PrometheusPort}
 	for _, name := range []string{"stable", "gray", "prometheus"} {
 		var err error
-		if *ports[name], err = reservePort(*ports[name]); err != nil {
+		if *ports[name], err = localproc.ReservePort(*ports[name]); err != nil {
 			return nil, fmt.Errorf("%s port: %w", name, err)
 		}
 	}
 	for i := range r.pprofPorts {
 		var err error
-		if r.pprofPorts[i], err = reservePort(0); err != nil {
+		if r.pprofPorts[i], err = localproc.ReservePort(0); err != nil {
 			return nil, fmt.Errorf("profile port: %w", err)
 		}
 	}
@@ -375,12 +360,12 @@ func (r *runner) startTracks(ctx context.Context, bins binaries, tracks ...track
 			}
 		}
 		targets = append(targets, target)
-		p, err := startProc(tr.name, bins.service, nil, childEnv(trackSettings(tr, r.redisArg)...), bins.logDir)
+		p, err := localproc.Start(tr.name, bins.service, nil, childEnv(trackSettings(tr, r.redisArg)...), bins.logDir)
 		if err != nil {
 			return nil, err
 		}
-		r.track(p)
-		if err := waitUntil(ctx, p, 30*time.Second, 200*time.Millisecond, tr.name+" instance", httpOK(r.client, tr.url()+"/readyz")); err != nil {
+		r.procs.Add(p)
+		if err := localproc.WaitUntil(ctx, p, 30*time.Second, 200*time.Millisecond, tr.name+" instance", localproc.HTTPOK(r.client, tr.url()+"/readyz")); err != nil {
 			return nil, err
 		}
 	}
@@ -549,7 +534,7 @@ func (r *runner) startRedis(ctx context.Context, logDir string) (string, error) 
 	if lookErr != nil {
 		return "", fmt.Errorf("REDIS=server: %w", lookErr)
 	}
-	port, err := reservePort(0)
+	port, err := localproc.ReservePort(0)
 	if err != nil {
 		return "", fmt.Errorf("redis port: %w", err)
 	}
@@ -557,15 +542,15 @@ func (r *runner) startRedis(ctx context.Context, logDir string) (string, error) 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	p, err := startProc("redis", bin, []string{
+	p, err := localproc.Start("redis", bin, []string{
 		"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no", "--dir", dir,
 	}, childEnv(), logDir)
 	if err != nil {
 		return "", err
 	}
-	r.track(p)
+	r.procs.Add(p)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	if err := waitUntil(ctx, p, 15*time.Second, 100*time.Millisecond, "redis-server", redisPing(addr)); err != nil {
+	if err := localproc.WaitUntil(ctx, p, 15*time.Second, 100*time.Millisecond, "redis-server", redisPing(addr)); err != nil {
 		return "", err
 	}
 	r.redisArg = addr
@@ -577,18 +562,10 @@ func (r *runner) startRedis(ctx context.Context, logDir string) (string, error) 
 // job poolparity (with TELEMETRY=otlp, keeping the targets' job and
 // instance over the collectors' exported ones, as the chart does).
 func prometheusConfig(cfg Config, rules string, targets []string) string {
-	conf := fmt.Sprintf(`# Generated by poolparity-demo.
-global:
-  scrape_interval: %[1]s
-  scrape_timeout: %[1]s
-  evaluation_interval: %[1]s
-rule_files:
-  - %[2]q
-scrape_configs:
-  - job_name: %[5]s
+	conf := localproc.PrometheusHeader("poolparity-demo", cfg.ScrapeInterval, rules) + fmt.Sprintf(`  - job_name: %[3]s
     static_configs:
-      - targets: [%[3]q, %[4]q]
-`, cfg.ScrapeInterval, rules, targets[0], targets[1], cfg.jobName())
+      - targets: [%[1]q, %[2]q]
+`, targets[0], targets[1], cfg.jobName())
 	if cfg.Telemetry == TelemetryOTLP {
 		// As in the chart's ServiceMonitor: the collector names the job after
 		// service.name; keep the target's job and instance.
@@ -608,38 +585,21 @@ func (r *runner) startPrometheus(ctx context.Context, bin, rules string, cfg Con
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", confPath, err)
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", cfg.PrometheusPort)
-	p, err := startProc("prometheus", bin, []string{
-		"--config.file=" + confPath,
-		"--storage.tsdb.path=" + filepath.Join(r.tmpDir, "prometheus"),
-		"--storage.tsdb.retention.time=1d",
-		"--web.listen-address=" + addr,
-		"--log.level=warn",
-	}, childEnv(), logDir)
-	if err != nil {
-		return err
+	p, promURL, err := localproc.StartPrometheus(ctx, r.client, localproc.Prometheus{
+		Bin: bin, ConfigFile: confPath, DataDir: r.tmpDir, LogDir: logDir, Port: cfg.PrometheusPort, Env: childEnv(),
+	})
+	if p != nil {
+		r.procs.Add(p)
 	}
-	r.track(p)
-	r.promURL = "http://" + addr
-	if err := waitUntil(ctx, p, 60*time.Second, 250*time.Millisecond, "prometheus", httpOK(r.client, r.promURL+"/-/ready")); err != nil {
+	r.promURL = promURL
+	if err != nil {
 		return err
 	}
 	promAPI, err := r.promAPI()
 	if err != nil {
 		return err
 	}
-	// A fresh Prometheus scrapes for the first time several seconds after it
-	// starts; wait until both targets are up.
-	return waitUntil(ctx, p, 60*time.Second, 500*time.Millisecond, "prometheus scraping both instances", func(ctx context.Context) error {
-		v, _, _, err := promAPI.Query(ctx, `sum(up{`+cfg.selector()+`})`, time.Now())
-		if err != nil {
-			return err
-		}
-		if vec, ok := v.(model.Vector); ok && len(vec) == 1 && vec[0].Value == 2 {
-			return nil
-		}
-		return fmt.Errorf("targets not up yet (sum(up) = %v)", v)
-	})
+	return localproc.WaitScraping(ctx, p, promAPI, cfg.selector(), 2)
 }
 
 func (r *runner) promAPI() (promread.Querier, error) {
@@ -706,57 +666,11 @@ func clock(d time.Duration) string {
 	return fmt.Sprintf("%d:%02d", s/60, s%60)
 }
 
-// executable resolves path (a path, or a name on PATH) and checks that it
-// is an executable file.
-func executable(path, what string) (string, error) {
-	p := path
-	if !strings.Contains(p, string(os.PathSeparator)) {
-		if _, err := os.Stat(p); err != nil {
-			lp, lerr := exec.LookPath(p)
-			if lerr != nil {
-				return "", fmt.Errorf("%s: %q not found: %w", what, path, lerr)
-			}
-			p = lp
-		}
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	st, err := os.Stat(abs)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", what, err)
-	}
-	if st.IsDir() || st.Mode()&0o111 == 0 {
-		return "", fmt.Errorf("%s: %s is not an executable file", what, abs)
-	}
-	return abs, nil
-}
-
-// output runs bin with args and returns its output, or "" on failure.
-func output(bin string, args ...string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	out, _ := exec.CommandContext(ctx, bin, args...).CombinedOutput()
-	return string(out)
-}
-
-var (
-	promVersionRe  = regexp.MustCompile(`version (\S+)`)
-	redisVersionRe = regexp.MustCompile(`v=(\S+)`)
-)
-
-// prometheusVersion returns e.g. "3.7.3" from `prometheus --version`.
-func prometheusVersion(bin string) string {
-	if m := promVersionRe.FindStringSubmatch(output(bin, "--version")); m != nil {
-		return m[1]
-	}
-	return "(unknown version)"
-}
+var redisVersionRe = regexp.MustCompile(`v=(\S+)`)
 
 // redisVersion returns e.g. "7.0.15" from `redis-server --version`.
 func redisVersion(bin string) string {
-	if m := redisVersionRe.FindStringSubmatch(output(bin, "--version")); m != nil {
+	if m := redisVersionRe.FindStringSubmatch(localproc.Output(bin, "--version")); m != nil {
 		return m[1]
 	}
 	return "(unknown version)"

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/poolparity/poolparity/internal/localproc"
 )
 
 // sidecars runs one OpenTelemetry Collector per track for TELEMETRY=otlp,
@@ -27,7 +29,7 @@ func (r *runner) newSidecars(ctx context.Context, logDir string) (*sidecars, err
 	if r.cfg.Telemetry != TelemetryOTLP {
 		return nil, nil
 	}
-	bin, err := executable(r.cfg.CollectorBin, "the collector binary (install it: hack/install-tools.sh otelcol, or set DEMO_OTELCOL_BIN)")
+	bin, err := localproc.Executable(r.cfg.CollectorBin, "the collector binary (install it: hack/install-tools.sh otelcol, or set DEMO_OTELCOL_BIN)")
 	if err != nil {
 		return nil, err
 	}
@@ -52,24 +54,24 @@ func (r *runner) newSidecars(ctx context.Context, logDir string) (*sidecars, err
 // variables that make the track push to the collector, once per scrape
 // interval.
 func (s *sidecars) start(ctx context.Context, name string, env []string) (string, []string, error) {
-	otlpPort, err := reservePort(0)
+	otlpPort, err := localproc.ReservePort(0)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s collector OTLP port: %w", name, err)
 	}
-	promPort, err := reservePort(0)
+	promPort, err := localproc.ReservePort(0)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s collector Prometheus port: %w", name, err)
 	}
 	otlp := "127.0.0.1:" + strconv.Itoa(otlpPort)
 	prom := "127.0.0.1:" + strconv.Itoa(promPort)
-	p, err := startProc(name+"-otelcol", s.bin, []string{"--config=" + s.conf}, childEnv(
+	p, err := localproc.Start(name+"-otelcol", s.bin, []string{"--config=" + s.conf}, childEnv(
 		"OTELCOL_OTLP_HTTP="+otlp, "OTELCOL_PROMETHEUS="+prom, "OTELCOL_TRACES_ENDPOINT="+s.traces,
 	), s.logDir)
 	if err != nil {
 		return "", nil, err
 	}
-	s.r.track(p)
-	if err := waitUntil(ctx, p, 30*time.Second, 200*time.Millisecond, name+" collector", httpOK(s.r.client, "http://"+prom+"/metrics")); err != nil {
+	s.r.procs.Add(p)
+	if err := localproc.WaitUntil(ctx, p, 30*time.Second, 200*time.Millisecond, name+" collector", localproc.HTTPOK(s.r.client, "http://"+prom+"/metrics")); err != nil {
 		return "", nil, err
 	}
 	return prom, append(env,

@@ -109,9 +109,11 @@ package parity
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/diffcheck"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 	"github.com/poolparity/poolparity/internal/profdiff"
 )
@@ -252,6 +254,45 @@ type Report struct {
 	// caller captured them (the demo does on a FAIL): where gray spends
 	// the CPU and the allocations that the rows measure.
 	Profiles []profdiff.Diff `json:"profiles,omitempty"`
+	// Differential is the differential check of the tracks' responses
+	// (package diffcheck), when the caller ran one (`poolparity-parity
+	// local` does): it counts in the verdict through AddDifferential.
+	Differential *diffcheck.Report `json:"differential,omitempty"`
+}
+
+// DiffLine states a differential check in one line: its outcome, the
+// mismatches, the rate with its 95% Wilson interval, the maximum and the
+// requests skipped.
+func DiffLine(d diffcheck.Report) string {
+	line, _, _ := strings.Cut(d.String(), "\n")
+	return line
+}
+
+// AddDifferential puts the differential check d into the report and into
+// its verdict: a FAIL fails the report (an ERROR stays ERROR) with a reason
+// naming the mismatch rate and the top path, put before the
+// others (which stay: what the rows said); INCONCLUSIVE and NO
+// DATA add a note and leave the verdict as it is; a PASS adds nothing but
+// the check itself.
+func (r *Report) AddDifferential(d diffcheck.Report) {
+	r.Differential = &d
+	switch d.Outcome {
+	case diffcheck.Fail:
+		reason := fmt.Sprintf("responses differ: mismatch rate %.2f%% [%.2f%%, %.2f%%] of %d requests compared is over %.2f%%",
+			100*d.Rate, 100*d.Low, 100*d.High, d.Compared, 100*d.MaxMismatchRate)
+		if len(d.Paths) > 0 {
+			p := d.Paths[0]
+			reason += fmt.Sprintf(", most at %s %s (%s, %d requests)", p.Endpoint, p.Pattern, p.Kind, p.Requests)
+		}
+		if r.Verdict != Error {
+			r.Verdict = Fail
+		}
+		r.Reasons = append([]string{reason}, r.Reasons...)
+	case diffcheck.Inconclusive:
+		r.Notes = append(r.Notes, fmt.Sprintf("differential check inconclusive (%s): too few requests to tell; compare more", DiffLine(d)))
+	case diffcheck.NoData:
+		r.Notes = append(r.Notes, "differential check: no request could be compared (a stable answered none)")
+	}
 }
 
 // failingSeverities are the alert severities that fail a report when

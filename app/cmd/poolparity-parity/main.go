@@ -12,6 +12,11 @@
 // reads, for a Prometheus without the operator, from the chart's template
 // compiled into the binary: no clone is needed (docs/adopt.md).
 //
+// `poolparity-parity local` runs two builds of a service on this machine
+// (commands or URLs), replays a requests file against them, judges them
+// with a Prometheus it starts and the rules it renders, compares their
+// responses, and writes the same report (internal/localmode).
+//
 // Exit status: 0 PASS, 1 FAIL, 2 a bad configuration, 3 NO DATA, 4
 // Prometheus could not be read, 130 interrupted.
 package main
@@ -50,6 +55,9 @@ func main() {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "rules" {
 		return runRules(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "local" {
+		return runLocal(ctx, args[1:], getenv, stdout, stderr)
 	}
 	cfg, err := parseConfig("poolparity-parity", args, getenv, stderr)
 	if err != nil {

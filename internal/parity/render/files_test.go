@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/poolparity/poolparity/internal/diffcheck"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/render"
 )
@@ -31,6 +32,47 @@ func TestWriteFiles(t *testing.T) {
 		_, err := render.Files(r, filepath.Join(t.TempDir(), "absent"))
 		if err == nil || !strings.Contains(err.Error(), "report.txt") {
 			t.Errorf("error %v, want one naming report.txt", err)
+		}
+	})
+}
+
+func TestDifferentialIsWritten(t *testing.T) {
+	r := parity.Report{Title: "t", Verdict: parity.Pass, Reasons: []string{"all rows pass"}}
+	r.AddDifferential(diffcheck.Report{
+		Compared: 300, Skipped: 2, Mismatches: 9, Rate: 0.03, Low: 0.016, High: 0.056, MaxMismatchRate: 0.01, Outcome: diffcheck.Fail, OneStable: true,
+		Paths: []diffcheck.PathReport{{Endpoint: "GET /api/v1/items/{n}", Pattern: "$.tags[*]", Kind: diffcheck.KindValue, Requests: 9,
+			Request: "GET /api/v1/items/7, line 4", Example: diffcheck.Diff{Path: "$.tags[0]", Kind: diffcheck.KindValue, A: `"a"`, B: `"<b>"`}}},
+		Notes: []string{"bodies compared as bytes, not as JSON, in 3 of 300 compared requests"},
+	})
+	dir := t.TempDir()
+	if _, err := render.Files(r, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file string
+		want []string
+	}{
+		{"report.txt", []string{
+			"differential check of responses (noise learned from one stable asked twice): FAIL: 9 of 300 requests mismatch, 3.00% [1.60%, 5.60%] (95% Wilson), threshold 1.00%; 2 skipped",
+			`mismatch: GET /api/v1/items/{n} $.tags[*] (value) in 9 requests, e.g. GET /api/v1/items/7, line 4: stable "a", gray "<b>"`,
+			"note: bodies compared as bytes", "VERDICT: FAIL (responses differ: mismatch rate 3.00%"}},
+		{"report.json", []string{`"differential": {`, `"mismatches": 9`, `"outcome": "FAIL"`, `"pattern": "$.tags[*]"`}},
+		{"report.html", []string{"<h2>Differential check of responses</h2>", "3.00% [1.60%, 5.60%]", "<code>&#34;&lt;b&gt;&#34;</code>", "one stable asked twice"}},
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s lacks %q:\n%s", tc.file, w, b)
+			}
+		}
+	}
+	t.Run("a report without the check says nothing of it", func(t *testing.T) {
+		var b strings.Builder
+		if err := render.Text(&b, parity.Report{Title: "t", Verdict: parity.Pass}); err != nil || strings.Contains(b.String(), "differential") {
+			t.Errorf("text %q (%v), want no differential section", b.String(), err)
 		}
 	})
 }

@@ -20,7 +20,7 @@ func HTML(w io.Writer, r parity.Report) error {
 
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"cells":   Cells,
-	"lower":   func(v parity.Verdict) string { return strings.ReplaceAll(strings.ToLower(string(v)), " ", "") },
+	"lower":   func(v any) string { return strings.ReplaceAll(strings.ToLower(fmt.Sprint(v)), " ", "") },
 	"svg":     chartSVG,
 	"rfc3339": func(t time.Time) string { return t.Format(time.RFC3339) },
 	"clock":   func(t time.Time) string { return t.Format("15:04:05") },
@@ -30,6 +30,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"value":   parity.FormatValue,
 	"delta":   parity.FormatDelta,
 	"short":   profdiff.ShortName,
+	"pct":     func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) },
 }).Parse(pageHTML))
 
 const pageHTML = `<!DOCTYPE html>
@@ -113,6 +114,25 @@ footer { color: #8a91a3; font-size: 12px; margin-top: 20px; }
 <tr><td>{{delta $u .Delta}}</td><td><code>{{short .Function}}</code>{{if .Leaf}} (in <code>{{short .Leaf}}</code>){{end}}</td><td>{{value $u .Gray}}</td><td>{{value $u .Stable}}</td></tr>
 {{- end}}
 </table>
+{{- end}}
+{{- with .Differential}}
+<h2>Differential check of responses</h2>
+<table>
+<thead><tr><th>compared</th><th>mismatches</th><th>rate (95% Wilson)</th><th>max</th><th>outcome</th></tr></thead>
+<tbody><tr><td>{{.Compared}}{{if .Skipped}} ({{.Skipped}} skipped){{end}}</td><td>{{.Mismatches}}</td><td>{{pct .Rate}} [{{pct .Low}}, {{pct .High}}]</td><td>{{pct .MaxMismatchRate}}</td><td class="v {{lower .Outcome}}">{{.Outcome}}</td></tr></tbody>
+</table>
+<p class="note">Noise learned from {{if .OneStable}}one stable asked twice{{else}}two stables{{end}}.</p>
+{{- if .Paths}}
+<table>
+<tr><th>endpoint</th><th>path</th><th>kind</th><th>requests</th><th>example</th></tr>
+{{- range .Paths}}
+<tr><td><code>{{.Endpoint}}</code></td><td><code>{{.Pattern}}</code></td><td>{{.Kind}}</td><td>{{.Requests}}</td><td>{{.Request}}: stable <code>{{.Example.A}}</code>, gray <code>{{.Example.B}}</code></td></tr>
+{{- end}}
+</table>
+{{- end}}
+{{- range .Notes}}
+<p class="note">{{.}}</p>
+{{- end}}
 {{- end}}
 {{- if .Charts}}
 <h2>Per track over time</h2>

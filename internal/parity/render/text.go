@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/poolparity/poolparity/internal/diffcheck"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/profdiff"
 )
@@ -114,6 +115,7 @@ func Text(w io.Writer, r parity.Report) error {
 		writeStatistical(&b, r)
 	}
 	writeProfiles(&b, r.Profiles)
+	writeDifferential(&b, r.Differential)
 	switch r.Gate {
 	case parity.GateConfirmed:
 		b.WriteString("\nverdict gate: thresholds confirmed by the test (a threshold FAIL needs the test's FAIL)\n")
@@ -225,5 +227,25 @@ func writeProfiles(b *strings.Builder, diffs []profdiff.Diff) {
 		if d.GrayFile != "" && d.StableFile != "" {
 			fmt.Fprintf(b, "  go tool pprof -diff_base %s %s\n", d.StableFile, d.GrayFile)
 		}
+	}
+}
+
+// writeDifferential writes the differential check of responses, when one
+// ran: its line, the mismatching paths with an example each, and its notes.
+func writeDifferential(b *strings.Builder, d *diffcheck.Report) {
+	if d == nil {
+		return
+	}
+	against := "two stables"
+	if d.OneStable {
+		against = "one stable asked twice"
+	}
+	fmt.Fprintf(b, "\ndifferential check of responses (noise learned from %s): %s\n", against, parity.DiffLine(*d))
+	for _, p := range d.Paths {
+		fmt.Fprintf(b, "  mismatch: %s %s (%s) in %d requests, e.g. %s: stable %s, gray %s\n",
+			p.Endpoint, p.Pattern, p.Kind, p.Requests, p.Request, p.Example.A, p.Example.B)
+	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(b, "  note: %s\n", n)
 	}
 }

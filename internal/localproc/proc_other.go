@@ -1,10 +1,10 @@
 //go:build unix && !linux
 
-package demo
+package localproc
 
 import "syscall"
 
-// sysProcAttr puts the child in its own process group, so that stop can
+// sysProcAttr puts the child in its own process group, so that Stop can
 // signal everything it started.
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/poolparity/poolparity/internal/cli"
+	"github.com/poolparity/poolparity/internal/envflag"
+	"github.com/poolparity/poolparity/internal/localmode"
+	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/targets"
+)
+
+// runLocal is `poolparity-parity local`: the parity check of two builds on this machine
+// (internal/localmode). Exit status: 0 PASS, 1 FAIL, 2 a bad flag, setting or requests file, 3 NO
+// DATA, 4 the check could not run (a track refused before any load, Prometheus, the files), 130
+// interrupted.
+func runLocal(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseLocalConfig(args, getenv, stderr)
+	if err != nil {
+		return cli.WithStatus(parity.ExitUsage, err)
+	}
+	res, err := localmode.Run(ctx, cfg, stdout)
+	switch {
+	case ctx.Err() != nil:
+		return cli.WithStatus(parity.ExitInterrupted, errors.New("interrupted"))
+	case errors.Is(err, localmode.ErrInvalid), errors.Is(err, targets.ErrSyntax):
+		return cli.WithStatus(parity.ExitUsage, err)
+	case err != nil:
+		return cli.WithStatus(parity.ExitError, err)
+	}
+	return cli.Status(parity.ExitStatus(res.Report.Verdict))
+}
+
+// parseLocalConfig fills a localmode.Config from args and the environment read by getenv, then
+// validates it. Each setting is a variable with the prefix PARITY_LOCAL_ (PARITY_LOCAL_STABLE_CMD,
+// PARITY_LOCAL_REQUESTS, ...) and a flag without it (-stable-cmd, -requests), which wins. The
+// rules' overrides are flags only: -set and -values (repeatable), -window (default 1m) and -for
+// (default 30s), as `poolparity-parity rules` takes them.
+func parseLocalConfig(args []string, getenv func(string) string, usage io.Writer) (localmode.Config, error) {
+	c := localmode.Default()
+	fs := flag.NewFlagSet("poolparity-parity local", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	fs.Usage = func() {
+		fmt.Fprintln(usage, "usage: poolparity-parity local (-stable-cmd CMD | -stable-url URL) (-gray-cmd CMD | -gray-url URL) -requests FILE [flags]")
+		fmt.Fprintln(usage, "Runs two builds of a service side by side on this machine under a replayed load, judges gray against stable with a real Prometheus and the poolparity rules, compares their responses, and writes the report (docs/adopt.md).")
+		fs.PrintDefaults()
+	}
+	e := envflag.New(fs, getenv, envflag.TrimPrefix("PARITY_LOCAL_"), envflag.WrapErrors(localmode.ErrInvalid))
+	e.String(&c.Stable.Cmd, "PARITY_LOCAL_STABLE_CMD", "command line that starts the stable build (sh -c, with PORT and GRAY_STATUS=false set), e.g. 'HTTP_ADDR=127.0.0.1:$PORT ./stable'")
+	e.String(&c.Gray.Cmd, "PARITY_LOCAL_GRAY_CMD", "command line that starts the gray build (sh -c, with PORT and GRAY_STATUS=true set)")
+	e.String(&c.Stable.URL, "PARITY_LOCAL_STABLE_URL", "stable's base URL on loopback: where it already runs, or (with -stable-cmd) the port its command listens on; empty with a command: a free port")
+	e.String(&c.Gray.URL, "PARITY_LOCAL_GRAY_URL", "gray's base URL on loopback, as -stable-url")
+	e.String(&c.Stable.Mode, "PARITY_LOCAL_STABLE_MODE", "pool_mode label stable's metrics must carry (e.g. unpooled); empty: not checked")
+	e.String(&c.Gray.Mode, "PARITY_LOCAL_GRAY_MODE", "pool_mode label gray's metrics must carry (e.g. pooled); empty: not checked")
+	e.String(&c.RequestsFile, "PARITY_LOCAL_REQUESTS", "requests file replayed as the load and sent by the differential check (METHOD URL, headers, body; docs/loadgen.md)")
+	e.Float64(&c.RPS, "PARITY_LOCAL_RPS", "arrivals per second, both tracks together (open loop)")
+	e.Duration(&c.Duration, "PARITY_LOCAL_DURATION", "how long the load runs before the report is read (20s to 2h)")
+	e.Float64(&c.GrayWeight, "PARITY_LOCAL_GRAY_WEIGHT", "share of the arrivals sent to gray, between 0 and 1")
+	e.Int(&c.Concurrency, "PARITY_LOCAL_CONCURRENCY", "bound on each track's requests in flight (an arrival past it is dropped and counted)")
+	e.String(&c.MetricsPath, "PARITY_LOCAL_METRICS_PATH", "the tracks' metrics path")
+	e.String(&c.PrometheusBin, "PARITY_LOCAL_PROMETHEUS", "prometheus binary; empty: ./bin/prometheus if present, else prometheus on PATH")
+	e.Int(&c.DiffSample, "PARITY_LOCAL_DIFF_SAMPLE", "requests whose responses the differential check compares (0: no check)")
+	e.String(&c.OutDir, "PARITY_LOCAL_OUT", "directory for report.{txt,json,html}, prometheus.yml, rules.yml and logs/")
+	e.String(&c.Gate, "PARITY_LOCAL_GATE", "verdict behind the exit status: confirmed, thresholds or sequential (as poolparity-parity -gate)")
+	c.Rules.BindFlags(fs)
+	def := localmode.Default()
+	c.Rules.Window, c.Rules.For = def.Rules.Window, def.Rules.For // BindFlags zeroes them
+	if err := e.Parse(args); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}

@@ -1,0 +1,184 @@
+package localmode
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/poolparity/poolparity/internal/diffcheck"
+	"github.com/poolparity/poolparity/internal/loadgen"
+	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/rulesgen"
+)
+
+// ErrInvalid is wrapped by every configuration error (exit status 2).
+var ErrInvalid = errors.New("invalid local configuration")
+
+// Track is how a run gets one track: a command it starts, a URL already
+// serving, or both (the command, told to listen on the URL's port).
+type Track struct {
+	// Cmd is a command line run with sh -c, with PORT (the port it must
+	// listen on, on 127.0.0.1) and GRAY_STATUS (false or true) added to
+	// the environment. Empty: the track is already running at URL.
+	Cmd string
+	// URL is the track's base URL on loopback (http://127.0.0.1:8081). With
+	// Cmd its port is the one given in PORT; empty with Cmd, a free
+	// loopback port is chosen.
+	URL string
+	// Mode is the pool_mode label the track's metrics must carry (e.g.
+	// unpooled, pooled); empty checks none.
+	Mode string
+}
+
+// Config is a local run's configuration.
+type Config struct {
+	// Stable and Gray are the two tracks.
+	Stable, Gray Track
+	// RequestsFile is the requests file (package targets) the load replays
+	// and the differential check sends.
+	RequestsFile string
+	// RPS is the rate of arrivals, both tracks together; GrayWeight the
+	// share of them sent to gray (0 to 1, both excluded).
+	RPS        float64
+	GrayWeight float64
+	// Duration is how long the load runs before the report is read.
+	Duration time.Duration
+	// Concurrency bounds each track's requests in flight (an arrival past
+	// it is dropped and counted, never delayed).
+	Concurrency int
+	// MetricsPath is the tracks' metrics path, scraped by Prometheus.
+	MetricsPath string
+	// Rules are the overrides of the chart's rules (the service's own
+	// metric names); Rules.Window is the family the report reads.
+	Rules rulesgen.Options
+	// PrometheusBin is the prometheus binary; empty: ./bin/prometheus if
+	// present, else prometheus on PATH.
+	PrometheusBin string
+	// DiffSample is how many requests the differential check compares; 0
+	// runs none.
+	DiffSample int
+	// OutDir receives the report files, the Prometheus configuration, the
+	// rules and the processes' logs.
+	OutDir string
+	// Gate is the verdict behind the exit status, as poolparity-parity's
+	// -gate: thresholds, confirmed or sequential.
+	Gate string
+	// ScrapeInterval is Prometheus' scrape and rule evaluation interval.
+	ScrapeInterval time.Duration
+	// Progress is the interval between progress lines.
+	Progress time.Duration
+}
+
+// Default returns the defaults: 2 minutes at 50 requests/s, half to gray,
+// the rules' 1m family with 30s alerts, 400 requests compared (with
+// none mismatching, the fewest whose 95% interval lies under diffcheck's 1%
+// maximum: 381).
+func Default() Config {
+	return Config{
+		RPS: 50, GrayWeight: 0.5, Duration: 2 * time.Minute, Concurrency: 32, MetricsPath: "/metrics",
+		Rules:      rulesgen.Options{Window: "1m", For: "30s"},
+		DiffSample: 400, OutDir: "out", Gate: string(parity.GateConfirmed),
+		ScrapeInterval: 5 * time.Second, Progress: 10 * time.Second,
+	}
+}
+
+// Validate checks c and returns every problem at once.
+func (c Config) Validate() error {
+	var errs []error
+	for _, msg := range append(append(c.trackProblems(), c.loadProblems()...), c.checkProblems()...) {
+		errs = append(errs, fmt.Errorf("%w: %s", ErrInvalid, msg))
+	}
+	return errors.Join(errs...)
+}
+
+// trackProblems are the problems of the tracks.
+func (c Config) trackProblems() []string {
+	var out []string
+	for _, t := range []struct {
+		name string
+		tr   Track
+	}{{"STABLE", c.Stable}, {"GRAY", c.Gray}} {
+		if msg := t.tr.problem(); msg != "" {
+			out = append(out, t.name+": "+msg)
+		}
+	}
+	if c.Stable.URL != "" && c.Stable.URL == c.Gray.URL {
+		out = append(out, fmt.Sprintf("STABLE_URL and GRAY_URL are the same, %s: the tracks are two builds", c.Stable.URL))
+	}
+	return out
+}
+
+// loadProblems are the problems of the load.
+func (c Config) loadProblems() []string {
+	var out []string
+	bad := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
+	if c.RequestsFile == "" {
+		bad("REQUESTS is required: a requests file (docs/loadgen.md), e.g. one line GET /api/v1/items/1")
+	}
+	if !(c.RPS >= 1 && c.RPS <= 5000) {
+		bad("RPS must be between 1 and 5000, got %g", c.RPS)
+	}
+	if !(c.GrayWeight > 0 && c.GrayWeight < 1) {
+		bad("GRAY_WEIGHT must be between 0 and 1, both excluded (both tracks need traffic), got %g", c.GrayWeight)
+	}
+	if c.Duration < 20*time.Second || c.Duration > 2*time.Hour {
+		bad("DURATION must be between 20s and 2h (the rules need about 15s of traffic), got %s", c.Duration)
+	}
+	if c.Concurrency < 1 || c.Concurrency > 1024 {
+		bad("CONCURRENCY must be between 1 and 1024, got %d", c.Concurrency)
+	}
+	if c.Progress < time.Second {
+		bad("PROGRESS must be at least 1s, got %s", c.Progress)
+	}
+	return out
+}
+
+// checkProblems are the problems of what reads and judges the tracks.
+func (c Config) checkProblems() []string {
+	var out []string
+	bad := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
+	if !strings.HasPrefix(c.MetricsPath, "/") || strings.ContainsAny(c.MetricsPath, "?# ") {
+		bad("METRICS_PATH must be a path such as /metrics, got %q", c.MetricsPath)
+	}
+	if _, err := model.ParseDuration(c.Rules.Window); err != nil {
+		bad("-window must be a Prometheus duration such as 1m, got %q", c.Rules.Window)
+	}
+	if c.DiffSample < 0 || c.DiffSample > diffcheck.MaxRequests {
+		bad("DIFF_SAMPLE must be between 0 (no differential check) and %d, got %d", diffcheck.MaxRequests, c.DiffSample)
+	}
+	if c.OutDir == "" {
+		bad("OUT must not be empty")
+	}
+	if _, err := parity.ParseGate(c.Gate); err != nil {
+		bad("GATE: %v", err)
+	}
+	if c.ScrapeInterval < time.Second || c.ScrapeInterval > 15*time.Second {
+		bad("the scrape interval must be between 1s and 15s, got %s", c.ScrapeInterval)
+	}
+	return out
+}
+
+// problem says what is wrong with t, or "".
+func (t Track) problem() string {
+	if t.Cmd == "" && t.URL == "" {
+		return "give a command (_CMD) that starts the track, or the URL (_URL) where it runs"
+	}
+	if t.URL == "" {
+		return ""
+	}
+	if err := loadgen.CheckLoopback(t.URL); err != nil {
+		return fmt.Sprintf("URL must be an http URL on loopback such as http://127.0.0.1:8081: %v", err)
+	}
+	u, err := url.Parse(t.URL)
+	if err != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return fmt.Sprintf("URL must be a base URL without a path or query, such as http://127.0.0.1:8081, got %q", t.URL)
+	}
+	if t.Cmd != "" && u.Port() == "" {
+		return fmt.Sprintf("URL %q needs a port: the command is told to listen on it", t.URL)
+	}
+	return ""
+}

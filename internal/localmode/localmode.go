@@ -1,0 +1,207 @@
+// Package localmode runs `poolparity-parity local`: the parity check of any
+// two builds of a service on one machine. It starts each track from a
+// command (or uses one already running at a URL), checks that each port
+// answers with the expected track and pool mode, renders the poolparity
+// rules for the service's own metric names (package rulesgen, from the
+// chart's template compiled into the binary), starts Prometheus scraping
+// both tracks, replays a requests file (package targets) against them
+// open-loop (package loadgen), judges with parity.Evaluate as the demo
+// does, runs a differential check of the tracks' responses (package
+// diffcheck) that counts in the verdict, and writes the report.
+//
+// Every process it starts is a child in its own process group on loopback,
+// stopped (SIGTERM, then SIGKILL to the group) when Run returns, whether it
+// returns normally, on an error or because its context ended.
+//
+// It is a library: it reads no flags; the environment only to pass it to
+// the processes it starts.
+package localmode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/poolparity/poolparity/deploy"
+	"github.com/poolparity/poolparity/internal/loadgen"
+	"github.com/poolparity/poolparity/internal/localproc"
+	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity/render"
+	"github.com/poolparity/poolparity/internal/rulesgen"
+	"github.com/poolparity/poolparity/internal/targets"
+)
+
+// Job is the Prometheus job the tracks are scraped as; the report reads
+// job="poolparity-local".
+const Job = "poolparity-local"
+
+// RulesGenerator names the rules file's generator in its header.
+const RulesGenerator = "poolparity-parity local"
+
+// ErrRefused is wrapped by the error of a track refused before any load:
+// its command exited, its port did not answer, or its metrics name another
+// track or pool mode. The error names the track.
+var ErrRefused = errors.New("refused before any load")
+
+// Result is what a run produced.
+type Result struct {
+	// Report is the parity report, the differential check in it.
+	Report parity.Report
+	// Stable and Gray are the load's counts per track.
+	Stable, Gray loadgen.Stats
+	// Files are the report files written.
+	Files []string
+}
+
+// Run runs the local check cfg describes, writing progress and the report
+// to stdout. It returns an error when the check could not run: cfg invalid
+// (wrapping ErrInvalid), the requests file malformed (wrapping
+// targets.ErrSyntax, one line naming the file, the line and the problem), a
+// track refused (ErrRefused), or a failure of Prometheus or of the files. A
+// run that produced a report returns it with a nil error, the verdict
+// inside it.
+func Run(ctx context.Context, cfg Config, stdout io.Writer) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	ts, err := ReadRequests(cfg.RequestsFile)
+	if err != nil {
+		return Result{}, err
+	}
+	r := &runner{cfg: cfg, stdout: stdout, targets: ts,
+		client: &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil}}}
+	defer r.teardown()
+	return r.run(ctx)
+}
+
+// ReadRequests reads and checks the requests file at path: a malformed
+// file is an error wrapping targets.ErrSyntax, on one line naming the
+// file, the line and the problem.
+func ReadRequests(path string) ([]targets.Target, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading the requests file: %w", ErrInvalid, err)
+	}
+	defer f.Close()
+	ts, err := targets.Parse(f, path, os.ReadFile)
+	if err != nil {
+		return nil, err
+	}
+	if err := loadgen.CheckTargets(ts, nil); err != nil {
+		return nil, fmt.Errorf("%w %s: %w", targets.ErrSyntax, path, err)
+	}
+	return ts, nil
+}
+
+type runner struct {
+	cfg     Config
+	stdout  io.Writer
+	client  *http.Client
+	targets []targets.Target
+
+	procs  localproc.Group
+	tmpDir string
+	logDir string
+}
+
+// teardown stops every process and removes the temp dir.
+func (r *runner) teardown() {
+	if n := r.procs.Stop(10 * time.Second); n > 0 {
+		fmt.Fprintf(r.stdout, "local: stopped %d processes\n", n)
+	}
+	if r.tmpDir != "" {
+		_ = os.RemoveAll(r.tmpDir)
+	}
+}
+
+// run starts the tracks and Prometheus, runs the load, reads the report,
+// runs the differential check and writes the report.
+func (r *runner) run(ctx context.Context) (res Result, err error) {
+	promBin, rules, err := r.prepare()
+	if err != nil {
+		return res, err
+	}
+	stable, gray := newTrack("stable", r.cfg.Stable), newTrack("gray", r.cfg.Gray)
+	for _, t := range []*trackRun{stable, gray} {
+		if err := r.startTrack(ctx, t); err != nil {
+			return res, err
+		}
+	}
+	promVersion := localproc.PrometheusVersion(promBin)
+	q, err := r.startPrometheus(ctx, promBin, rules, stable, gray)
+	if err != nil {
+		return res, err
+	}
+	fmt.Fprintf(r.stdout, "local: stable %s, gray %s; Prometheus %s; %d requests in %s; load %.0f req/s for %s, %.0f%% to gray (Ctrl-C stops everything)\n",
+		stable.desc(), gray.desc(), promVersion, len(r.targets), r.cfg.RequestsFile, r.cfg.RPS, r.cfg.Duration, 100*r.cfg.GrayWeight)
+	report, stats, err := r.loadAndRead(ctx, q, stable, gray)
+	if err != nil {
+		return res, err
+	}
+	res.Stable, res.Gray = stats[0], stats[1]
+	if err := r.differential(ctx, &report, stable, gray); err != nil {
+		return res, err
+	}
+	report.Title = "poolparity local: " + r.cfg.Gray.label("gray") + " vs " + r.cfg.Stable.label("stable")
+	report.Context = r.context(stable, gray, stats, promVersion)
+	res.Report = report
+	res.Files, err = r.write(report)
+	return res, err
+}
+
+// prepare creates the output, log and temporary directories, resolves
+// Prometheus and renders the rules into the output directory.
+func (r *runner) prepare() (promBin, rules string, err error) {
+	r.logDir = filepath.Join(r.cfg.OutDir, "logs")
+	if err := os.MkdirAll(r.logDir, 0o755); err != nil {
+		return "", "", fmt.Errorf("creating %s: %w", r.logDir, err)
+	}
+	if r.tmpDir, err = os.MkdirTemp("", "poolparity-local-"); err != nil {
+		return "", "", err
+	}
+	if promBin, err = prometheusBin(r.cfg.PrometheusBin); err != nil {
+		return "", "", err
+	}
+	text, err := rulesgen.Render(deploy.RulesSource(RulesGenerator), r.cfg.Rules)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: rendering the rules: %w", ErrInvalid, err)
+	}
+	if rules, err = filepath.Abs(filepath.Join(r.cfg.OutDir, "rules.yml")); err != nil {
+		return "", "", err
+	}
+	return promBin, rules, rulesgen.WriteFile(rules, text)
+}
+
+// prometheusBin resolves the prometheus binary: bin when set, else
+// ./bin/prometheus when present, else prometheus on PATH.
+func prometheusBin(bin string) (string, error) {
+	const what = "the prometheus binary (-prometheus; in a clone: hack/install-tools.sh prometheus)"
+	if bin != "" {
+		return localproc.Executable(bin, what)
+	}
+	if p, err := localproc.Executable(filepath.Join("bin", "prometheus"), what); err == nil {
+		return p, nil
+	}
+	return localproc.Executable("prometheus", what)
+}
+
+// write writes the report files and prints the report: the files first,
+// so that the verdict printed always goes with files written whole.
+func (r *runner) write(report parity.Report) ([]string, error) {
+	files, err := render.Files(report, r.cfg.OutDir)
+	if err != nil {
+		return files, err
+	}
+	fmt.Fprintln(r.stdout)
+	if err := render.Text(r.stdout, report); err != nil {
+		return files, err
+	}
+	fmt.Fprintf(r.stdout, "report: %s\n", strings.Join(files, ", "))
+	return files, nil
+}

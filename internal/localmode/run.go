@@ -1,0 +1,229 @@
+package localmode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/diffcheck"
+	"github.com/poolparity/poolparity/internal/loadgen"
+	"github.com/poolparity/poolparity/internal/localproc"
+	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity/promread"
+)
+
+// loadMargin is how long the load runs past Duration: the report is read
+// while live traffic still feeds the rules, and the load is stopped right
+// after.
+const loadMargin = time.Minute
+
+// PrometheusConfig renders the Prometheus configuration of a run: scrape
+// and evaluate every interval, load rules, scrape stable and gray (host:port)
+// at metricsPath as job Job, each with its track as the target label
+// gray_status. honor_labels is false, so the target's label wins; the copy
+// a service puts on its own series (exported_gray_status) is dropped, as the
+// chart's ServiceMonitor does, and a service that does not label its series
+// still has two tracks.
+func PrometheusConfig(interval time.Duration, rules, metricsPath, stable, gray string) string {
+	return localproc.PrometheusHeader("poolparity-parity local", interval, rules) + fmt.Sprintf(`  - job_name: %[1]q
+    metrics_path: %[2]q
+    honor_labels: false
+    static_configs:
+      - targets: [%[3]q]
+        labels:
+          gray_status: "false"
+      - targets: [%[4]q]
+        labels:
+          gray_status: "true"
+    metric_relabel_configs:
+      - action: labeldrop
+        regex: exported_gray_status
+`, Job, metricsPath, stable, gray)
+}
+
+// selector picks the run's series in every query.
+func selector() string { return fmt.Sprintf("job=%q", Job) }
+
+// startPrometheus writes the configuration, starts Prometheus on a free
+// loopback port and waits until it scrapes both tracks.
+func (r *runner) startPrometheus(ctx context.Context, bin, rules string, stable, gray *trackRun) (promread.Querier, error) {
+	conf := filepath.Join(r.cfg.OutDir, "prometheus.yml")
+	text := PrometheusConfig(r.cfg.ScrapeInterval, rules, r.cfg.MetricsPath, stable.host, gray.host)
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", conf, err)
+	}
+	port, err := localproc.ReservePort(0)
+	if err != nil {
+		return nil, fmt.Errorf("prometheus port: %w", err)
+	}
+	p, promURL, err := localproc.StartPrometheus(ctx, r.client, localproc.Prometheus{
+		Bin: bin, ConfigFile: conf, DataDir: r.tmpDir, LogDir: r.logDir, Port: port, Env: os.Environ(),
+	})
+	if p != nil {
+		r.procs.Add(p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	q, err := promread.New(promURL, promread.ClientConfig{})
+	if err != nil {
+		return nil, err
+	}
+	return q, localproc.WaitScraping(ctx, p, q, selector(), 2)
+}
+
+// generators returns the load of each track: the requests file replayed
+// in order, at the track's share of the rate.
+func (r *runner) generators(stable, gray *trackRun) ([2]*loadgen.Generator, error) {
+	var gens [2]*loadgen.Generator
+	span := r.cfg.Duration + loadMargin
+	for i, t := range []*trackRun{stable, gray} {
+		rps := r.cfg.RPS * (1 - r.cfg.GrayWeight)
+		if i == 1 {
+			rps = r.cfg.RPS * r.cfg.GrayWeight
+		}
+		g, err := loadgen.New(loadgen.Config{
+			BaseURL: t.url, Duration: span, MaxRequests: int(rps*span.Seconds()*1.1) + 100,
+			RPS: rps, Concurrency: r.cfg.Concurrency, Keys: 1, Seed: uint64(i + 1), Targets: r.targets,
+		}, nil)
+		if err != nil {
+			return gens, fmt.Errorf("%s track's load: %w", t.name, err)
+		}
+		gens[i] = g
+	}
+	return gens, nil
+}
+
+// loadAndRead runs the load for Duration, showing progress, reads the
+// parity report and its charts while the load still runs, and stops the
+// load.
+func (r *runner) loadAndRead(ctx context.Context, q promread.Querier, stable, gray *trackRun) (parity.Report, [2]loadgen.Stats, error) {
+	var stats [2]loadgen.Stats
+	gens, err := r.generators(stable, gray)
+	if err != nil {
+		return parity.Report{}, stats, err
+	}
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	done := make(chan struct{}, 2)
+	for i, g := range gens {
+		go func() {
+			stats[i], _ = g.Run(loadCtx)
+			done <- struct{}{}
+		}()
+	}
+	stop := func() {
+		stopLoad()
+		<-done
+		<-done
+	}
+	start := time.Now()
+	if err := r.progress(ctx, start, gens); err != nil {
+		stop()
+		return parity.Report{}, stats, err
+	}
+	report, err := r.evaluate(ctx, q, start)
+	stop()
+	return report, stats, err
+}
+
+// evaluate reads the report as the demo does, with the configured gate:
+// the statistical test samples the window's rules since the rules filled,
+// and the sequential one from the load's start.
+func (r *runner) evaluate(ctx context.Context, q promread.Querier, start time.Time) (parity.Report, error) {
+	cfg := r.cfg
+	now := time.Now()
+	statSpan := max(now.Sub(start)-30*time.Second, 10*cfg.ScrapeInterval)
+	cat := catalog.Default()
+	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	report, err := parity.Evaluate(qctx, q, cat, parity.Options{
+		At: now, Window: cfg.Rules.Window, Selector: selector(),
+		Stat: parity.Gate(cfg.Gate).Mode(), StatWindow: statSpan, StatStep: max(statSpan/20, cfg.ScrapeInterval), SampleFamily: "-",
+		StatSince: start, Alerts: true, Pools: true,
+	})
+	if err != nil {
+		if errors.Is(err, parity.ErrNoRules) {
+			err = fmt.Errorf("%w; do the rules' overrides (-set, -values) name the service's metrics?", err)
+		}
+		return report, err
+	}
+	step := max(cfg.ScrapeInterval, now.Sub(start)/150).Round(time.Second)
+	report.Charts, err = parity.Charts(qctx, q, cat, cfg.Rules.Window, selector(), start, now, step)
+	return report, err
+}
+
+// progress prints a progress line every cfg.Progress until the load has
+// run cfg.Duration or ctx ends.
+func (r *runner) progress(ctx context.Context, start time.Time, gens [2]*loadgen.Generator) error {
+	ticker := time.NewTicker(r.cfg.Progress)
+	defer ticker.Stop()
+	end := time.NewTimer(r.cfg.Duration)
+	defer end.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-end.C:
+			fmt.Fprintln(r.stdout, "local: reading the parity report from Prometheus ...")
+			return nil
+		case <-ticker.C:
+			s, g := gens[0].Stats(), gens[1].Stats()
+			el := time.Since(start).Seconds()
+			fmt.Fprintf(r.stdout, "[%s/%s] stable %d requests (%.1f/s, %d errors, %d dropped), gray %d (%.1f/s, %d errors, %d dropped)\n",
+				time.Since(start).Round(time.Second), r.cfg.Duration, s.Requests, float64(s.Requests)/el, s.Errors, s.Dropped,
+				g.Requests, float64(g.Requests)/el, g.Errors, g.Dropped)
+		}
+	}
+}
+
+// differential runs the differential check of the tracks' responses, when
+// asked, and puts it into the report. A check that cannot run is a note;
+// ctx's end is an error.
+func (r *runner) differential(ctx context.Context, report *parity.Report, stable, gray *trackRun) error {
+	if r.cfg.DiffSample == 0 {
+		report.Notes = append(report.Notes, "differential check of responses: not run (-diff-sample 0)")
+		return nil
+	}
+	fmt.Fprintf(r.stdout, "local: comparing the responses of %d requests (stable asked twice, gray once) ...\n", r.cfg.DiffSample)
+	d, err := diffcheck.Check(ctx, nil, stable.url, "", gray.url, r.targets, diffcheck.Options{Requests: r.cfg.DiffSample})
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		report.Notes = append(report.Notes, "differential check of responses: not run: "+err.Error())
+		return nil
+	}
+	report.AddDifferential(d)
+	return nil
+}
+
+// context is the report's context lines.
+func (r *runner) context(stable, gray *trackRun, stats [2]loadgen.Stats, promVersion string) []parity.KV {
+	cmd := func(t *trackRun) string {
+		if t.Cmd == "" {
+			return t.desc() + ", already running"
+		}
+		return fmt.Sprintf("%s, started: sh -c %q", t.desc(), t.Cmd)
+	}
+	rules := "the chart's defaults"
+	if len(r.cfg.Rules.Sets) > 0 || len(r.cfg.Rules.ValuesFiles) > 0 {
+		rules = strings.Join(append(append([]string(nil), r.cfg.Rules.ValuesFiles...), r.cfg.Rules.Sets...), " ")
+	}
+	load := func(s loadgen.Stats) string {
+		return fmt.Sprintf("%d requests, %d errors, %d 4xx, %d dropped; %s", s.Requests, s.Errors, s.ClientErrors, s.Dropped, s.Latency)
+	}
+	return []parity.KV{
+		{Key: "stable", Value: cmd(stable)},
+		{Key: "gray", Value: cmd(gray)},
+		{Key: "requests", Value: fmt.Sprintf("%s (%d requests, replayed in order), %.0f req/s open loop for %s, %.0f%% to gray", r.cfg.RequestsFile, len(r.targets), r.cfg.RPS, r.cfg.Duration, 100*r.cfg.GrayWeight)},
+		{Key: "load on stable", Value: load(stats[0])},
+		{Key: "load on gray", Value: load(stats[1])},
+		{Key: "prometheus", Value: fmt.Sprintf("Prometheus %s, scrape and evaluation every %s, job %s", promVersion, r.cfg.ScrapeInterval, Job)},
+		{Key: "rules", Value: fmt.Sprintf("window %s, alerts for %s, overrides: %s", r.cfg.Rules.Window, r.cfg.Rules.For, rules)},
+	}
+}
