@@ -184,9 +184,11 @@ func judgeRates(t seqcount.Test, crit Criterion, proportion bool, reqs, num coun
 
 // rateLimits turns the criterion's floor and threshold, at stable's level,
 // into the count test's boundaries: FAIL beyond the floor, PASS within the
-// margin (the threshold, or the floor when that is larger). A floor at or
-// beyond the threshold leaves no room between them: the margin is then
-// twice the floor.
+// margin (the threshold). A threshold at or within the floor (a ratio limit
+// under 1, such as a maxRatio of 0.9 that asks for an improvement, or a
+// floor wider than the threshold at a low level) leaves no room between
+// them: the margin is then the floor plus 10% of stable's level for a
+// ratio, twice the floor for a difference.
 func rateLimits(crit Criterion, level float64) (seqcount.Limits, error) {
 	floor := crit.FloorAt(level)
 	switch crit.Comparison {
@@ -195,9 +197,9 @@ func rateLimits(crit Criterion, level float64) (seqcount.Limits, error) {
 			return seqcount.Limits{}, fmt.Errorf("stable's level is %g: a ratio limit needs a positive one", level)
 		}
 		f := floor / level
-		m := math.Max(crit.Threshold-1, f)
+		m := crit.Threshold - 1
 		if m <= f {
-			m = 2 * math.Max(f, 1e-9)
+			m = f + 0.10
 		}
 		return seqcount.Limits{Floor: seqcount.Bound{Rel: f}, Margin: seqcount.Bound{Rel: m}}, nil
 	case DeltaAtMost:
