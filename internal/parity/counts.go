@@ -136,11 +136,16 @@ func (e evaluation) exclusion(step time.Duration) func(time.Time) bool {
 	}
 }
 
-// keep drops the excluded steps.
+// keep drops the excluded steps, and the steps before both tracks first
+// served requests together: the evidence starts when both tracks serve (a
+// gray pod still starting, a load not yet arrived); a step without requests
+// after that is the judge's to count against the data.
 func keep(steps []seqcount.Step, excluded func(time.Time) bool) ([]seqcount.Step, int) {
 	out := steps[:0:0]
+	started := false
 	for _, st := range steps {
-		if !excluded(st.T) {
+		started = started || (st.Stable.Requests > 0 && st.Gray.Requests > 0)
+		if started && !excluded(st.T) {
 			out = append(out, st)
 		}
 	}
@@ -166,7 +171,7 @@ func judgeRates(t seqcount.Test, crit Criterion, proportion bool, reqs, num coun
 	}
 	steps, dropped := keep(steps, excluded)
 	if dropped > 0 {
-		notes = append(notes, fmt.Sprintf("%d steps in a warm-up left out", dropped))
+		notes = append(notes, fmt.Sprintf("%d steps in a warm-up or before both tracks served left out", dropped))
 	}
 	if levelReq <= 0 || !finite(levelNum) || !finite(levelReq) {
 		return seqcount.Result{}, notes, nil, fmt.Errorf("the stable track served no requests in the count rules' steps")
@@ -296,7 +301,7 @@ func judgeLatency(t seqcount.Test, crit Criterion, q float64, buckets countInput
 	}
 	steps, dropped := keep(steps, excluded)
 	if dropped > 0 {
-		notes = append(notes, fmt.Sprintf("%d steps in a warm-up left out", dropped))
+		notes = append(notes, fmt.Sprintf("%d steps in a warm-up or before both tracks served left out", dropped))
 	}
 	notes = append(notes, fmt.Sprintf("judged on the requests slower than %s (stable's p%g %s)", FormatValue(Seconds, bound), q*100, FormatValue(Seconds, level)))
 	return t.Judge(seqcount.Proportion, exceed, steps), notes, func(r seqcount.Result) float64 { return r.Ratio }, nil

@@ -30,6 +30,7 @@ type countTrack struct {
 	latency         float64 // median, seconds (log-normal, sigma 0.47: p99 about 3x the median)
 	cpu, heap       float64 // per request
 	nanAt, resetAt  int     // a NaN sample, a counter reset (pod 0) at that step; 0 for none
+	lateStart       int     // no requests before this step (a pod still starting, a load not yet arrived)
 	latencyTailMult float64 // latencies multiplied by this (1: none)
 }
 
@@ -63,6 +64,9 @@ func rawCounters(rng *rand.Rand, tr countTrack, end time.Time, steps int) map[st
 					clear(buckets)
 				}
 				n := math.Round(norm(tr.perPodStep, math.Sqrt(tr.perPodStep)))
+				if i < tr.lateStart {
+					n = 0
+				}
 				reqs += n
 				errs += math.Round(norm(n*tr.errRate, math.Sqrt(n*tr.errRate)))
 				cpu += n * tr.cpu * (1 + 0.02*rng.NormFloat64())
@@ -158,6 +162,7 @@ func TestCountsGate(t *testing.T) {
 		{name: "+1 point of 5xx fails the error row", gray: func(c countTrack) countTrack { c.errRate += 0.01; return c }, want: parity.Fail, failRow: "error ratio (5xx)"},
 		{name: "40% slower fails the latency rows", gray: func(c countTrack) countTrack { c.latencyTailMult = 1.4; return c }, want: parity.Fail, failRow: "latency p99"},
 		{name: "a NaN sample never passes and is named", gray: func(c countTrack) countTrack { c.nanAt = 10; return c }, noPass: "error ratio (5xx)", noteHas: "NaN"},
+		{name: "steps before the gray serves are not held against the data", gray: func(c countTrack) countTrack { c.lateStart = 9; return c }, want: parity.Pass},
 		{name: "a stable pod's counter reset is not an effect", stable: func(c countTrack) countTrack { c.resetAt = 20; return c }, gray: func(c countTrack) countTrack { return c }, want: parity.Pass},
 	}
 	for _, tt := range tests {
