@@ -79,11 +79,12 @@ const canaryPoll = 2 * time.Second
 // canaryWatch bounds one canary's rollout in the kind run, and its load. Measured (2026-11-25):
 // Prometheus scrapes a new canary's targets 2-2.5 minutes after its ServiceMonitor is created
 // (kubelet's syncFrequency is 10 s here, so not only the config Secret's refresh), so the
-// helm-install step creates the ServiceMonitors minutes ahead (applyCanaryScrape); the sequential
-// judge decides on its fifth 20 s sample, so the first step ends 2-4 minutes in. The
+// helm-install step creates the ServiceMonitors minutes ahead (applyCanaryScrape); the count
+// judge decides from its sixth 20 s step on, so the first step ends 2-4 minutes in. The
 // promoted one's evidence then starts again after the Prometheus outage (its data are gone):
-// about 2.5 minutes more after Prometheus is back.
-const canaryWatch = 11 * time.Minute
+// about 2.5 minutes more after Prometheus is back. The watch only bounds the step: a canary
+// that ends sooner ends it sooner.
+const canaryWatch = 13 * time.Minute
 
 // canarySpec is one PoolCanary the canary step runs: its track pool modes, its steps (gray
 // weights in percent) and the phase it must end in. faults runs the controller's faults on its
@@ -318,7 +319,7 @@ func watchCanary(ctx context.Context, env *harness.Env, k *kube.Kube, r CanaryRu
 	// The load lasts as long as the watch may (the Job is deleted when the rollout ends): a canary
 	// held by the Prometheus outage must not run out of traffic, which would hold it on NoData.
 	// Through the Gateway, by the canary's host name: the route's weights split it.
-	job, err := startLoadIn(ctx, env, k, ns, r.Name, fmt.Sprintf("http://%s.%s:80", traefikService, gatewayNS), canaryWatch, env.Cfg.LoadRPS/2,
+	job, err := startLoadIn(ctx, env, k, ns, r.Name, fmt.Sprintf("http://%s.%s:80", traefikService, gatewayNS), canaryWatch, env.Cfg.LoadRPS,
 		"-host", canaryHost(r.Name))
 	if err != nil {
 		return r, err
