@@ -79,8 +79,8 @@ const canaryPoll = 2 * time.Second
 // canaryWatch bounds one canary's rollout in the kind run, and its load. Measured (2026-11-25):
 // Prometheus scrapes a new canary's targets 2-2.5 minutes after its ServiceMonitor is created
 // (kubelet's syncFrequency is 10 s here, so not only the config Secret's refresh), so the
-// helm-install step creates the ServiceMonitors minutes ahead (applyCanaryScrape); the count
-// judge decides from its sixth 20 s step on, so the first step ends 2-4 minutes in. The
+// helm-install step creates the ServiceMonitors minutes ahead (applyCanaryScrape); the sequential
+// judge decides on its fifth 20 s sample, so the first step ends 2-4 minutes in. The
 // promoted one's evidence then starts again after the Prometheus outage (its data are gone):
 // about 2.5 minutes more after Prometheus is back. The watch only bounds the step: a canary
 // that ends sooner ends it sooner.

@@ -60,8 +60,8 @@ func TestCanaryManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := pc.Spec.Analysis
-	if a.Statistical.Mode != v1alpha1.StatisticalCounts {
-		t.Errorf("statistical.mode %q, want Counts", a.Statistical.Mode)
+	if a.Statistical.Mode != v1alpha1.StatisticalSequential {
+		t.Errorf("statistical.mode %q, want Sequential", a.Statistical.Mode)
 	}
 	if a.Warmup == nil || a.Warmup.Duration <= 0 {
 		t.Errorf("analysis.warmup %v, want a warm-up", a.Warmup)
@@ -70,9 +70,6 @@ func TestCanaryManifest(t *testing.T) {
 		t.Errorf("stepInterval %s, want canaryStepInterval %s", pc.Spec.StepInterval.Duration, canaryStepInterval)
 	}
 	for _, sli := range a.SLIs {
-		if sli.SampleRule == "" {
-			continue // judged by the count-based test, from the poolparity.counts rules
-		}
 		rng, ok := parity.RuleRange(sli.SampleRule)
 		if !ok {
 			t.Errorf("SLI %s: sampleRule %q names no range", sli.Name, sli.SampleRule)
