@@ -110,6 +110,9 @@ func (t TestResult) Summary() string {
 func (s StatTest) Judge(c Criterion, stable, gray []float64) TestResult {
 	s = s.withDefaults()
 	res := TestResult{NStable: len(stable), NGray: len(gray)}
+	if c.Comparison == GrayAtLeast {
+		return s.judgeGray(c, gray, res)
+	}
 	if len(stable) < s.MinSamples || len(gray) < s.MinSamples {
 		res.Verdict = NoData
 		res.Note = fmt.Sprintf("too few samples for the test: stable %d, gray %d, need %d each", len(stable), len(gray), s.MinSamples)
@@ -137,6 +140,48 @@ func (s StatTest) Judge(c Criterion, stable, gray []float64) TestResult {
 	}
 	res.Verdict = verdictOf(!worse)
 	return res
+}
+
+// judgeGray tests a gray-only criterion (GrayAtLeast) on the gray samples
+// alone: an unpooled stable has no sync.Pool series, and the threshold is
+// the gray's, not a comparison. It is a one-sided exact sign test of "the
+// gray's median is at least Threshold - floor" (the floor counts below the
+// threshold, as in the sequential test): k of the n samples below that
+// line give the p-value P(Binomial(n, 1/2) >= k), and the effect A is k/n,
+// the share of samples below it.
+func (s StatTest) judgeGray(c Criterion, gray []float64, res TestResult) TestResult {
+	if len(gray) < s.MinSamples {
+		res.Verdict = NoData
+		res.Note = fmt.Sprintf("too few gray samples for the test: %d, need %d (the threshold is the gray's own: stable's are not needed)", len(gray), s.MinSamples)
+		return res
+	}
+	line := c.Threshold - c.FloorAt(c.Threshold)
+	below := 0
+	for _, g := range gray {
+		if g < line {
+			below++
+		}
+	}
+	res.P = binomialUpperHalf(below, len(gray))
+	res.A = float64(below) / float64(len(gray))
+	res.MedianDelta = median(gray) - c.Threshold
+	res.Verdict = verdictOf(!(res.P < 1-s.Confidence && res.A >= s.MinEffect))
+	return res
+}
+
+// binomialUpperHalf returns P(X >= k) for X ~ Binomial(n, 1/2), exactly.
+func binomialUpperHalf(k, n int) float64 {
+	if k <= 0 {
+		return 1
+	}
+	p := 0.0
+	for i := k; i <= n; i++ {
+		lc, _ := math.Lgamma(float64(n + 1))
+		li, _ := math.Lgamma(float64(i + 1))
+		lr, _ := math.Lgamma(float64(n - i + 1))
+		p += math.Exp(lc - li - lr - float64(n)*math.Ln2)
+	}
+	return math.Min(p, 1)
 }
 
 // ForTests returns s with its confidence raised for k tests at once (the
