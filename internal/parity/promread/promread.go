@@ -19,8 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/prometheus/promql/parser"
-
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
@@ -81,31 +79,11 @@ func LoadedRules(ctx context.Context, q Querier) (map[string]time.Duration, erro
 // loaded rule records it. A rule that reads a name the service does not
 // expose records nothing, and these names say what is missing.
 func RuleInputs(ctx context.Context, q Querier, record string) ([]string, error) {
-	res, err := q.Rules(ctx, nil)
+	reads, err := ReadRuleReads(ctx, q)
 	if err != nil {
-		return nil, DescribeError(err)
+		return nil, err
 	}
-	var names []string
-	for _, g := range res.Groups {
-		for _, rule := range g.Rules {
-			rr, ok := rule.(v1.RecordingRule)
-			if !ok || rr.Name != record {
-				continue
-			}
-			expr, err := parser.NewParser(parser.Options{}).ParseExpr(rr.Query)
-			if err != nil {
-				return nil, fmt.Errorf("parsing the query of %s: %w", record, err)
-			}
-			parser.Inspect(expr, func(n parser.Node, _ []parser.Node) error {
-				if vs, ok := n.(*parser.VectorSelector); ok && vs.Name != "" && !slices.Contains(names, vs.Name) {
-					names = append(names, vs.Name)
-				}
-				return nil
-			})
-		}
-	}
-	slices.Sort(names)
-	return names, nil
+	return reads.Records[record], nil
 }
 
 // Tracks is one SLI's value per track and why a track has none.
