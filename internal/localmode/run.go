@@ -145,6 +145,7 @@ func (r *runner) evaluate(ctx context.Context, q promread.Querier, start time.Ti
 		At: now, Window: cfg.Rules.Window, Selector: selector(),
 		Stat: parity.Gate(cfg.Gate).Mode(), StatWindow: statSpan, StatStep: max(statSpan/20, cfg.ScrapeInterval), SampleFamily: "-",
 		StatSince: start, Alerts: true, Pools: true,
+		Inputs: true, StablePoolMode: cfg.Stable.Mode, GrayPoolMode: cfg.Gray.Mode,
 	})
 	if err != nil {
 		if errors.Is(err, parity.ErrNoRules) {

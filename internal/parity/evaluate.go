@@ -182,6 +182,18 @@ type Options struct {
 	AlertGroups string
 	// Pools fills Report.Pools with each pool's hit ratio per track.
 	Pools bool
+	// Inputs makes the report say what the judge cannot see (blind.go):
+	// Report.BlindSpots names each raw series that a judged row or a
+	// loaded poolparity alert reads (through the loaded rules) and a
+	// compared track does not export, and each latency row whose quantile
+	// or floor sits within its histogram's first bucket; Report.Tracks
+	// gives each track's pool_mode values and instance count. Two queries
+	// and the rules list; a failure is a blind spot, not an error.
+	Inputs bool
+	// StablePoolMode and GrayPoolMode are the pool_mode values expected of
+	// the baseline and the gray track ("": none expected); with Inputs, a
+	// track carrying another, or more than one, is noted.
+	StablePoolMode, GrayPoolMode string
 }
 
 // ErrNoRules is returned by Evaluate when Prometheus lacks recording rules
@@ -223,6 +235,9 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 	}
 	if err := e.readPoolsAndAlerts(ctx, q, &r); err != nil {
 		return fail(err)
+	}
+	if e.opts.Inputs {
+		e.seeInputs(ctx, q, &r)
 	}
 	e.decide(&r, quiet, statErrs)
 	return r, nil
@@ -773,7 +788,7 @@ func (e evaluation) missingInputs(ctx context.Context, q Querier, record string)
 // series, i.e. runs pooled. A track's pool_mode label is summed away by the
 // rules, so the raw series are asked.
 func (e evaluation) trackPooled(ctx context.Context, q Querier, m string) (bool, error) {
-	return e.hasSeries(ctx, q, "syncpool_gets_total", m)
+	return e.hasSeries(ctx, q, poolGets, m)
 }
 
 // hasSeries reports whether any series of metric matches the selector and m.

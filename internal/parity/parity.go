@@ -235,8 +235,14 @@ type Report struct {
 	Pools   []PoolRatio `json:"pools,omitempty"`
 	Alerts  []Alert     `json:"alerts"`
 	Notes   []string    `json:"notes,omitempty"`
-	Verdict Verdict     `json:"verdict"`
-	Reasons []string    `json:"reasons"`
+	// Tracks are each compared track's pool_mode values and instance
+	// count, and BlindSpots what the judge cannot see: a series a row or
+	// an alert reads that a track does not export, a latency hidden in a
+	// histogram's first bucket (Options.Inputs).
+	Tracks     []TrackInfo `json:"tracks,omitempty"`
+	BlindSpots []string    `json:"blind_spots,omitempty"`
+	Verdict    Verdict     `json:"verdict"`
+	Reasons    []string    `json:"reasons"`
 	// Statistical is the verdict of the statistical second opinion, when
 	// it ran, with its reasons; Disagreements lists the rows where it and
 	// the thresholds differ.

@@ -98,7 +98,7 @@ func readReport(ctx context.Context, cfg Config, stdout, stderr io.Writer) (pari
 	now := time.Now()
 	opts := parity.Options{
 		At: now, Window: cfg.Window, Selector: cfg.Selector,
-		Stat: parity.Gate(cfg.Gate).Mode(), Alerts: true, Pools: true,
+		Stat: parity.Gate(cfg.Gate).Mode(), Alerts: true, Pools: true, Inputs: true,
 	}
 	if opts.StatSince, err = cfg.SinceTime(); err != nil {
 		return parity.Report{}, err // Validate has refused it already

@@ -20,6 +20,7 @@ func HTML(w io.Writer, r parity.Report) error {
 
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"cells":   Cells,
+	"tracks":  parity.TrackLine,
 	"lower":   func(v any) string { return strings.ReplaceAll(strings.ToLower(fmt.Sprint(v)), " ", "") },
 	"svg":     chartSVG,
 	"rfc3339": func(t time.Time) string { return t.Format(time.RFC3339) },
@@ -72,6 +73,9 @@ footer { color: #8a91a3; font-size: 12px; margin-top: 20px; }
 {{- if .Context}}
 <dl class="ctx">{{range .Context}}<dt>{{.Key}}</dt><dd>{{.Value}}</dd>{{end}}</dl>
 {{- end}}
+{{- if .Tracks}}
+<p class="meta">Tracks: {{tracks .Tracks}}</p>
+{{- end}}
 <h2>Parity per SLI</h2>
 <table>
 <thead><tr><th>SLI</th><th>stable</th><th>gray</th><th>gray vs stable</th><th>threshold</th><th>verdict</th>{{if .Statistical}}<th>statistical test</th>{{end}}</tr></thead>
@@ -90,6 +94,9 @@ footer { color: #8a91a3; font-size: 12px; margin-top: 20px; }
 {{- end}}
 {{- range .Notes}}
 <p class="note">{{.}}</p>
+{{- end}}
+{{- range .BlindSpots}}
+<p class="note"><b>Blind spot:</b> {{.}}</p>
 {{- end}}
 {{- if .Pools}}
 <p class="note">sync.Pool hit ratio per pool: {{range $i, $p := .Pools}}{{if $i}}, {{end}}{{$p.Track}}/{{$p.Pool}} {{ratio $p.HitRatio}} ({{persec $p.GetsRate}} gets/s){{end}}</p>

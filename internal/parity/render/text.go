@@ -94,6 +94,9 @@ func Text(w io.Writer, r parity.Report) error {
 	for _, kv := range r.Context {
 		fmt.Fprintf(&b, "  %s: %s\n", kv.Key, kv.Value)
 	}
+	if len(r.Tracks) > 0 {
+		fmt.Fprintf(&b, "  tracks: %s\n", parity.TrackLine(r.Tracks))
+	}
 	b.WriteString("\n")
 	tested := r.Statistical != ""
 	if err := writeRows(&b, r.Rows, tested); err != nil {
@@ -101,6 +104,9 @@ func Text(w io.Writer, r parity.Report) error {
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	for _, n := range r.BlindSpots {
+		fmt.Fprintf(&b, "  blind spot: %s\n", n)
 	}
 	if len(r.Pools) > 0 {
 		b.WriteString("\nsync.Pool hit ratio per pool:")
