@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,8 +84,12 @@ func (e evaluation) seeInputs(ctx context.Context, q Querier, r *Report) {
 	}
 	base := e.opts.BaselineTrack
 	tracks := `gray_status=~"` + instrument.GrayStatusGray + "|" + base + `"`
-	expr := fmt.Sprintf(`count by (__name__, gray_status, pool_mode, instance) ({__name__=~"%s"%s})`,
-		strings.Join(names, "|"), ","+join(e.opts.Selector, tracks))
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = regexp.QuoteMeta(n)
+	}
+	expr := fmt.Sprintf(`count by (__name__, gray_status, pool_mode, instance) ({__name__=~%s,%s})`,
+		strconv.Quote(strings.Join(quoted, "|")), join(e.opts.Selector, tracks))
 	vec, err := promread.Vector(ctx, q, expr, e.opts.At)
 	if err != nil {
 		r.BlindSpots = append(r.BlindSpots, "could not check which series each track exports: "+err.Error())
@@ -258,7 +263,7 @@ func firstBucketWarnings(s catalog.SLI, vals [2]*float64, n string, b float64) [
 // firstBound returns the smallest finite positive le of the histogram
 // bucket series n on the compared tracks, 0 when it has none.
 func (e evaluation) firstBound(ctx context.Context, q Querier, n, tracks string) (float64, error) {
-	vec, err := promread.Vector(ctx, q, "count by (le) ("+n+sel(e.opts.Selector, tracks)+")", e.opts.At)
+	vec, err := promread.Vector(ctx, q, "count by (le) ("+sel("__name__="+strconv.Quote(n), e.opts.Selector, tracks)+")", e.opts.At)
 	if err != nil {
 		return 0, err
 	}

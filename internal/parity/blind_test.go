@@ -2,6 +2,7 @@ package parity_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 
 	"github.com/poolparity/poolparity/deploy"
 	"github.com/poolparity/poolparity/internal/catalog"
@@ -182,5 +186,29 @@ func TestTheJudgeSaysWhatItCannotSee(t *testing.T) {
 	}
 	if fmt.Sprint(r.Tracks) != fmt.Sprint(want) {
 		t.Errorf("tracks %+v, want %+v", r.Tracks, want)
+	}
+}
+
+// failingInputs is goodPool's Prometheus failing the query of which series each track exports.
+type failingInputs struct{ *fakeProm }
+
+func (f failingInputs) Query(ctx context.Context, q string, ts time.Time, o ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
+	if strings.HasPrefix(q, "count by (__name__") {
+		return nil, nil, nil, errors.New("query timed out in expression evaluation")
+	}
+	return f.fakeProm.Query(ctx, q, ts, o...)
+}
+
+// TestBlindSpotsThatCannotBeReadAreSaid: a Prometheus that cannot answer what the tracks export
+// leaves the verdict as the rows decide it, with a blind spot saying the check could not run.
+func TestBlindSpotsThatCannotBeReadAreSaid(t *testing.T) {
+	r, err := parity.Evaluate(context.Background(), failingInputs{goodPool()}, catalog.Default(),
+		parity.Options{At: at, Window: "1m", Selector: `job="poolparity"`, Inputs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict != parity.Pass || len(r.BlindSpots) != 1 || !strings.Contains(r.BlindSpots[0], "could not check which series each track exports: ") ||
+		!strings.Contains(r.BlindSpots[0], "timed out") {
+		t.Errorf("verdict %s, blind spots %q; want PASS and the failed check said", r.Verdict, r.BlindSpots)
 	}
 }
