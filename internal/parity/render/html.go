@@ -87,7 +87,7 @@ footer { color: #8a91a3; font-size: 12px; margin-top: 20px; }
 </tbody>
 </table>
 {{- if .Statistical}}
-<p class="note">Statistical second opinion (one-sided Mann-Whitney U per SLI): <b>{{.Statistical}}</b> ({{range $i, $r := .StatReasons}}{{if $i}}; {{end}}{{$r}}{{end}}){{if not .Disagreements}}; the thresholds and the test agree on every row.{{end}}</p>
+<p class="note">Statistical second opinion (one-sided Mann-Whitney U per SLI; a sign test against the threshold for a gray-only row): <b>{{.Statistical}}</b> ({{range $i, $r := .StatReasons}}{{if $i}}; {{end}}{{$r}}{{end}}){{if not .Disagreements}}; the thresholds and the test agree on every row.{{end}}</p>
 {{- range .Disagreements}}
 <p class="note">Disagreement: {{.}}</p>
 {{- end}}

@@ -175,7 +175,7 @@ func writeAlerts(b *strings.Builder, alerts []parity.Alert) {
 // writeStatistical writes the statistical test's verdict and where it and
 // the thresholds disagree.
 func writeStatistical(b *strings.Builder, r parity.Report) {
-	fmt.Fprintf(b, "\nstatistical second opinion (Mann-Whitney U): %s (%s)\n", r.Statistical, strings.Join(r.StatReasons, "; "))
+	fmt.Fprintf(b, "\nstatistical second opinion (Mann-Whitney U; a sign test against the threshold for a gray-only row): %s (%s)\n", r.Statistical, strings.Join(r.StatReasons, "; "))
 	fmt.Fprintf(b, "thresholds confirmed by the test: %s\n", r.Confirmed)
 	if len(r.Disagreements) == 0 {
 		b.WriteString("thresholds and test agree on every row\n")
