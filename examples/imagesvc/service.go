@@ -35,7 +35,9 @@ const (
 	// and a client decodes the first image the buffer ever held.
 	ModeNeverReset = "never-reset"
 	// ModeNeverPut pools everything as ModePooled does, but never puts an
-	// image back: every Get of the image pool is a miss and allocates.
+	// image or an output buffer back: every Get of those pools is a miss
+	// and allocates (the encoder's own pool, which png.Encoder fills,
+	// still works).
 	ModeNeverPut = "never-put"
 )
 
@@ -63,10 +65,11 @@ type service struct {
 	mode string
 	// images, outs and encs are nil in ModeUnpooled.
 	images *instrument.Pool[*image.RGBA]
-	// putImages is false in ModeNeverPut: images are taken, never put back.
-	putImages bool
-	outs      *instrument.Pool[*bytes.Buffer]
-	encs      *encoderPool
+	// noPut is true in ModeNeverPut: images and output buffers are taken,
+	// never put back.
+	noPut bool
+	outs  *instrument.Pool[*bytes.Buffer]
+	encs  *encoderPool
 }
 
 // newService returns the service for mode and registers its pools (none
@@ -91,7 +94,7 @@ func newService(mode string, pools *instrument.Registry) (*service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.putImages = mode != ModeNeverPut
+	s.noPut = mode == ModeNeverPut
 	if mode == ModeNeverReset {
 		s.outs, err = instrument.New("png_out",
 			instrument.WithNew(func() *bytes.Buffer { return new(bytes.Buffer) }),
@@ -180,7 +183,7 @@ func (s *service) image(side int) *image.RGBA {
 }
 
 func (s *service) putImage(m *image.RGBA) {
-	if s.images != nil && s.putImages {
+	if s.images != nil && !s.noPut {
 		s.images.Put(m)
 	}
 }
@@ -193,7 +196,7 @@ func (s *service) out() *bytes.Buffer {
 }
 
 func (s *service) putOut(b *bytes.Buffer) {
-	if s.outs != nil {
+	if s.outs != nil && !s.noPut {
 		s.outs.Put(b)
 	}
 }
