@@ -15,9 +15,10 @@ import (
 	"github.com/poolparity/poolparity/internal/docblocks"
 )
 
-// adoptRunners are who runs docs/adopt.md's shell blocks: this test, and the kind run's example
-// step (hack/kindrun/steps/example.go).
-var adoptRunners = []string{"test", "kind:install", "kind:judge"}
+// adoptRunners are who runs docs/adopt.md's shell blocks: this test, the kind run's example
+// step (hack/kindrun/steps/example.go), and the walk-through's test (internal/adoptcheck:
+// adopt:setup, adopt:local).
+var adoptRunners = []string{"test", "kind:install", "kind:judge", "adopt:setup", "adopt:local"}
 
 // TestAdoptDocCommands runs every `run: test` block of docs/adopt.md, verbatim, with bash from the
 // repository root (the installed CLIs, helm and promtool first on PATH), and checks that every
@@ -27,13 +28,9 @@ func TestAdoptDocCommands(t *testing.T) {
 	root := deploytest.Root(t)
 	helm := deploytest.Tool(t, "helm")
 	promtool := deploytest.Tool(t, "promtool")
-	md, err := os.ReadFile(filepath.Join(root, "docs", "adopt.md"))
+	blocks, err := docblocks.ReadFile(filepath.Join(root, "docs", "adopt.md"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	blocks, err := docblocks.Parse(string(md))
-	if err != nil {
-		t.Fatalf("docs/adopt.md: %v", err)
 	}
 	for _, r := range adoptRunners {
 		if len(docblocks.Of(blocks, r)) == 0 {

@@ -12,7 +12,8 @@
 //
 // Configuration is by flag or environment (the flag wins): -addr
 // (HTTP_ADDR, default :8080), -gray-status (GRAY_STATUS, default false),
-// -pool-mode (POOL_MODE: unpooled, pooled or misuse-cap; default pooled),
+// -pool-mode (POOL_MODE: unpooled, pooled, or one of three misuses:
+// misuse-cap, never-reset, never-put; default pooled),
 // -shutdown-timeout (SHUTDOWN_TIMEOUT, default 10s), -pprof-addr (PPROF_ADDR: a
 // separate port serving /debug/pprof/; default empty, off). `make demo
 // SERVICE=example` runs a stable and a gray track of it side by side.

@@ -67,6 +67,9 @@ func get(t *testing.T, url string) (int, http.Header, []byte) {
 func TestThumbnailIsTheSameImageInEveryMode(t *testing.T) {
 	var want map[string][]byte
 	for _, mode := range Modes {
+		if mode == ModeNeverReset {
+			continue // its misuse is the bytes: TestNeverResetResponsesGrow
+		}
 		t.Run(mode, func(t *testing.T) {
 			srv, _ := newTestServer(t, mode)
 			got := map[string][]byte{}
@@ -106,6 +109,27 @@ func TestThumbnailIsTheSameImageInEveryMode(t *testing.T) {
 	}
 }
 
+// TestNeverResetResponsesGrow shows never-reset's misuse: a pooled output
+// buffer put back without a reset carries the PNGs before it, so responses
+// grow past the one image and a decoder reads an earlier image.
+func TestNeverResetResponsesGrow(t *testing.T) {
+	srv, _ := newTestServer(t, ModeNeverReset)
+	_, _, one := get(t, srv.URL+"/thumbnail/a?w=16")
+	grown := 0
+	for range 20 {
+		code, _, body := get(t, srv.URL+"/thumbnail/a?w=16")
+		if code != http.StatusOK || !bytes.HasPrefix(body, []byte("\x89PNG")) {
+			t.Fatalf("%d %q..., want 200 and a PNG first", code, body[:min(len(body), 8)])
+		}
+		if len(body) > len(one) {
+			grown++
+		}
+	}
+	if grown == 0 {
+		t.Errorf("21 responses of %d bytes each: want later ones to carry the earlier ones", len(one))
+	}
+}
+
 func TestBadInputIsA400WithAJSONError(t *testing.T) {
 	srv, _ := newTestServer(t, ModePooled)
 	tests := []struct{ path, want string }{
@@ -142,6 +166,11 @@ func TestPoolStats(t *testing.T) {
 		{ModePooled, func(t *testing.T, n uint64, st instrument.Stats) {
 			if st.Gets != n || st.Puts != n || st.Drops != 0 || st.Misses > n/4 {
 				t.Errorf("image pool %+v after %d sequential requests: want every image kept and most reused", st, n)
+			}
+		}},
+		{ModeNeverPut, func(t *testing.T, n uint64, st instrument.Stats) {
+			if st.Gets != n || st.Misses != n || st.Puts != 0 {
+				t.Errorf("image pool %+v after %d requests: want no image put back and every Get a miss", st, n)
 			}
 		}},
 		{ModeMisuseCap, func(t *testing.T, n uint64, st instrument.Stats) {

@@ -28,10 +28,21 @@ const (
 	// request is not pinned"). Every image is dropped at Put, so every Get
 	// calls New and allocates the largest image for every request.
 	ModeMisuseCap = "misuse-cap"
+	// ModeNeverReset pools everything as ModePooled does, but its output
+	// buffers are put back without a reset (a pool with a size cap and no
+	// reset): each PNG is appended to the ones the buffer already holds,
+	// so the responses grow (up to the cap, where the buffer is dropped)
+	// and a client decodes the first image the buffer ever held.
+	ModeNeverReset = "never-reset"
+	// ModeNeverPut pools everything as ModePooled does, but never puts an
+	// image or an output buffer back: every Get of those pools is a miss
+	// and allocates (the encoder's own pool, which png.Encoder fills,
+	// still works).
+	ModeNeverPut = "never-put"
 )
 
 // Modes lists the pool modes in the order the usage text gives them.
-var Modes = []string{ModeUnpooled, ModePooled, ModeMisuseCap}
+var Modes = []string{ModeUnpooled, ModePooled, ModeMisuseCap, ModeNeverReset, ModeNeverPut}
 
 // Thumbnail bounds: w is a square's side in pixels.
 const (
@@ -54,8 +65,11 @@ type service struct {
 	mode string
 	// images, outs and encs are nil in ModeUnpooled.
 	images *instrument.Pool[*image.RGBA]
-	outs   *instrument.Pool[*bytes.Buffer]
-	encs   *encoderPool
+	// noPut is true in ModeNeverPut: images and output buffers are taken,
+	// never put back.
+	noPut bool
+	outs  *instrument.Pool[*bytes.Buffer]
+	encs  *encoderPool
 }
 
 // newService returns the service for mode and registers its pools (none
@@ -66,7 +80,7 @@ func newService(mode string, pools *instrument.Registry) (*service, error) {
 	switch mode {
 	case ModeUnpooled:
 		return s, nil
-	case ModePooled:
+	case ModePooled, ModeNeverReset, ModeNeverPut:
 		s.images, err = instrument.New("image_rgba",
 			instrument.WithNew(func() *image.RGBA { return new(image.RGBA) }),
 			instrument.WithKeep(func(m *image.RGBA) bool { return cap(m.Pix) <= maxPix }))
@@ -80,7 +94,15 @@ func newService(mode string, pools *instrument.Registry) (*service, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.outs, err = instrument.NewBufferPool("png_out", maxOut); err != nil {
+	s.noPut = mode == ModeNeverPut
+	if mode == ModeNeverReset {
+		s.outs, err = instrument.New("png_out",
+			instrument.WithNew(func() *bytes.Buffer { return new(bytes.Buffer) }),
+			instrument.WithKeep(func(b *bytes.Buffer) bool { return b.Cap() <= maxOut }))
+	} else {
+		s.outs, err = instrument.NewBufferPool("png_out", maxOut)
+	}
+	if err != nil {
 		return nil, err
 	}
 	encs, err := instrument.New[*png.EncoderBuffer]("png_encoder")
@@ -161,7 +183,7 @@ func (s *service) image(side int) *image.RGBA {
 }
 
 func (s *service) putImage(m *image.RGBA) {
-	if s.images != nil {
+	if s.images != nil && !s.noPut {
 		s.images.Put(m)
 	}
 }
@@ -174,7 +196,7 @@ func (s *service) out() *bytes.Buffer {
 }
 
 func (s *service) putOut(b *bytes.Buffer) {
-	if s.outs != nil {
+	if s.outs != nil && !s.noPut {
 		s.outs.Put(b)
 	}
 }

@@ -19,6 +19,7 @@ package docblocks
 import (
 	"bufio"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 )
@@ -110,4 +111,18 @@ func Of(blocks []Block, runner string) []Block {
 		}
 	}
 	return out
+}
+
+// ReadFile reads the Markdown file at path and returns its blocks (Parse),
+// an error naming the file when it cannot be read or parsed.
+func ReadFile(path string) ([]Block, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	blocks, err := Parse(string(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return blocks, nil
 }

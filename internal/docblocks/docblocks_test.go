@@ -1,6 +1,8 @@
 package docblocks_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,6 +48,36 @@ func TestParse(t *testing.T) {
 			}
 			if n := len(docblocks.Of(got, "test")); tt.want != nil && n != 1 {
 				t.Errorf("Of(test) has %d blocks, want 1", n)
+			}
+		})
+	}
+}
+
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.md"), filepath.Join(dir, "bad.md")
+	if err := os.WriteFile(good, []byte("<!-- run: test -->\n```sh\necho\n```\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("```sh\necho\n```\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path, wantErr string
+		want                int
+	}{
+		{"a file's blocks", good, "", 1},
+		{"a block without a runner names the file", bad, "bad.md: line 1", 0},
+		{"a missing file is an error", filepath.Join(dir, "none.md"), "none.md", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := docblocks.ReadFile(tt.path)
+			if (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+			}
+			if len(got) != tt.want {
+				t.Errorf("%d blocks, want %d", len(got), tt.want)
 			}
 		})
 	}

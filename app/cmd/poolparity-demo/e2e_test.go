@@ -36,18 +36,8 @@ func TestE2E(t *testing.T) {
 	}
 	root := repoRoot(t)
 	prom := prometheusBin(t, root)
-	svc := filepath.Join(t.TempDir(), "poolparity")
-	build := exec.Command("go", "build", "-o", svc, "./app/cmd/poolparity")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the service: %v\n%s", err, out)
-	}
-	example := filepath.Join(t.TempDir(), "imagesvc")
-	build = exec.Command("go", "build", "-o", example, "./examples/imagesvc")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the example service: %v\n%s", err, out)
-	}
+	svc := goBuild(t, root, filepath.Join(t.TempDir(), "poolparity"), "./app/cmd/poolparity")
+	example := goBuild(t, root, filepath.Join(t.TempDir(), "imagesvc"), "./examples/imagesvc")
 	duration := envOr("POOLPARITY_E2E_DURATION", "60s")
 
 	scenarios := []struct {
@@ -400,6 +390,17 @@ func noStrays(t *testing.T, svc, out string) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// goBuild builds the package pkg of the module at root into out, and returns out.
+func goBuild(t *testing.T, root, out, pkg string) string {
+	t.Helper()
+	build := exec.Command("go", "build", "-o", out, pkg)
+	build.Dir = root
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return out
 }
 
 func repoRoot(t *testing.T) string {
