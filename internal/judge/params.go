@@ -175,3 +175,16 @@ func ParseSelector(s string) (map[string]string, error) {
 
 // safe is s fit for an error message: printable, at most 64 runes.
 func safe(s string) string { return promread.Sanitize(s, 64) }
+
+// SplitList returns the comma-separated items of s, trimmed, blanks
+// dropped: the allowed endpoints of the judge's and the plugin's
+// configuration.
+func SplitList(s string) []string {
+	var out []string
+	for e := range strings.SplitSeq(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
