@@ -9,6 +9,10 @@
 // Its settings are flags (argo-rollouts-config's metricProviderPlugins
 // args) and environment variables (the Argo controller's), POOLPARITY_
 // prefixed: POOLPARITY_PROMETHEUS_ENDPOINTS is -prometheus-endpoints.
+//
+// `poolparity-argo-plugin install DIR` copies the binary into DIR: an init
+// container of Argo's controller, from the poolparity image (which has no
+// shell), puts it on a volume the controller loads it from (file://).
 package main
 
 import (
@@ -18,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
@@ -132,6 +137,16 @@ func serveConfig(p *argoplugin.Plugin) *goplugin.ServeConfig {
 // until Argo's controller stops it. ctx is not used by go-plugin's Serve,
 // which handles the host's signals itself.
 func run(_ context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "install" {
+		if len(args) != 2 {
+			return cli.Usage(fmt.Errorf("%w: usage: poolparity-argo-plugin install DIR", errInvalid))
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("finding this binary: %w", err)
+		}
+		return install(self, args[1], stderr)
+	}
 	cfg, err := ParseConfig(args, getenv, stderr)
 	if err != nil {
 		return cli.Usage(err)
@@ -144,5 +159,41 @@ func run(_ context.Context, args []string, getenv func(string) string, stderr io
 		return cli.Usage(fmt.Errorf("this is an Argo Rollouts metric plugin: Argo's controller starts it (docs/argo-rollouts.md)"))
 	}
 	goplugin.Serve(serveConfig(p))
+	return nil
+}
+
+// install copies the binary at self into dir as poolparity-argo-plugin,
+// executable, through a temporary file renamed into place.
+func install(self, dir string, stderr io.Writer) (err error) {
+	src, err := os.Open(self)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", self, err)
+	}
+	defer src.Close()
+	tmp, err := os.CreateTemp(dir, ".poolparity-argo-plugin-*")
+	if err != nil {
+		return fmt.Errorf("installing into %s: %w", dir, err)
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := io.Copy(tmp, src); err != nil {
+		tmp.Close()
+		return fmt.Errorf("copying to %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Chmod(0o755); err != nil {
+		tmp.Close()
+		return fmt.Errorf("making %s executable: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", tmp.Name(), err)
+	}
+	dst := filepath.Join(dir, "poolparity-argo-plugin")
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return fmt.Errorf("installing %s: %w", dst, err)
+	}
+	fmt.Fprintf(stderr, "poolparity-argo-plugin: installed %s\n", dst)
 	return nil
 }

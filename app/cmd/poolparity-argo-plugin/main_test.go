@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -96,5 +97,22 @@ func TestServesArgosController(t *testing.T) {
 	m := p.Run(run, metric)
 	if m.Phase != v1alpha1.AnalysisPhaseFailed {
 		t.Fatalf("a gray twice as slow: phase %s (%s)", m.Phase, m.Message)
+	}
+}
+
+func TestInstall(t *testing.T) {
+	dir := t.TempDir()
+	if err := run(context.Background(), []string{"install", dir}, func(string) string { return "" }, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "poolparity-argo-plugin"))
+	if err != nil || fi.Mode().Perm()&0o100 == 0 || fi.Size() == 0 {
+		t.Fatalf("installed file: %v %v", fi, err)
+	}
+	if err := run(context.Background(), []string{"install"}, func(string) string { return "" }, io.Discard); !errors.Is(err, errInvalid) {
+		t.Fatalf("install without a directory: %v", err)
+	}
+	if err := run(context.Background(), []string{"install", filepath.Join(dir, "missing")}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Fatal("install into a missing directory succeeded")
 	}
 }
