@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,9 +26,18 @@ import (
 // The Argo Rollouts module whose AnalysisTemplate CRD the plugin's template is validated
 // against: the version in go.mod, the plugin's.
 const (
-	judgeArgoModule  = "github.com/argoproj/argo-rollouts"
-	judgeArgoVersion = "v1.10.1"
+	judgeArgoModule     = "github.com/argoproj/argo-rollouts"
+	judgeArgoVersion    = "v1.10.1"
+	judgeFlaggerModule  = "github.com/fluxcd/flagger"
+	judgeFlaggerVersion = "v1.36.1"
 )
+
+// judgeExamples are the documented examples of the judge's callers, each shown whole in its
+// document.
+var judgeExamples = map[string]string{
+	"deploy/flagger/canary-judge.yaml":       "docs/flagger.md",
+	"deploy/argo-rollouts/analysis-web.yaml": "docs/argo-rollouts.md",
+}
 
 // judgeObjects renders the chart with the judge and the plugin's AnalysisTemplate and returns
 // the objects they add: the judge's (component=judge), its helm test pod and the
@@ -137,16 +147,24 @@ func checkPluginTemplate(t *testing.T, o *unstructured.Unstructured) {
 }
 
 // TestJudgeChartObjectsOnAPIServer creates the judge's objects and the plugin's AnalysisTemplate
-// on a real kube-apiserver with Argo Rollouts' AnalysisTemplate CRD and the Prometheus operator's,
-// with strict field validation, and dry-runs the judge's pod and its helm test pod in a namespace
-// that enforces the restricted Pod Security Standard.
+// on a real kube-apiserver with Argo Rollouts' AnalysisTemplate CRD, Flagger's and the Prometheus
+// operator's, with strict field validation, and dry-runs the judge's pod and its helm test pod in
+// a namespace that enforces the restricted Pod Security Standard. The documented examples of the
+// judge's callers (judgeExamples) are created there too.
 func TestJudgeChartObjectsOnAPIServer(t *testing.T) {
 	objs := judgeObjects(t, "--set", "controller.argoRollouts.plugin.warmup=90s", "--set", "controller.argoRollouts.plugin.slis=latency-p99")
 	argoDir, err := testenv.ModuleDir(judgeArgoModule, judgeArgoVersion)
 	if err != nil {
 		testtool.SkipOrFail(t, "Argo Rollouts CRDs unavailable: %v", err)
 	}
-	env := testenv.Start(t, testenv.WithCRDPaths(filepath.Join(argoDir, "manifests", "crds", "analysis-template-crd.yaml")), testenv.WithPrometheusOperatorCRDs())
+	flaggerDir, err := testenv.ModuleDir(judgeFlaggerModule, judgeFlaggerVersion)
+	if err != nil {
+		testtool.SkipOrFail(t, "Flagger CRDs unavailable: %v", err)
+	}
+	env := testenv.Start(t, testenv.WithCRDPaths(
+		filepath.Join(argoDir, "manifests", "crds", "analysis-template-crd.yaml"),
+		filepath.Join(flaggerDir, "artifacts", "flagger", "crd.yaml"),
+	), testenv.WithPrometheusOperatorCRDs())
 	t.Logf("envtest started in %s", env.StartDuration.Round(time.Millisecond))
 	ctx := context.Background()
 	if err := env.CreateNamespace(ctx, render.Namespace, testenv.RestrictedLabels()); err != nil {
@@ -179,6 +197,48 @@ func TestJudgeChartObjectsOnAPIServer(t *testing.T) {
 			if err := env.DryRunCreate(ctx, testenv.PodFromTemplate("judge-template", render.Namespace, d.Spec.Template)); err != nil {
 				t.Errorf("the judge's pod template is not admitted under restricted PodSecurity: %v", err)
 			}
+		}
+	}
+	root := deploytest.Root(t)
+	for _, ns := range []string{"img", "shop"} {
+		if err := env.CreateNamespace(ctx, ns, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for file := range judgeExamples {
+		t.Run(file, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join(root, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, err := deploytest.Decode(b)
+			if err != nil || len(objs) == 0 {
+				t.Fatalf("decoding: %v (%d objects)", err, len(objs))
+			}
+			for _, o := range objs {
+				if err := env.Client.Create(ctx, o, client.FieldValidation("Strict")); err != nil {
+					t.Errorf("creating %s %s: %v", o.GetKind(), o.GetName(), err)
+				}
+			}
+		})
+	}
+}
+
+// TestJudgeExamplesAreInTheDocs: each example is shown whole in its document, so that what a
+// reader copies is what the API server admitted.
+func TestJudgeExamplesAreInTheDocs(t *testing.T) {
+	root := deploytest.Root(t)
+	for file, doc := range judgeExamples {
+		ex, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, err := os.ReadFile(filepath.Join(root, doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(md), "```yaml\n"+string(ex)+"```\n") {
+			t.Errorf("%s does not show %s whole in a yaml block", doc, file)
 		}
 	}
 }
