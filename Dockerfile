@@ -26,7 +26,7 @@ COPY instrument/go.mod instrument/go.sum ./instrument/
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags="-s -w" -o /out/ ./app/cmd/poolparity ./app/cmd/poolparity-controller ./app/cmd/poolparity-load
+    GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags="-s -w" -o /out/ ./app/cmd/poolparity ./app/cmd/poolparity-controller ./app/cmd/poolparity-load ./app/cmd/poolparity-judge ./app/cmd/poolparity-argo-plugin
 
 FROM scratch AS binaries-context
 ARG TARGETARCH=amd64
@@ -41,6 +41,11 @@ COPY --from=binaries /out/poolparity /poolparity
 # /poolparity-load).
 COPY --from=binaries /out/poolparity-controller /poolparity-controller
 COPY --from=binaries /out/poolparity-load /poolparity-load
+# The judge for Flagger's webhooks and Argo's web provider (the chart runs it with command:
+# ["/poolparity-judge"]), and the Argo Rollouts metric plugin, which an init container of Argo's
+# controller copies out with `/poolparity-argo-plugin install DIR` (docs/argo-rollouts.md).
+COPY --from=binaries /out/poolparity-judge /poolparity-judge
+COPY --from=binaries /out/poolparity-argo-plugin /poolparity-argo-plugin
 USER 65532:65532
 EXPOSE 8080
 ENTRYPOINT ["/poolparity"]

@@ -23,7 +23,7 @@ func TestBinariesBuildStatic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"poolparity", "poolparity-controller", "poolparity-load"} {
+	for _, name := range []string{"poolparity", "poolparity-controller", "poolparity-load", "poolparity-judge", "poolparity-argo-plugin"} {
 		t.Run(name, func(t *testing.T) {
 			pkg := "./app/cmd/" + name
 			if _, err := os.Stat(filepath.Join(root, "app", "cmd", name)); err != nil {
@@ -77,7 +77,7 @@ func TestDockerfileGoVersionMatchesGoMod(t *testing.T) {
 	if string(dv[1]) != string(mv[1]) {
 		t.Errorf("Dockerfile builds with Go %s, go.mod says go %s", dv[1], mv[1])
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "distroless/static", "USER 65532:65532", "./app/cmd/poolparity ", "./app/cmd/poolparity-controller", "/poolparity-controller /poolparity-controller"} {
+	for _, want := range []string{"CGO_ENABLED=0", "distroless/static", "USER 65532:65532", "./app/cmd/poolparity ", "./app/cmd/poolparity-controller", "/poolparity-controller /poolparity-controller", "/poolparity-judge /poolparity-judge", "/poolparity-argo-plugin /poolparity-argo-plugin"} {
 		if !regexp.MustCompile(regexp.QuoteMeta(want)).Match(df) {
 			t.Errorf("Dockerfile lacks %q", want)
 		}

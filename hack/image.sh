@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# hack/image.sh: build the poolparity image (make image): the service, the PoolCanary controller
-# and the load generator.
+# hack/image.sh: build the poolparity image (make image): the service, the PoolCanary controller,
+# the load generator, the judge and the Argo Rollouts metric plugin.
 #   1. Static (CGO_ENABLED=0) linux binaries of ./app/cmd/{poolparity,poolparity-controller,
-#      poolparity-load} into bin/image-linux-<arch>/, each checked to have no ELF interpreter.
+#      poolparity-load,poolparity-judge,poolparity-argo-plugin} into bin/image-linux-<arch>/, each
+#      checked to have no ELF interpreter.
 #   2. docker build -t "$IMAGE" . with BuildKit (the multi-stage Dockerfile). It needs a Docker
 #      engine: without one it fails with one line saying so.
 # Env: IMAGE (default poolparity:dev), GOARCH (default: the host's), IMAGE_OFFLINE=1 (take the
@@ -20,7 +21,7 @@ fi
 
 out=bin/image-linux-$arch
 mkdir -p "$out"
-for name in poolparity poolparity-controller poolparity-load; do
+for name in poolparity poolparity-controller poolparity-load poolparity-judge poolparity-argo-plugin; do
 	log "building static binary $out/$name"
 	CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath -ldflags="-s -w" -o "$out/$name" ./app/cmd/$name
 	if command -v readelf >/dev/null 2>&1 && readelf -l "$out/$name" | grep -q 'Requesting program interpreter'; then

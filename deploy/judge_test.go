@@ -1,0 +1,271 @@
+package deploy_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	argov1 "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/poolparity/poolparity/deploy/deploytest"
+	"github.com/poolparity/poolparity/deploy/render"
+	"github.com/poolparity/poolparity/internal/judge/argoplugin"
+	"github.com/poolparity/poolparity/internal/testenv"
+	"github.com/poolparity/poolparity/internal/testtool"
+)
+
+// The Argo Rollouts module whose AnalysisTemplate CRD the plugin's template is validated
+// against: the version in go.mod, the plugin's.
+const (
+	judgeArgoModule     = "github.com/argoproj/argo-rollouts"
+	judgeArgoVersion    = "v1.10.1"
+	judgeFlaggerModule  = "github.com/fluxcd/flagger"
+	judgeFlaggerVersion = "v1.36.1"
+)
+
+// judgeExamples are the documented examples of the judge's callers, each shown whole in its
+// document.
+var judgeExamples = map[string]string{
+	"deploy/flagger/canary-judge.yaml":       "docs/flagger.md",
+	"deploy/argo-rollouts/analysis-web.yaml": "docs/argo-rollouts.md",
+}
+
+// judgeObjects renders the chart with the judge and the plugin's AnalysisTemplate and returns
+// the objects they add: the judge's (component=judge), its helm test pod and the
+// AnalysisTemplate <fullname>-judge.
+func judgeObjects(t *testing.T, extra ...string) []*unstructured.Unstructured {
+	t.Helper()
+	args := append([]string{"--set", "judge.enabled=true", "--set", "judge.serviceMonitor.enabled=true",
+		"--set", "controller.argoRollouts.plugin.enabled=true"}, extra...)
+	objs, err := deploytest.Decode(deploytest.HelmTemplate(t, render.ValueSet{Name: "default"}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetLabels()["app.kubernetes.io/component"] == "judge" || strings.HasSuffix(o.GetName(), "-test-judge") ||
+			o.GetKind() == "AnalysisTemplate" && strings.HasSuffix(o.GetName(), "-judge") {
+			ours = append(ours, o)
+		}
+	}
+	return ours
+}
+
+func TestJudgeChartObjects(t *testing.T) {
+	objs := judgeObjects(t)
+	kinds := map[string]int{}
+	for _, o := range objs {
+		kinds[o.GetKind()]++
+	}
+	want := map[string]int{"Deployment": 1, "Service": 1, "ServiceMonitor": 1, "Pod": 1, "AnalysisTemplate": 1}
+	for k, n := range want {
+		if kinds[k] != n {
+			t.Errorf("rendered %d %s, want %d (all: %v)", kinds[k], k, n, kinds)
+		}
+	}
+	t.Run("the judge is off by default", func(t *testing.T) {
+		all, err := deploytest.Decode(deploytest.HelmTemplate(t, render.ValueSet{Name: "default"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range all {
+			if o.GetLabels()["app.kubernetes.io/component"] == "judge" || o.GetKind() == "AnalysisTemplate" {
+				t.Errorf("default values render %s %s", o.GetKind(), o.GetName())
+			}
+		}
+	})
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "Deployment":
+			var d appsv1.Deployment
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
+				t.Fatal(err)
+			}
+			spec := d.Spec.Template.Spec
+			if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
+				t.Error("the judge mounts a service account token: it never calls the API server")
+			}
+			env := map[string]string{}
+			for _, e := range spec.Containers[0].Env {
+				env[e.Name] = e.Value
+			}
+			for k, v := range map[string]string{"PROMETHEUS_ENDPOINTS": "http://prometheus-operated.monitoring.svc:9090", "JUDGE_TIMEOUT": "8s", "ADDR": ":8080", "HEALTH_ADDR": ":8081"} {
+				if env[k] != v {
+					t.Errorf("env %s=%q, want %q", k, env[k], v)
+				}
+			}
+			if got := spec.Containers[0].Command; len(got) != 1 || got[0] != "/poolparity-judge" {
+				t.Errorf("command %v", got)
+			}
+		case "AnalysisTemplate":
+			checkPluginTemplate(t, o)
+		}
+	}
+}
+
+// checkPluginTemplate checks the plugin's AnalysisTemplate against Argo's own rules for a
+// metric (utils/analysis.ValidateMetric's counts and limits), and that the plugin accepts its
+// config once Argo has substituted the args.
+func checkPluginTemplate(t *testing.T, o *unstructured.Unstructured) {
+	t.Helper()
+	var at argov1.AnalysisTemplate
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &at); err != nil {
+		t.Fatal(err)
+	}
+	if len(at.Spec.Metrics) != 1 {
+		t.Fatalf("%d metrics, want 1", len(at.Spec.Metrics))
+	}
+	m := at.Spec.Metrics[0]
+	count, fail, succ, inconc := m.Count.IntValue(), m.FailureLimit.IntValue(), m.ConsecutiveSuccessLimit.IntValue(), m.InconclusiveLimit.IntValue()
+	if fail != 0 || succ != 1 || inconc != count || count < fail+succ || m.Interval == "" {
+		t.Errorf("count %d failureLimit %d consecutiveSuccessLimit %d inconclusiveLimit %d interval %q: want one FAIL to fail, one PASS to succeed, NO DATA allowed up to count", count, fail, succ, inconc, m.Interval)
+	}
+	raw, ok := m.Provider.Plugin[argoplugin.Name]
+	if !ok {
+		t.Fatalf("no %s plugin config: %v", argoplugin.Name, m.Provider.Plugin)
+	}
+	// Argo substitutes {{args.job}} before the plugin reads the config.
+	m.Provider.Plugin[argoplugin.Name] = json.RawMessage(strings.ReplaceAll(string(raw), "{{args.job}}", "poolparity"))
+	run := &argov1.AnalysisRun{}
+	run.Namespace = "shop"
+	req, err := argoplugin.Request(run, m)
+	if err != nil {
+		t.Fatalf("the plugin refuses the chart's config %s: %v", raw, err)
+	}
+	if req.MatchLabels["job"] != "poolparity" || req.Mode != "Sequential" || req.Window != "5m" {
+		t.Errorf("the chart's config reads as %+v", req)
+	}
+}
+
+// TestJudgeChartObjectsOnAPIServer creates the judge's objects and the plugin's AnalysisTemplate
+// on a real kube-apiserver with Argo Rollouts' AnalysisTemplate CRD, Flagger's and the Prometheus
+// operator's, with strict field validation, and dry-runs the judge's pod and its helm test pod in
+// a namespace that enforces the restricted Pod Security Standard. The documented examples of the
+// judge's callers (judgeExamples) are created there too.
+func TestJudgeChartObjectsOnAPIServer(t *testing.T) {
+	objs := judgeObjects(t, "--set", "controller.argoRollouts.plugin.warmup=90s", "--set", "controller.argoRollouts.plugin.slis=latency-p99")
+	argoDir, err := testenv.ModuleDir(judgeArgoModule, judgeArgoVersion)
+	if err != nil {
+		testtool.SkipOrFail(t, "Argo Rollouts CRDs unavailable: %v", err)
+	}
+	flaggerDir, err := testenv.ModuleDir(judgeFlaggerModule, judgeFlaggerVersion)
+	if err != nil {
+		testtool.SkipOrFail(t, "Flagger CRDs unavailable: %v", err)
+	}
+	env := testenv.Start(t, testenv.WithCRDPaths(
+		filepath.Join(argoDir, "manifests", "crds", "analysis-template-crd.yaml"),
+		filepath.Join(flaggerDir, "artifacts", "flagger", "crd.yaml"),
+	), testenv.WithPrometheusOperatorCRDs())
+	t.Logf("envtest started in %s", env.StartDuration.Round(time.Millisecond))
+	ctx := context.Background()
+	if err := env.CreateNamespace(ctx, render.Namespace, testenv.RestrictedLabels()); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		obj := o.DeepCopy()
+		if obj.GetNamespace() == "" {
+			obj.SetNamespace(render.Namespace)
+		}
+		if obj.GetKind() == "Pod" {
+			var pod corev1.Pod
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &pod); err != nil {
+				t.Fatal(err)
+			}
+			if err := env.DryRunCreate(ctx, &pod); err != nil {
+				t.Errorf("the judge's helm test pod is not admitted under restricted PodSecurity: %v", err)
+			}
+			continue
+		}
+		if err := env.Client.Create(ctx, obj, client.FieldValidation("Strict")); err != nil {
+			t.Errorf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+			continue
+		}
+		if obj.GetKind() == "Deployment" {
+			var d appsv1.Deployment
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d); err != nil {
+				t.Fatal(err)
+			}
+			if err := env.DryRunCreate(ctx, testenv.PodFromTemplate("judge-template", render.Namespace, d.Spec.Template)); err != nil {
+				t.Errorf("the judge's pod template is not admitted under restricted PodSecurity: %v", err)
+			}
+		}
+	}
+	root := deploytest.Root(t)
+	for _, ns := range []string{"img", "shop"} {
+		if err := env.CreateNamespace(ctx, ns, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for file := range judgeExamples {
+		t.Run(file, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join(root, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, err := deploytest.Decode(b)
+			if err != nil || len(objs) == 0 {
+				t.Fatalf("decoding: %v (%d objects)", err, len(objs))
+			}
+			for _, o := range objs {
+				if err := env.Client.Create(ctx, o, client.FieldValidation("Strict")); err != nil {
+					t.Errorf("creating %s %s: %v", o.GetKind(), o.GetName(), err)
+				}
+			}
+		})
+	}
+}
+
+// TestJudgeExamplesAreInTheDocs: each example is shown whole in its document, so that what a
+// reader copies is what the API server admitted.
+func TestJudgeExamplesAreInTheDocs(t *testing.T) {
+	root := deploytest.Root(t)
+	for file, doc := range judgeExamples {
+		ex, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, err := os.ReadFile(filepath.Join(root, doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(md), "```yaml\n"+string(ex)+"```\n") {
+			t.Errorf("%s does not show %s whole in a yaml block", doc, file)
+		}
+	}
+}
+
+func TestJudgeValuesSchemaRejectsBadValues(t *testing.T) {
+	helm := deploytest.Tool(t, "helm")
+	chart := deploytest.ChartDir(t)
+	for _, tc := range []struct {
+		name, set, want string
+	}{
+		{"two judge replicas", "judge.replicas=2", "judge/replicas"},
+		{"no Prometheus endpoint for the judge", "judge.prometheus.endpoints=null", "judge/prometheus"},
+		{"a judge endpoint with a password", "judge.prometheus.endpoints={http://a:b@p:9090}", "judge/prometheus/endpoints/0"},
+		{"a judgement bound that is no duration", "judge.judgeTimeout=soon", "judge/judgeTimeout"},
+		{"a misspelt judge key", "judge.replica=1", "judge"},
+		{"an unknown plugin mode", "controller.argoRollouts.plugin.mode=sequential", "controller/argoRollouts/plugin/mode"},
+		{"a plugin count of 0", "controller.argoRollouts.plugin.count=0", "controller/argoRollouts/plugin/count"},
+		{"a plugin warm-up that is no duration", "controller.argoRollouts.plugin.warmup=a while", "controller/argoRollouts/plugin/warmup"},
+		{"a plugin Prometheus with a query", "controller.argoRollouts.plugin.prometheus=http://p:9090/?x=1", "controller/argoRollouts/plugin/prometheus"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_, err := render.Run(ctx, "", helm, render.HelmTemplateArgs(chart, render.ValueSet{Name: "default"}, "--set", tc.set)...)
+			if err == nil || !strings.Contains(err.Error(), "values don't meet the specifications of the schema") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("helm template --set %s: %v, want a schema error at %s", tc.set, err, tc.want)
+			}
+		})
+	}
+}
