@@ -33,6 +33,9 @@ func TestE2EExampleLocalMisuses(t *testing.T) {
 	if os.Getenv("POOLPARITY_E2E") != "1" {
 		t.Skip("set POOLPARITY_E2E=1 to run the end-to-end scenarios (make test-e2e)")
 	}
+	// Beside TestE2E: its first scenarios (good, regression) assert only large effects, and
+	// these 80 seconds of the light example service would otherwise add to make test-e2e's time.
+	t.Parallel()
 	root := repoRoot(t)
 	prom := prometheusBin(t, root)
 	dir := t.TempDir()

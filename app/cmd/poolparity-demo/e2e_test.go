@@ -34,6 +34,7 @@ func TestE2E(t *testing.T) {
 	if os.Getenv("POOLPARITY_E2E") != "1" {
 		t.Skip("set POOLPARITY_E2E=1 to run the end-to-end demo scenarios (make test-e2e)")
 	}
+	t.Parallel() // beside TestE2EExampleLocalMisuses
 	root := repoRoot(t)
 	prom := prometheusBin(t, root)
 	svc := goBuild(t, root, filepath.Join(t.TempDir(), "poolparity"), "./app/cmd/poolparity")
