@@ -18,6 +18,10 @@
 // metric query, and retries it when the hook has retries). A bad request
 // is a 4xx with a JSON {"error": ...}.
 //
+// The Argo route answers 200 with the verdict for PASS, FAIL and NO DATA,
+// its Argo phase in "phase" (Successful, Failed, Inconclusive) for a
+// successCondition to read, and 503 for ERROR (Argo counts an Error).
+//
 // # Tenancy
 //
 // The judge cannot tell who calls it: a request names its namespace. A
@@ -25,10 +29,6 @@
 // (judge.Namespaces): a request for another is refused with 403 and
 // {"error": ..., "namespace": ...} before Prometheus is read. Who may reach
 // the port at all is the NetworkPolicy's business (docs/security.md).
-//
-// The Argo route answers 200 with the verdict for PASS, FAIL and NO DATA,
-// its Argo phase in "phase" (Successful, Failed, Inconclusive) for a
-// successCondition to read, and 503 for ERROR (Argo counts an Error).
 //
 // # Concurrency
 //
