@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/catalog/catalogtest"
 )
 
 // fakeProm answers the Prometheus HTTP API's instant queries (/api/v1/query) the way a
@@ -131,7 +131,7 @@ func (f *fakeProm) serve(w http.ResponseWriter, r *http.Request) {
 		f.serveRange(w, rule, mode, stable, known, start, end)
 		return
 	case "/api/v1/rules":
-		serveRules(w)
+		catalogtest.WriteRules(w)
 		return
 	}
 
@@ -226,25 +226,4 @@ func freshStable(mode, rule string) float64 {
 		return 0.5
 	}
 	return 1
-}
-
-// serveRules answers /api/v1/rules with every recording rule of the catalog's 5m and 1m
-// families, as a Prometheus loaded with the poolparity rules would.
-func serveRules(w http.ResponseWriter) {
-	c := catalog.Default()
-	var rules []map[string]any
-	for _, win := range []string{"5m", "1m"} {
-		names := []string{c.Guard.RequestRule + win, c.Guard.MinTrackRule + win}
-		for _, s := range c.SLIs {
-			names = append(names, s.Rules(win)...)
-		}
-		for _, n := range names {
-			rules = append(rules, map[string]any{"type": "recording", "name": n, "query": "1", "health": "ok"})
-		}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"status": "success",
-		"data":   map[string]any{"groups": []any{map[string]any{"name": "poolparity", "file": "rules.yml", "interval": 30, "rules": rules}}},
-	})
 }

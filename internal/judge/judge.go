@@ -13,9 +13,14 @@
 // Flagger's webhook metadata, the web provider's query parameters and the
 // plugin's config are the same keys (docs/flagger.md, docs/argo-rollouts.md).
 //
+// Namespaces is the allow-list of the namespaces an HTTP judge answers for
+// (its callers name their namespace; the plugin's is the AnalysisRun's):
+// docs/security.md.
+//
 // # Concurrency
 //
-// A Judge is safe for concurrent use once built, and so is Starts.
+// A Judge is safe for concurrent use once built, and so are Starts and
+// Namespaces.
 package judge
 
 import (

@@ -29,6 +29,15 @@ type Config struct {
 	// Prometheus APIs a request may name; the first is the default. No
 	// other is ever called.
 	PrometheusEndpoints string
+	// Namespaces lists, comma-separated, the namespaces whose rollouts the
+	// judge answers for; a request for another is refused with 403. "*"
+	// alone answers for every namespace (a cluster whose tenants trust each
+	// other). Empty means PodNamespace alone.
+	Namespaces string
+	// PodNamespace is the namespace the judge runs in (the chart sets it
+	// from the Downward API): the allow-list when Namespaces is empty. With
+	// both empty the judge refuses to start.
+	PodNamespace string
 	// PrometheusMaxResponseBytes caps one Prometheus answer.
 	PrometheusMaxResponseBytes int
 	// PrometheusTimeout bounds one Prometheus request.
@@ -66,6 +75,26 @@ func DefaultConfig() Config {
 // Endpoints returns the endpoints of PrometheusEndpoints, blanks dropped.
 func (c Config) Endpoints() []string { return judge.SplitList(c.PrometheusEndpoints) }
 
+// Allowed returns the namespaces the judge answers for: Namespaces, or
+// PodNamespace alone when Namespaces lists none.
+func (c Config) Allowed() (judge.Namespaces, error) {
+	switch {
+	case len(judge.SplitList(c.Namespaces)) > 0:
+		n, err := judge.ParseNamespaces(c.Namespaces)
+		if err != nil {
+			return n, fmt.Errorf("NAMESPACES: %w", err)
+		}
+		return n, nil
+	case c.PodNamespace != "":
+		n, err := judge.ParseNamespaces(c.PodNamespace)
+		if err != nil || n.String() == judge.AllNamespaces {
+			return judge.Namespaces{}, fmt.Errorf("POD_NAMESPACE %q is not a namespace name", c.PodNamespace)
+		}
+		return n, nil
+	}
+	return judge.Namespaces{}, fmt.Errorf("NAMESPACES is empty and POD_NAMESPACE is unset: list the namespaces whose rollouts the judge answers for (or * for every one, where tenants trust each other)")
+}
+
 // Validate checks c and returns every problem at once.
 func (c Config) Validate() error {
 	var errs []error
@@ -76,6 +105,9 @@ func (c Config) Validate() error {
 		bad("ADDR and HEALTH_ADDR must not be empty")
 	} else if c.Addr == c.HealthAddr {
 		bad("ADDR and HEALTH_ADDR must differ, both are %q", c.Addr)
+	}
+	if _, err := c.Allowed(); err != nil {
+		bad("%v", err)
 	}
 	if len(c.Endpoints()) == 0 {
 		bad("PROMETHEUS_ENDPOINTS must list at least one Prometheus base URL")
@@ -115,6 +147,8 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	e := envflag.New(fs, getenv, envflag.WrapErrors(errInvalid))
 	e.String(&c.Addr, "ADDR", "address of the hooks: /flagger/rollout, /flagger/confirm-promotion, /argo")
 	e.String(&c.HealthAddr, "HEALTH_ADDR", "address of /healthz, /readyz and /metrics")
+	e.String(&c.Namespaces, "NAMESPACES", "comma-separated namespaces whose rollouts the judge answers for (403 for others); * for every one; empty means POD_NAMESPACE alone")
+	e.String(&c.PodNamespace, "POD_NAMESPACE", "the namespace the judge runs in: the allow-list when NAMESPACES is empty")
 	e.String(&c.PrometheusEndpoints, "PROMETHEUS_ENDPOINTS", "comma-separated base URLs of the Prometheus APIs a request may name; the first is the default")
 	e.Int(&c.PrometheusMaxResponseBytes, "PROMETHEUS_MAX_RESPONSE_BYTES", "largest Prometheus answer read, in bytes")
 	e.Duration(&c.PrometheusTimeout, "PROMETHEUS_TIMEOUT", "bound of one Prometheus request")

@@ -2,7 +2,9 @@
 // metric provider with poolparity's verdict: the one evaluator
 // (internal/parity) over the Prometheus endpoints the admin allows, every
 // query pinned to the rollout's namespace (internal/judge,
-// internal/judge/judgehttp). It serves the hooks on ADDR, and /healthz,
+// internal/judge/judgehttp). It answers only for the namespaces of
+// NAMESPACES (by default the one it runs in, POD_NAMESPACE), 403 for
+// others: it cannot tell who calls it (docs/security.md). It serves the hooks on ADDR, and /healthz,
 // /readyz and its own /metrics on HEALTH_ADDR. docs/flagger.md and
 // docs/argo-rollouts.md say how to call it.
 //

@@ -21,10 +21,16 @@ func TestParseConfig(t *testing.T) {
 		name string
 		args []string
 		env  map[string]string
-		want string // "" for valid
+		want string // "namespaces <list>" for valid, else the error's text
 	}{
-		{"the defaults are valid", nil, nil, ""},
-		{"the environment sets the endpoints", nil, map[string]string{"PROMETHEUS_ENDPOINTS": "http://a:9090, http://b:9090"}, ""},
+		{"the defaults are valid in a pod", nil, map[string]string{"POD_NAMESPACE": "poolparity"}, "namespaces poolparity"},
+		{"the environment sets the endpoints", nil, map[string]string{"POD_NAMESPACE": "p", "PROMETHEUS_ENDPOINTS": "http://a:9090, http://b:9090"}, "namespaces p"},
+		{"NAMESPACES wins over the pod's namespace", []string{"-namespaces", "shop,img"}, map[string]string{"POD_NAMESPACE": "poolparity"}, "namespaces img,shop"},
+		{"every namespace, asked for", nil, map[string]string{"NAMESPACES": "*"}, "namespaces *"},
+		{"no namespace at all refuses to start", nil, nil, "NAMESPACES is empty and POD_NAMESPACE is unset"},
+		{"a listed name that is no namespace", []string{"-namespaces", "shop,Img"}, nil, `NAMESPACES: namespace "Img"`},
+		{"every namespace beside a name", []string{"-namespaces", "*,shop"}, nil, "must be alone"},
+		{"a pod namespace of *", nil, map[string]string{"POD_NAMESPACE": "*"}, "not a namespace name"},
 		{"-h asks for help", []string{"-h"}, nil, flag.ErrHelp.Error()},
 		{"no endpoint", []string{"-prometheus-endpoints", " , "}, nil, "at least one"},
 		{"an endpoint that is no base URL", []string{"-prometheus-endpoints", "http://a:9090/?q=1"}, nil, "no query"},
@@ -36,12 +42,15 @@ func TestParseConfig(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := ParseConfig(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
-			if tc.want == "" {
+			if ns, ok := strings.CutPrefix(tc.want, "namespaces "); ok {
 				if err != nil {
 					t.Fatal(err)
 				}
 				if len(cfg.Endpoints()) == 0 {
 					t.Fatal("no endpoints")
+				}
+				if allow, err := cfg.Allowed(); err != nil || allow.String() != ns {
+					t.Fatalf("Allowed() = %v, %v, want %s", allow, err, ns)
 				}
 				return
 			}
@@ -66,7 +75,7 @@ func TestRunRefusesABadConfiguration(t *testing.T) {
 func TestServe(t *testing.T) {
 	prom := judgetest.NewProm(t, judgetest.Fail)
 	cfg := DefaultConfig()
-	cfg.Addr, cfg.HealthAddr, cfg.PrometheusEndpoints = "127.0.0.1:0", "127.0.0.1:0", prom.URL
+	cfg.Addr, cfg.HealthAddr, cfg.PrometheusEndpoints, cfg.PodNamespace = "127.0.0.1:0", "127.0.0.1:0", prom.URL, "shop"
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan [2]string, 1)
 	done := make(chan error, 1)
@@ -90,7 +99,23 @@ func TestServe(t *testing.T) {
 	if resp.StatusCode != http.StatusPreconditionFailed || ans.Verdict != "FAIL" {
 		t.Fatalf("a gray twice as slow: status %d verdict %q", resp.StatusCode, ans.Verdict)
 	}
-	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ok", "/metrics": `poolparity_judge_requests_total{hook="flagger-rollout",verdict="FAIL"} 1`} {
+	// Another namespace than the judge's own (POD_NAMESPACE, NAMESPACES unset) is refused.
+	resp, err = http.Post("http://"+addrs[0]+"/flagger/rollout", "application/json", strings.NewReader(strings.Replace(body, `"shop"`, `"bank"`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refusal struct{ Error, Namespace string }
+	_ = json.NewDecoder(resp.Body).Decode(&refusal)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || refusal.Namespace != "bank" {
+		t.Fatalf("a request for bank from a judge of shop: status %d %+v", resp.StatusCode, refusal)
+	}
+	for _, pw := range [][2]string{
+		{"/healthz", "ok"}, {"/readyz", "ok"},
+		{"/metrics", `poolparity_judge_requests_total{hook="flagger-rollout",verdict="FAIL"} 1` + "\n"},
+		{"/metrics", `poolparity_judge_refusals_total{hook="flagger-rollout",reason="namespace"} 1` + "\n"},
+	} {
+		path, want := pw[0], pw[1]
 		resp, err := http.Get("http://" + addrs[1] + path)
 		if err != nil {
 			t.Fatal(err)

@@ -29,10 +29,14 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- [2]st
 	if err != nil {
 		return fmt.Errorf("prometheus endpoints: %w", err)
 	}
+	allow, err := cfg.Allowed()
+	if err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	j := &judge.Judge{Clients: clients, Timeout: cfg.JudgeTimeout}
-	hooks, err := judgehttp.New(j, judge.NewStarts(cfg.MaxRollouts), log, reg)
+	hooks, err := judgehttp.New(j, allow, judge.NewStarts(cfg.MaxRollouts), log, reg)
 	if err != nil {
 		return err
 	}
@@ -63,7 +67,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- [2]st
 	for i, ln := range []net.Listener{hookLn, healthLn} {
 		go func() { errc <- servers[i].Serve(ln) }()
 	}
-	log.Info("serving", "addr", hookLn.Addr().String(), "health_addr", healthLn.Addr().String(), "prometheus", clients.Allowed())
+	log.Info("serving", "addr", hookLn.Addr().String(), "health_addr", healthLn.Addr().String(), "prometheus", clients.Allowed(), "namespaces", allow.String())
 	if ready != nil {
 		ready <- [2]string{hookLn.Addr().String(), healthLn.Addr().String()}
 	}

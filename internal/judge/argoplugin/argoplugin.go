@@ -13,6 +13,15 @@
 // value is the verdict and its metadata carry the reasons and the parity
 // table (docs/argo-rollouts.md).
 //
+// # Tenancy
+//
+// The plugin runs inside Argo's controller, for every namespace's
+// AnalysisRuns; a metric's config is written by the tenant. So the
+// namespace is always the AnalysisRun's: the config has no namespace key
+// (an unknown key is refused), a selector naming another namespace is
+// refused by the judge, and every query is pinned to the run's namespace
+// (docs/security.md).
+//
 // # Concurrency
 //
 // A Plugin is safe for concurrent use: go-plugin's RPC server may call it

@@ -174,13 +174,59 @@ func TestRequest(t *testing.T) {
 	}
 }
 
-// FuzzRequest: no plugin config panics the parser.
+// TestTheRunsNamespaceIsAuthoritative: the plugin runs inside Argo's controller, for every
+// namespace's AnalysisRuns, so the run's namespace is the only one a measurement may read. A
+// metric's config (its author is the tenant) that names another is an Error, and nothing is
+// read from Prometheus.
+func TestTheRunsNamespaceIsAuthoritative(t *testing.T) {
+	for _, tc := range []struct {
+		name, config string
+		refused      bool
+	}{
+		{"a namespace key", `{"namespace":"bank"}`, true},
+		{"a namespace key of another case", `{"Namespace":"bank"}`, true},
+		{"a selector's namespace pair", `{"selector":"namespace=bank","slis":"latency-p99"}`, true},
+		{"a quoted namespace pair after another pair", `{"selector":"job=poolparity, namespace=\"bank\"","slis":"latency-p99"}`, true},
+		{"an empty namespace pair", `{"selector":"namespace=","slis":"latency-p99"}`, true},
+		{"a namespace pair naming the run's own namespace is read there", `{"selector":"namespace=shop","slis":"latency-p99"}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prom := judgetest.NewProm(t, judgetest.Pass)
+			c := rpcClient(t, newPlugin(t, prom))
+			m := c.Run(analysisRun(time.Now().Add(-40*time.Minute)), metric(tc.config))
+			sent := prom.Sent()
+			if !tc.refused {
+				if m.Phase != v1alpha1.AnalysisPhaseSuccessful || len(sent) == 0 {
+					t.Fatalf("phase %s after %d queries (%q)", m.Phase, len(sent), m.Message)
+				}
+				for _, q := range sent {
+					if !strings.Contains(q, `namespace="shop"`) || strings.Contains(q, "bank") {
+						t.Errorf("query %q is not pinned to the run's namespace", q)
+					}
+				}
+				return
+			}
+			if m.Phase != v1alpha1.AnalysisPhaseError || !strings.Contains(strings.ToLower(m.Message), "namespace") {
+				t.Fatalf("phase %s message %q, want an Error about the namespace", m.Phase, m.Message)
+			}
+			if len(sent) != 0 {
+				t.Errorf("a config naming another namespace sent %d queries: %q", len(sent), sent)
+			}
+		})
+	}
+}
+
+// FuzzRequest: no plugin config panics the parser, and whatever a config says, an accepted
+// request is for the run's namespace.
 func FuzzRequest(f *testing.F) {
-	for _, s := range []string{`{}`, `{"selector":"a=b"}`, `null`, `[]`, `{"since":"x"}`} {
+	for _, s := range []string{`{}`, `{"selector":"a=b"}`, `null`, `[]`, `{"since":"x"}`, `{"namespace":"bank"}`} {
 		f.Add(s)
 	}
 	run := &v1alpha1.AnalysisRun{ObjectMeta: metav1.ObjectMeta{Namespace: "shop"}}
 	f.Fuzz(func(t *testing.T, config string) {
-		_, _ = argoplugin.Request(run, metric(config))
+		req, err := argoplugin.Request(run, metric(config))
+		if err == nil && req.Namespace != "shop" {
+			t.Fatalf("config %q asks for namespace %q", config, req.Namespace)
+		}
 	})
 }

@@ -22,6 +22,14 @@
 // its Argo phase in "phase" (Successful, Failed, Inconclusive) for a
 // successCondition to read, and 503 for ERROR (Argo counts an Error).
 //
+// # Tenancy
+//
+// The judge cannot tell who calls it: a request names its namespace. A
+// Server answers only for the namespaces of its allow-list
+// (judge.Namespaces): a request for another is refused with 403 and
+// {"error": ..., "namespace": ...} before Prometheus is read. Who may reach
+// the port at all is the NetworkPolicy's business (docs/security.md).
+//
 // # Concurrency
 //
 // The handler is safe for concurrent use.
@@ -117,9 +125,24 @@ func Status(hook string, v parity.Verdict) int {
 	return http.StatusServiceUnavailable
 }
 
+// The reasons of a refusal, as poolparity_judge_refusals_total's reason
+// label names them.
+const (
+	// RefusedNamespace: the request's namespace is not in the allow-list (403).
+	RefusedNamespace = "namespace"
+	// RefusedInvalid: the request does not parse or asks for something
+	// refused (400).
+	RefusedInvalid = "invalid"
+	// RefusedMethod: a method the route does not serve (405).
+	RefusedMethod = "method"
+	// RefusedTooLarge: a body beyond MaxBodyBytes (413).
+	RefusedTooLarge = "too-large"
+)
+
 // Server is the judge's HTTP handler.
 type Server struct {
 	judge   *judge.Judge
+	allow   judge.Namespaces
 	starts  *judge.Starts
 	log     *slog.Logger
 	metrics *metrics
@@ -128,13 +151,15 @@ type Server struct {
 
 type metrics struct {
 	requests *prometheus.CounterVec
+	refusals *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 }
 
-// New returns the handler judging through j, remembering rollout starts in
-// starts (a new Starts for nil), logging to log (none for nil), with its
-// metrics registered on reg (none for nil).
-func New(j *judge.Judge, starts *judge.Starts, log *slog.Logger, reg prometheus.Registerer) (*Server, error) {
+// New returns the handler judging through j the requests of the
+// namespaces allow allows (its zero value refuses every request),
+// remembering rollout starts in starts (a new Starts for nil), logging to
+// log (none for nil), with its metrics registered on reg (none for nil).
+func New(j *judge.Judge, allow judge.Namespaces, starts *judge.Starts, log *slog.Logger, reg prometheus.Registerer) (*Server, error) {
 	if starts == nil {
 		starts = judge.NewStarts(0)
 	}
@@ -146,6 +171,10 @@ func New(j *judge.Judge, starts *judge.Starts, log *slog.Logger, reg prometheus.
 			Name: "poolparity_judge_requests_total",
 			Help: "Judge requests by hook and answer: PASS, FAIL, NO DATA, ERROR or invalid (refused).",
 		}, []string{"hook", "verdict"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "poolparity_judge_refusals_total",
+			Help: "Judge requests refused, by hook and reason: namespace (not in NAMESPACES, 403), invalid (400), method (405) or too-large (413).",
+		}, []string{"hook", "reason"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "poolparity_judge_duration_seconds",
 			Help:    "Time to answer a judge request, by hook.",
@@ -153,13 +182,13 @@ func New(j *judge.Judge, starts *judge.Starts, log *slog.Logger, reg prometheus.
 		}, []string{"hook"}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.requests, m.duration} {
+		for _, c := range []prometheus.Collector{m.requests, m.refusals, m.duration} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("registering the judge's metrics: %w", err)
 			}
 		}
 	}
-	s := &Server{judge: j, starts: starts, log: log, metrics: m, mux: http.NewServeMux()}
+	s := &Server{judge: j, allow: allow, starts: starts, log: log, metrics: m, mux: http.NewServeMux()}
 	s.mux.HandleFunc("/flagger/rollout", s.flagger(HookRollout))
 	s.mux.HandleFunc("/flagger/confirm-promotion", s.flagger(HookConfirmPromotion))
 	s.mux.HandleFunc("/argo", s.argo)
@@ -292,6 +321,9 @@ func (s *Server) flagger(hook string) http.HandlerFunc {
 			return
 		}
 		req, p, err := ParseFlagger(body)
+		if err == nil {
+			err = s.allowed(req.Namespace)
+		}
 		if err != nil {
 			s.refused(w, hook, err)
 			return
@@ -305,6 +337,9 @@ func (s *Server) flagger(hook string) http.HandlerFunc {
 func (s *Server) argo(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 	req, key, err := ParseArgo(r)
+	if err == nil {
+		err = s.allowed(req.Namespace)
+	}
 	if err != nil {
 		s.refused(w, HookArgo, err)
 		return
@@ -342,16 +377,47 @@ func (s *Server) judgeAndAnswer(ctx context.Context, w http.ResponseWriter, hook
 	writeJSON(w, status, ans)
 }
 
+// namespaceError is a request for a namespace the allow-list refuses.
+type namespaceError struct {
+	namespace string
+	err       error
+}
+
+func (e *namespaceError) Error() string { return e.err.Error() }
+func (e *namespaceError) Unwrap() error { return e.err }
+
+// allowed returns nil if the allow-list allows ns, else a *namespaceError.
+func (s *Server) allowed(ns string) error {
+	if err := s.allow.Check(ns); err != nil {
+		return &namespaceError{namespace: ns, err: err}
+	}
+	return nil
+}
+
 // refused answers a refused request with its status (400 unless err says
-// otherwise) and {"error": ...}.
+// otherwise) and {"error": ...}; a refused namespace is a 403 whose body
+// names it in "namespace".
 func (s *Server) refused(w http.ResponseWriter, hook string, err error) {
-	status := http.StatusBadRequest
+	status, reason := http.StatusBadRequest, RefusedInvalid
+	body := map[string]string{"error": err.Error()}
 	var he *httpError
-	if errors.As(err, &he) {
+	var ne *namespaceError
+	switch {
+	case errors.As(err, &ne):
+		status, reason = http.StatusForbidden, RefusedNamespace
+		body["namespace"] = ne.namespace
+	case errors.As(err, &he):
 		status = he.status
+		switch status {
+		case http.StatusMethodNotAllowed:
+			reason = RefusedMethod
+		case http.StatusRequestEntityTooLarge:
+			reason = RefusedTooLarge
+		}
 	}
 	s.metrics.requests.WithLabelValues(hook, "invalid").Inc()
-	s.log.Info("refused", "hook", hook, "status", status, "error", err)
+	s.metrics.refusals.WithLabelValues(hook, reason).Inc()
+	s.log.Info("refused", "hook", hook, "status", status, "reason", reason, "error", err)
 	if status == http.StatusMethodNotAllowed {
 		allow := "POST"
 		if hook == HookArgo {
@@ -359,7 +425,7 @@ func (s *Server) refused(w http.ResponseWriter, hook string, err error) {
 		}
 		w.Header().Set("Allow", allow)
 	}
-	writeJSON(w, status, map[string]string{"error": err.Error()})
+	writeJSON(w, status, body)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -17,9 +17,20 @@ import (
 	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
-// newServer returns the judge's handler reading only prom, and its registry.
+// newServer returns the judge's handler reading only prom, answering for
+// the namespace shop only, and its registry.
 func newServer(t *testing.T, prom *judgetest.Prom) (*judgehttp.Server, *prometheus.Registry) {
 	t.Helper()
+	return newServerFor(t, prom, "shop")
+}
+
+// newServerFor is newServer answering for the namespaces of list.
+func newServerFor(t *testing.T, prom *judgetest.Prom, list string) (*judgehttp.Server, *prometheus.Registry) {
+	t.Helper()
+	allow, err := judge.ParseNamespaces(list)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var clients *promread.Clients
 	if prom != nil {
 		var err error
@@ -28,7 +39,7 @@ func newServer(t *testing.T, prom *judgetest.Prom) (*judgehttp.Server, *promethe
 		}
 	}
 	reg := prometheus.NewRegistry()
-	s, err := judgehttp.New(&judge.Judge{Clients: clients, Timeout: 5 * time.Second}, nil, nil, reg)
+	s, err := judgehttp.New(&judge.Judge{Clients: clients, Timeout: 5 * time.Second}, allow, nil, nil, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,11 +47,14 @@ func newServer(t *testing.T, prom *judgetest.Prom) (*judgehttp.Server, *promethe
 }
 
 // flaggerBody is Flagger's payload for the canary podinfo in shop, started 40 minutes ago.
-func flaggerBody(meta map[string]string) string {
+func flaggerBody(meta map[string]string) string { return flaggerBodyIn("shop", meta) }
+
+// flaggerBodyIn is flaggerBody for the canary podinfo in namespace ns.
+func flaggerBodyIn(ns string, meta map[string]string) string {
 	if meta == nil {
 		meta = map[string]string{"selector": "job=poolparity", "slis": "latency-p99", "since": time.Now().Add(-40 * time.Minute).UTC().Format(time.RFC3339)}
 	}
-	b, _ := json.Marshal(map[string]any{"name": "podinfo", "namespace": "shop", "phase": "Progressing", "checksum": "6c7b9d", "metadata": meta})
+	b, _ := json.Marshal(map[string]any{"name": "podinfo", "namespace": ns, "phase": "Progressing", "checksum": "6c7b9d", "metadata": meta})
 	return string(b)
 }
 
@@ -54,7 +68,7 @@ func do(t *testing.T, h http.Handler, method, target, body string) (*http.Respon
 	}
 	var ans judgehttp.Answer
 	var errBody map[string]string
-	if resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusRequestEntityTooLarge {
+	if resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusRequestEntityTooLarge {
 		if err := json.Unmarshal(rec.Body.Bytes(), &errBody); err != nil || errBody["error"] == "" {
 			t.Fatalf("a refusal without a JSON error: %s", rec.Body)
 		}
@@ -113,12 +127,25 @@ func TestFlaggerHooks(t *testing.T) {
 // requests returns the judge's request count of hook and verdict, gathered from reg.
 func requests(t *testing.T, reg *prometheus.Registry, hook, verdict string) float64 {
 	t.Helper()
+	return counter(t, reg, "poolparity_judge_requests_total", "verdict", hook, verdict)
+}
+
+// refusals returns the judge's refusal count of hook and reason, gathered from reg.
+func refusals(t *testing.T, reg *prometheus.Registry, hook, reason string) float64 {
+	t.Helper()
+	return counter(t, reg, "poolparity_judge_refusals_total", "reason", hook, reason)
+}
+
+// counter returns the value of the counter metric{hook, key=value} gathered from reg, 0 if
+// absent.
+func counter(t *testing.T, reg *prometheus.Registry, metric, key, hook, value string) float64 {
+	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() != "poolparity_judge_requests_total" {
+		if mf.GetName() != metric {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
@@ -126,7 +153,7 @@ func requests(t *testing.T, reg *prometheus.Registry, hook, verdict string) floa
 			for _, lp := range m.GetLabel() {
 				l[lp.GetName()] = lp.GetValue()
 			}
-			if l["hook"] == hook && l["verdict"] == verdict {
+			if l["hook"] == hook && l[key] == value {
 				return m.GetCounter().GetValue()
 			}
 		}
@@ -183,6 +210,77 @@ func TestRefusals(t *testing.T) {
 	if got := requests(t, reg, "flagger-rollout", "invalid"); got < 1 {
 		t.Errorf("refusals are not counted: %v", got)
 	}
+	for reason, want := range map[string]float64{judgehttp.RefusedInvalid: 6, judgehttp.RefusedMethod: 1, judgehttp.RefusedTooLarge: 1, judgehttp.RefusedNamespace: 0} {
+		if got := refusals(t, reg, "flagger-rollout", reason); got != want {
+			t.Errorf("refusals_total{hook=flagger-rollout,reason=%q} = %v, want %v", reason, got, want)
+		}
+	}
+}
+
+// TestNamespaceAllowList: the judge cannot tell who calls it, so it answers only for the
+// namespaces it is given. A request for another is a 403 naming the namespace, counted by
+// reason, and reads nothing.
+func TestNamespaceAllowList(t *testing.T) {
+	since := url.QueryEscape(time.Now().Add(-40 * time.Minute).UTC().Format(time.RFC3339))
+	for _, tc := range []struct {
+		name, allow    string
+		method, target string
+		body           string
+		hook           string
+		refused        bool
+	}{
+		{"a Flagger rollout hook for an unlisted namespace", "shop", http.MethodPost, "/flagger/rollout", flaggerBodyIn("bank", nil), judgehttp.HookRollout, true},
+		{"a Flagger promotion hook for an unlisted namespace", "shop", http.MethodPost, "/flagger/confirm-promotion", flaggerBodyIn("bank", nil), judgehttp.HookConfirmPromotion, true},
+		{"an Argo GET for an unlisted namespace", "shop", http.MethodGet, "/argo?namespace=bank&slis=latency-p99&since=" + since, "", judgehttp.HookArgo, true},
+		{"an Argo POST for an unlisted namespace", "shop", http.MethodPost, "/argo", `{"namespace":"bank","run":"r1","slis":"latency-p99"}`, judgehttp.HookArgo, true},
+		{"an Argo POST with the namespace in its query", "shop", http.MethodPost, "/argo?namespace=bank", `{"run":"r1","slis":"latency-p99"}`, judgehttp.HookArgo, true},
+		{"a namespace that only prefixes a listed one", "shop", http.MethodPost, "/flagger/rollout", flaggerBodyIn("sho", nil), judgehttp.HookRollout, true},
+		{"a second listed namespace is answered", "shop, bank", http.MethodPost, "/flagger/rollout", flaggerBodyIn("bank", nil), judgehttp.HookRollout, false},
+		{"every namespace is answered when the list is *", "*", http.MethodGet, "/argo?namespace=bank&slis=latency-p99&since=" + since, "", judgehttp.HookArgo, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prom := judgetest.NewProm(t, judgetest.Pass)
+			s, reg := newServerFor(t, prom, tc.allow)
+			resp, ans, errBody := do(t, s, tc.method, tc.target, tc.body)
+			if !tc.refused {
+				if resp.StatusCode != http.StatusOK || ans.Verdict != "PASS" || ans.Namespace != "bank" {
+					t.Fatalf("status %d verdict %q namespace %q, want 200 PASS for bank (%v)", resp.StatusCode, ans.Verdict, ans.Namespace, ans.Reasons)
+				}
+				for _, q := range prom.Sent() {
+					if !strings.Contains(q, `namespace="bank"`) {
+						t.Errorf("query %q is not pinned to bank", q)
+					}
+				}
+				return
+			}
+			ns := errBody["namespace"]
+			if resp.StatusCode != http.StatusForbidden || ns == "" || ns == "shop" || !strings.Contains(errBody["error"], `namespace "`+ns+`"`) {
+				t.Fatalf("status %d body %v, want 403 naming the refused namespace", resp.StatusCode, errBody)
+			}
+			if strings.Contains(errBody["error"], "shop") {
+				t.Errorf("the refusal tells an unknown caller the allowed namespaces: %q", errBody["error"])
+			}
+			if n := len(prom.Sent()); n != 0 {
+				t.Errorf("a refused namespace sent %d queries", n)
+			}
+			if got := refusals(t, reg, tc.hook, judgehttp.RefusedNamespace); got != 1 {
+				t.Errorf("refusals_total{hook=%q,reason=namespace} = %v, want 1", tc.hook, got)
+			}
+			if got := requests(t, reg, tc.hook, "invalid"); got != 1 {
+				t.Errorf("requests_total{hook=%q,verdict=invalid} = %v, want 1", tc.hook, got)
+			}
+		})
+	}
+	t.Run("the zero allow-list refuses every namespace", func(t *testing.T) {
+		s, err := judgehttp.New(&judge.Judge{}, judge.Namespaces{}, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, _, errBody := do(t, s, http.MethodPost, "/flagger/rollout", flaggerBody(nil))
+		if resp.StatusCode != http.StatusForbidden || errBody["namespace"] != "shop" {
+			t.Fatalf("status %d body %v, want 403 for shop", resp.StatusCode, errBody)
+		}
+	})
 }
 
 func TestArgo(t *testing.T) {
@@ -245,11 +343,15 @@ func FuzzArgo(f *testing.F) {
 	})
 }
 
-// refusingServer is the handler of a judge without endpoints: every
-// request it parses is refused without a read.
+// refusingServer is the handler of a judge without endpoints, answering
+// for every namespace: every request it parses is refused without a read.
 func refusingServer(f *testing.F) *judgehttp.Server {
 	f.Helper()
-	s, err := judgehttp.New(&judge.Judge{}, nil, nil, nil)
+	all, err := judge.ParseNamespaces(judge.AllNamespaces)
+	if err != nil {
+		f.Fatal(err)
+	}
+	s, err := judgehttp.New(&judge.Judge{}, all, nil, nil, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

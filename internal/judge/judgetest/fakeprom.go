@@ -16,7 +16,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/catalog/catalogtest"
 )
 
 // Mode is what the fake Prometheus answers.
@@ -108,7 +108,7 @@ func (p *Prom) serve(w http.ResponseWriter, r *http.Request) {
 	rule, _, _ := strings.Cut(q, "{")
 	switch r.URL.Path {
 	case "/api/v1/rules":
-		writeRules(w)
+		catalogtest.WriteRules(w)
 	case "/api/v1/query":
 		ts, err := strconv.ParseFloat(r.Form.Get("time"), 64)
 		if err != nil {
@@ -161,23 +161,4 @@ func writeData(w http.ResponseWriter, typ string, result []map[string]any) {
 		result = []map[string]any{}
 	}
 	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{"resultType": typ, "result": result}})
-}
-
-// writeRules answers /api/v1/rules with every recording rule of the
-// catalog's 5m and 1m families.
-func writeRules(w http.ResponseWriter) {
-	c := catalog.Default()
-	var rules []map[string]any
-	for _, win := range []string{"5m", "1m"} {
-		names := []string{c.Guard.RequestRule + win, c.Guard.MinTrackRule + win}
-		for _, s := range c.SLIs {
-			names = append(names, s.Rules(win)...)
-		}
-		for _, n := range names {
-			rules = append(rules, map[string]any{"type": "recording", "name": n, "query": "vector(1)", "health": "ok"})
-		}
-	}
-	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{
-		"groups": []any{map[string]any{"name": "poolparity", "file": "rules.yml", "interval": 30, "rules": rules}},
-	}})
 }
