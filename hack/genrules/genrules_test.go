@@ -227,9 +227,9 @@ func TestOverrides(t *testing.T) {
 				}
 				a := alerts["PoolParityResponseSizeRegression"].Expr
 				for _, want := range []string{
-					"job:http_response_size_bytes_per_request:gray_over_stable_rate5m > 1.1",
+					"job:http_response_size_bytes_per_request:gray_over_stable_rate5m > 1.25",
 					"job:http_response_size_bytes_per_request:gray_minus_stable_rate5m > 64",
-					`job:http_response_size_bytes_per_request:gray_minus_stable_rate5m > ignoring (gray_status) 0.05 * job_gray_status:http_response_size_bytes_per_request:ratio_rate5m{gray_status="false"}`,
+					`job:http_response_size_bytes_per_request:gray_minus_stable_rate5m > ignoring (gray_status) 0.1 * job_gray_status:http_response_size_bytes_per_request:ratio_rate5m{gray_status="false"}`,
 				} {
 					if !strings.Contains(a, want) {
 						t.Errorf("alert expr %q lacks %q", a, want)

@@ -316,7 +316,7 @@ func TestAlertValuesCarryTheRowsFloor(t *testing.T) {
 	}{
 		{"latencyRegression", true, 0.005, 0.05},
 		{"cpuPerRequestRegression", true, 0.0001, 0},
-		{"responseSizeRegression", true, 64, 0.05},
+		{"responseSizeRegression", true, 64, 0.10},
 		{"errorRegression", false, 0, 0},
 		{"lowSyncPoolHitRatio", false, 0, 0},
 	}

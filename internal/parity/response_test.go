@@ -25,7 +25,8 @@ func TestResponseBytesPerRequest(t *testing.T) {
 	}{
 		{"equal answers pass", true, map[string]float64{"false": 22700, "true": 22750}, parity.Pass, "", parity.Pass},
 		{"a buffer never reset (6.7x the bytes) fails the verdict", true, map[string]float64{"false": 22700, "true": 153000}, parity.Fail, "", parity.Fail},
-		{"+60 bytes on 500 is over the ratio but inside the 64-byte floor and passes", true, map[string]float64{"false": 500, "true": 560}, parity.Pass, "", parity.Pass},
+		{"+60 bytes on 200 is over the ratio but inside the 64-byte floor and passes", true, map[string]float64{"false": 200, "true": 260}, parity.Pass, "", parity.Pass},
+		{"+150 bytes on 500 is over the ratio and beyond the floor and fails", true, map[string]float64{"false": 500, "true": 650}, parity.Fail, "", parity.Fail},
 		{"rules that read no histogram the service has: a note, not a row", true, nil, "",
 			"response bytes per request: not judged, neither track has http_response_size_bytes_count series", parity.Pass},
 		{"rules that record no response SLI: a note, not an error", false, nil, "",
