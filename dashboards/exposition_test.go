@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -17,6 +18,7 @@ import (
 	"github.com/poolparity/poolparity/dashboards"
 	"github.com/poolparity/poolparity/instrument"
 	"github.com/poolparity/poolparity/instrument/promexport"
+	"github.com/poolparity/poolparity/internal/server"
 )
 
 type fakePools struct{}
@@ -49,10 +51,13 @@ func expose(t *testing.T, w wiring) []byte {
 	if w.constLabels {
 		r = prometheus.WrapRegistererWith(prometheus.Labels{"gray_status": "true", "pool_mode": "pooled"}, reg)
 	}
-	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "http_requests_total", Help: "Requests."}, []string{"method", "route", "code"})
-	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "http_request_duration_seconds", Help: "Latency.", Buckets: prometheus.DefBuckets}, []string{"method", "route"})
-	requests.WithLabelValues("GET", "/api/v1/items/{id}", "200").Inc()
-	duration.WithLabelValues("GET", "/api/v1/items/{id}").Observe(0.01)
+	// The service's own request metrics (http_requests_total, http_request_duration_seconds,
+	// http_response_size_bytes), registered as the service registers them.
+	rec, err := server.NewPromRecorder(r)
+	if err != nil {
+		t.Fatalf("registering the request metrics: %v", err)
+	}
+	rec.ObserveRequest("GET", server.RouteItem, 200, 10*time.Millisecond, 512)
 	var goc prometheus.Collector
 	if w.runtimeOptIns {
 		goc = collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
@@ -63,7 +68,6 @@ func expose(t *testing.T, w wiring) []byte {
 		goc = collectors.NewGoCollector()
 	}
 	for _, c := range []prometheus.Collector{
-		requests, duration,
 		promexport.NewCollector(fakePools{}),
 		redisprometheus.NewCollector(w.redisNamespace, "", fakeRedis{}),
 		goc,

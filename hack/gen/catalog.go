@@ -31,9 +31,13 @@ const (
 // catalogBlock names the generated block of docs/contracts.md.
 const catalogBlock = "catalog"
 
-// floorValuesKey is the field of rules.alerts.<key> that holds an SLI's floor (the alerts'
-// effect-size floor, e.g. rules.alerts.latencyRegression.minDelta).
-const floorValuesKey = "minDelta"
+// floorValuesKey and relFloorValuesKey are the fields of rules.alerts.<key> that hold an SLI's
+// floor, its absolute and relative parts (the alerts' effect-size floor, e.g.
+// rules.alerts.latencyRegression.minDelta and minDeltaRelative).
+const (
+	floorValuesKey    = "minDelta"
+	relFloorValuesKey = "minDeltaRelative"
+)
 
 // catalogFiles returns the files written from c under root, in the order the other steps need
 // them (values.yaml before the rules files, the dashboards before the chart's copies): the
@@ -176,8 +180,11 @@ func editValues(src []byte, c catalog.Catalog) ([]byte, error) {
 		if err := set(node, "threshold", where, a.Threshold); err != nil {
 			return nil, err
 		}
-		if a.Floor > 0 {
+		if a.HasFloor {
 			if err := set(node, floorValuesKey, where, a.Floor); err != nil {
+				return nil, err
+			}
+			if err := set(node, relFloorValuesKey, where, a.RelFloor); err != nil {
 				return nil, err
 			}
 		}
@@ -191,9 +198,10 @@ func editValues(src []byte, c catalog.Catalog) ([]byte, error) {
 			fmt.Fprintf(&add, "%s%s:\n", indent, a.Key)
 			fmt.Fprintf(&add, "%s  # -- %s: the default threshold comes from the parity catalog (internal/catalog; hack/gen writes it).\n", indent, a.Alert)
 			fmt.Fprintf(&add, "%s  threshold: %s\n", indent, formatNumber(a.Threshold))
-			if a.Floor > 0 {
-				fmt.Fprintf(&add, "%s  # -- Effect-size floor: from the parity catalog too.\n", indent)
+			if a.HasFloor {
+				fmt.Fprintf(&add, "%s  # -- Effect-size floor, max(%s, %s x stable): from the parity catalog too.\n", indent, floorValuesKey, relFloorValuesKey)
 				fmt.Fprintf(&add, "%s  %s: %s\n", indent, floorValuesKey, formatNumber(a.Floor))
+				fmt.Fprintf(&add, "%s  %s: %s\n", indent, relFloorValuesKey, formatNumber(a.RelFloor))
 			}
 		}
 		lines = slices.Insert(lines, at, add.String())

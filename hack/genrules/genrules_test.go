@@ -183,8 +183,8 @@ func TestOverrides(t *testing.T) {
 			name: "-window 1m -for 30s moves every alert to the 1m family and 30s",
 			opts: Options{Window: "1m", For: "30s"},
 			check: func(t *testing.T, _, alerts map[string]Rule) {
-				if len(alerts) != 12 {
-					t.Errorf("got %d alert rules, want 12", len(alerts))
+				if len(alerts) != 13 {
+					t.Errorf("got %d alert rules, want 13", len(alerts))
 				}
 				for name, a := range alerts {
 					// Families end in their window: ..._rate1m, ..._avg_over_time1m, ...:increase1m.
@@ -215,6 +215,70 @@ func TestOverrides(t *testing.T) {
 				}
 				if alerts["PoolParityErrorRegression"].Labels["team"] != "shop" {
 					t.Errorf("labels %v", alerts["PoolParityErrorRegression"].Labels)
+				}
+			},
+		},
+		{
+			name: "the response size reads the project's histogram by default, with the catalog's floor",
+			check: func(t *testing.T, records, alerts map[string]Rule) {
+				r := records["job_gray_status:http_response_size_bytes_per_request:ratio_rate5m"].Expr
+				if !strings.Contains(r, "rate(http_response_size_bytes_sum{") || !strings.Contains(r, "rate(http_response_size_bytes_count{") {
+					t.Errorf("per-track rule %q", r)
+				}
+				a := alerts["PoolParityResponseSizeRegression"].Expr
+				for _, want := range []string{
+					"job:http_response_size_bytes_per_request:gray_over_stable_rate5m > 1.25",
+					"job:http_response_size_bytes_per_request:gray_minus_stable_rate5m > 64",
+					`job:http_response_size_bytes_per_request:gray_minus_stable_rate5m > ignoring (gray_status) 0.1 * job_gray_status:http_response_size_bytes_per_request:ratio_rate5m{gray_status="false"}`,
+				} {
+					if !strings.Contains(a, want) {
+						t.Errorf("alert expr %q lacks %q", a, want)
+					}
+				}
+			},
+		},
+		{
+			name: "semconv reads otelhttp's response body size, its attributes summed away",
+			opts: Options{Sets: semconvSets},
+			check: func(t *testing.T, records, _ map[string]Rule) {
+				r := records["job_gray_status:http_response_size_bytes_per_request:ratio_rate5m"].Expr
+				if !strings.Contains(r, "rate(http_server_response_body_size_bytes_sum{") || !strings.Contains(r, "http_route, http_response_status_code") {
+					t.Errorf("per-track rule %q", r)
+				}
+				if c := records["job_gray_status_pod:http_response_size_bytes_count:total"].Expr; !strings.Contains(c, "http_server_response_body_size_bytes_count{") {
+					t.Errorf("count rule %q", c)
+				}
+			},
+		},
+		{
+			name: "custom reads rules.http.responseSizeHistogram",
+			opts: Options{Sets: []string{"rules.http.metrics=custom", "rules.http.requestsTotal=app_requests_total", "rules.http.durationHistogram=app_latency_seconds",
+				"rules.http.codeLabel=status", "rules.http.requestLabels=[path, status]", "rules.http.responseSizeHistogram=app_response_bytes"}},
+			check: func(t *testing.T, records, alerts map[string]Rule) {
+				r := records["job_gray_status:http_response_size_bytes_per_request:ratio_rate5m"].Expr
+				if !strings.Contains(r, "rate(app_response_bytes_sum{") || !strings.Contains(r, "path, status") {
+					t.Errorf("per-track rule %q", r)
+				}
+				if _, ok := alerts["PoolParityResponseSizeRegression"]; !ok {
+					t.Error("no PoolParityResponseSizeRegression")
+				}
+			},
+		},
+		{
+			name: "custom without a response-size histogram records no response SLI and no alert",
+			opts: Options{Sets: []string{"rules.http.metrics=custom", "rules.http.requestsTotal=app_requests_total", "rules.http.durationHistogram=app_latency_seconds",
+				"rules.http.codeLabel=status", "rules.http.requestLabels=[path, status]"}},
+			check: func(t *testing.T, records, alerts map[string]Rule) {
+				for name := range records {
+					if strings.Contains(name, "response_size") {
+						t.Errorf("%s recorded", name)
+					}
+				}
+				if _, ok := alerts["PoolParityResponseSizeRegression"]; ok {
+					t.Error("PoolParityResponseSizeRegression rendered without its series")
+				}
+				if _, ok := records["job:http_request_duration_seconds_p99:gray_minus_stable_rate5m"]; !ok {
+					t.Error("the latency floor rule is gone too")
 				}
 			},
 		},

@@ -46,6 +46,10 @@ const (
 	GCCPUShare          ID = "gc-cpu-share"
 	SyncPoolHitRatio    ID = "syncpool-hit-ratio"
 	RedisPoolHitRatio   ID = "redis-pool-hit-ratio"
+	// ResponseBytesPerRequest is the response body bytes per request: a
+	// pooled buffer reused without a reset answers with the previous
+	// requests' bytes too.
+	ResponseBytesPerRequest ID = "response-bytes-per-request"
 )
 
 // Comparison says how an SLI's compared value is formed and tested.
@@ -247,6 +251,10 @@ const (
 	countBucketsRule  = "job_gray_status_pod_le:http_request_duration_seconds_bucket:total"
 	countCPURule      = "job_gray_status_pod:process_cpu_seconds:total"
 	countHeapRule     = "job_gray_status_pod:go_heap_allocs_bytes:total"
+	// The response-size histogram's _count and _sum: the response SLI's
+	// requests are those the histogram observed.
+	countSizeCountRule = "job_gray_status_pod:http_response_size_bytes_count:total"
+	countSizeSumRule   = "job_gray_status_pod:http_response_size_bytes_sum:total"
 )
 
 // FloorAt returns the SLI's effect-size floor, in Unit, when the baseline
@@ -368,7 +376,7 @@ type Catalog struct {
 	Window string
 }
 
-// Default returns the poolparity catalog: the eight SLIs of the parity
+// Default returns the poolparity catalog: the nine SLIs of the parity
 // table, in the table's order.
 func Default() Catalog {
 	latency := func(id ID, q string, quantile float64) SLI {
@@ -417,6 +425,17 @@ func Default() Catalog {
 				Counts:     &CountInputs{Requests: CountRequestsRule, Num: countHeapRule},
 				Judged:     Always,
 				Doc:        "heap bytes allocated per request: parity asks only that gray be no worse (PoolParityNoAllocationGain tells whether pooling pays); floor 1 KiB, a small buffer per request, 2% of the synthetic corpus' 50 KB, whose noise is 2%",
+			},
+			{
+				ID: ResponseBytesPerRequest, Name: "response bytes per request", Unit: Bytes, Comparison: RatioAtMost, Threshold: 1.25, Floor: 64, RelFloor: 0.10,
+				Rule:       "job_gray_status:http_response_size_bytes_per_request:ratio_rate",
+				ParityRule: "job:http_response_size_bytes_per_request:gray_over_stable_rate",
+				FloorRule:  "job:http_response_size_bytes_per_request:gray_minus_stable_rate",
+				Counts:     &CountInputs{Requests: countSizeCountRule, Num: countSizeSumRule},
+				Alert:      &Alert{Name: "PoolParityResponseSizeRegression", ValuesKey: "responseSizeRegression"},
+				Judged:     WhenPresent,
+				Presence:   "http_response_size_bytes_count",
+				Doc:        "response body bytes per request (a response-size histogram's _sum over its _count): what a pooled buffer reused without a reset answers, the previous requests' bytes with its own, while heap per request may even fall; threshold 1.25, since a bursty mix of small and large answers moves a track's mean by up to 20% in a minute (the demo's misuse-retain waves: 1.20 on equal bodies), far below the 6.8x of a buffer never reset; floor max(64 B, 10% of stable's), a few JSON fields",
 			},
 			{
 				ID: GCCPUShare, Name: "GC share of CPU", Unit: Ratio, Comparison: DeltaAtMost, Threshold: 0.05, Floor: 0.005,
@@ -535,8 +554,10 @@ func (c Catalog) with(id ID, f func(*SLI)) (Catalog, error) {
 
 // AlertValues returns, per chart values key under rules.alerts, the
 // threshold and floor the catalog's SLIs give it (the SLIs raised by one
-// alert share them), in catalog order. The floor is the SLI's absolute
-// Floor where the alert reads one (the SLI has a FloorRule), else 0.
+// alert share them), in catalog order. The floor is the SLI's Floor and
+// RelFloor where the alert reads one (the SLI has a FloorRule), else
+// zeros: the alert then fires only where the SLI's row fails (gray - stable
+// above max(Floor, RelFloor*stable)), never on a row within its floor.
 func (c Catalog) AlertValues() []AlertValue {
 	var out []AlertValue
 	for _, s := range c.SLIs {
@@ -546,12 +567,12 @@ func (c Catalog) AlertValues() []AlertValue {
 		if slices.ContainsFunc(out, func(a AlertValue) bool { return a.Key == s.Alert.ValuesKey }) {
 			continue
 		}
-		// Only an alert with a floor rule reads the floor (minDelta).
-		floor := 0.0
+		// Only an alert with a floor rule reads the floor (minDelta, minDeltaRelative).
+		a := AlertValue{Key: s.Alert.ValuesKey, Alert: s.Alert.Name, Threshold: s.Threshold}
 		if s.FloorRule != "" {
-			floor = s.Floor
+			a.HasFloor, a.Floor, a.RelFloor = true, s.Floor, s.RelFloor
 		}
-		out = append(out, AlertValue{Key: s.Alert.ValuesKey, Alert: s.Alert.Name, Threshold: s.Threshold, Floor: floor})
+		out = append(out, a)
 	}
 	return out
 }
@@ -559,8 +580,15 @@ func (c Catalog) AlertValues() []AlertValue {
 // AlertValue is the threshold (and floor) of one alert under the chart's
 // rules.alerts.
 type AlertValue struct {
-	Key, Alert       string
-	Threshold, Floor float64
+	// Key is the alert's key under rules.alerts; Alert its rule's name.
+	Key, Alert string
+	// Threshold is the alert's `threshold`.
+	Threshold float64
+	// HasFloor is true when the alert reads a floor: Floor is then its
+	// `minDelta` and RelFloor its `minDeltaRelative` (a fraction of
+	// stable's level; 0: none).
+	HasFloor        bool
+	Floor, RelFloor float64
 }
 
 var (

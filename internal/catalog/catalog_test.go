@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -156,26 +157,37 @@ func ExampleCatalog_Select() {
 	// cpu-per-request: CPU per request ratio<= 1.15, reads job_gray_status:process_cpu_seconds_per_request:ratio_rate5m
 }
 
+// rulesFile is the shape of the committed rules file the tests read.
+type rulesFile struct {
+	Groups []struct {
+		Rules []struct {
+			Record string `json:"record"`
+			Alert  string `json:"alert"`
+			Expr   string `json:"expr"`
+		} `json:"rules"`
+	} `json:"groups"`
+}
+
+// readRules reads deploy/prometheus/poolparity.rules.yml, the chart's rules with its values.
+func readRules(t *testing.T) rulesFile {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "prometheus", "poolparity.rules.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f rulesFile
+	if err := yaml.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // TestTheRulesRecordWhatTheCatalogReads fails when a rule the catalog names (per-track and
 // weight rules of both window families, parity and floor rules, the guard's rules) is not
 // recorded by the committed rules file, or the alerts it names (Alerts) are not the ones defined
 // there.
 func TestTheRulesRecordWhatTheCatalogReads(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "prometheus", "poolparity.rules.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Groups []struct {
-			Rules []struct {
-				Record string `json:"record"`
-				Alert  string `json:"alert"`
-			} `json:"rules"`
-		} `json:"groups"`
-	}
-	if err := yaml.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
+	f := readRules(t)
 	have := map[string]bool{}
 	for _, g := range f.Groups {
 		for _, r := range g.Rules {
@@ -210,6 +222,43 @@ func TestTheRulesRecordWhatTheCatalogReads(t *testing.T) {
 		for _, r := range want {
 			if !have[r] {
 				t.Errorf("the catalog reads %s, which the rules do not record", r)
+			}
+		}
+	}
+}
+
+// TestEveryFloorAlertFiresOnlyBeyondItsRowsFloor fails when the alert of a ratio SLI does not
+// read its row's floor, max(Floor, RelFloor x stable), with the catalog's numbers (written into
+// values.yaml by hack/gen and rendered into the committed rules file): the alert would fire on data
+// whose row passes within its floor.
+func TestEveryFloorAlertFiresOnlyBeyondItsRowsFloor(t *testing.T) {
+	f := readRules(t)
+	c := catalog.Default()
+	w := c.Window
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, s := range c.SLIs {
+		if s.Alert == nil || s.Comparison != catalog.RatioAtMost {
+			continue
+		}
+		if s.FloorRule == "" {
+			t.Errorf("%s: a ratio SLI with an alert needs a FloorRule, or its alert fires within the row's floor", s.ID)
+			continue
+		}
+		var expr string
+		for _, g := range f.Groups {
+			for _, r := range g.Rules {
+				if r.Alert == s.Alert.Name && strings.Contains(r.Expr, s.ParityRule+w+" >") {
+					expr = r.Expr
+				}
+			}
+		}
+		want := []string{s.ParityRule + w + " > " + num(s.Threshold), s.FloorRule + w + " > " + num(s.Floor)}
+		if s.RelFloor > 0 {
+			want = append(want, s.FloorRule+w+" > ignoring (gray_status) "+num(s.RelFloor)+" * "+s.Rule+w+`{gray_status="false"}`)
+		}
+		for _, part := range want {
+			if !strings.Contains(expr, part) {
+				t.Errorf("%s: alert %s's expr %q lacks %q", s.ID, s.Alert.Name, expr, part)
 			}
 		}
 	}
@@ -253,4 +302,30 @@ func ExampleSLI_FloorAt() {
 	fmt.Printf("stable p99 40 ms: floor %.1f ms; 200 ms: floor %.1f ms\n", 1000*p99.FloorAt(0.040), 1000*p99.FloorAt(0.200))
 	// Output:
 	// stable p99 40 ms: floor 5.0 ms; 200 ms: floor 10.0 ms
+}
+
+func TestAlertValuesCarryTheRowsFloor(t *testing.T) {
+	got := map[string]catalog.AlertValue{}
+	for _, a := range catalog.Default().AlertValues() {
+		got[a.Key] = a
+	}
+	tests := []struct {
+		key             string
+		hasFloor        bool
+		floor, relFloor float64
+	}{
+		{"latencyRegression", true, 0.005, 0.05},
+		{"cpuPerRequestRegression", true, 0.0001, 0},
+		{"responseSizeRegression", true, 64, 0.10},
+		{"errorRegression", false, 0, 0},
+		{"lowSyncPoolHitRatio", false, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			a, ok := got[tt.key]
+			if !ok || a.HasFloor != tt.hasFloor || a.Floor != tt.floor || a.RelFloor != tt.relFloor {
+				t.Errorf("%+v (found %v), want floor %v: %v and %v", a, ok, tt.hasFloor, tt.floor, tt.relFloor)
+			}
+		})
+	}
 }

@@ -21,14 +21,15 @@ import (
 var countBounds = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10}
 
 // countTrack is how one simulated track serves: its pods, requests per pod
-// and step, and per request its 5xx chance, latency scale, CPU and heap.
+// and step, and per request its 5xx chance, latency scale, CPU, heap and
+// response bytes.
 type countTrack struct {
 	status          string
 	pods            int
 	perPodStep      float64
 	errRate         float64
 	latency         float64 // median, seconds (log-normal, sigma 0.47: p99 about 3x the median)
-	cpu, heap       float64 // per request
+	cpu, heap, resp float64 // per request
 	nanAt, resetAt  int     // a NaN sample, a counter reset (pod 0) at that step; 0 for none
 	lateStart       int     // no requests before this step (a pod still starting, a load not yet arrived)
 	latencyTailMult float64 // latencies multiplied by this (1: none)
@@ -45,7 +46,7 @@ func rawCounters(rng *rand.Rand, tr countTrack, end time.Time, steps int) map[st
 		metric := func(name string) model.Metric {
 			return model.Metric{model.MetricNameLabel: model.LabelValue(name), "gray_status": model.LabelValue(tr.status), "pod": pod, "job": "poolparity"}
 		}
-		var reqs, errs, cpu, heap float64
+		var reqs, errs, cpu, heap, resp float64
 		buckets := make([]float64, len(countBounds)+1)
 		series := map[string]*model.SampleStream{}
 		add := func(key string, m model.Metric, t time.Time, v float64) {
@@ -60,7 +61,7 @@ func rawCounters(rng *rand.Rand, tr countTrack, end time.Time, steps int) map[st
 			t := end.Add(-time.Duration(steps-i) * 20 * time.Second)
 			if i > 0 {
 				if p == 0 && tr.resetAt == i {
-					reqs, errs, cpu, heap = 0, 0, 0, 0
+					reqs, errs, cpu, heap, resp = 0, 0, 0, 0, 0
 					clear(buckets)
 				}
 				n := math.Round(norm(tr.perPodStep, math.Sqrt(tr.perPodStep)))
@@ -71,6 +72,7 @@ func rawCounters(rng *rand.Rand, tr countTrack, end time.Time, steps int) map[st
 				errs += math.Round(norm(n*tr.errRate, math.Sqrt(n*tr.errRate)))
 				cpu += n * tr.cpu * (1 + 0.02*rng.NormFloat64())
 				heap += n * tr.heap * (1 + 0.02*rng.NormFloat64())
+				resp += n * tr.resp * (1 + 0.02*rng.NormFloat64())
 				for range int(n) {
 					l := tr.latency * tr.latencyTailMult * math.Exp(0.47*rng.NormFloat64())
 					for j, b := range countBounds {
@@ -91,6 +93,9 @@ func rawCounters(rng *rand.Rand, tr countTrack, end time.Time, steps int) map[st
 			add("e", metric("job_gray_status_pod:http_request_errors:total"), t, errs)
 			add("c", metric("job_gray_status_pod:process_cpu_seconds:total"), t, cpu)
 			add("h", metric("job_gray_status_pod:go_heap_allocs_bytes:total"), t, heap)
+			// The response-size histogram observes every request: its _count is the requests.
+			add("sc", metric("job_gray_status_pod:http_response_size_bytes_count:total"), t, reqs)
+			add("ss", metric("job_gray_status_pod:http_response_size_bytes_sum:total"), t, resp)
 			for j := range buckets {
 				le := "+Inf"
 				if j < len(countBounds) {
@@ -123,16 +128,21 @@ func countsProm(t *testing.T, stable, gray countTrack, minutes int) *fakeProm {
 	}
 	var rules v1.Rules
 	for _, n := range []string{catalog.CountRequestsRule, "job_gray_status_pod:http_request_errors:total", "job_gray_status_pod_le:http_request_duration_seconds_bucket:total",
-		"job_gray_status_pod:process_cpu_seconds:total", "job_gray_status_pod:go_heap_allocs_bytes:total"} {
+		"job_gray_status_pod:process_cpu_seconds:total", "job_gray_status_pod:go_heap_allocs_bytes:total",
+		"job_gray_status_pod:http_response_size_bytes_count:total", "job_gray_status_pod:http_response_size_bytes_sum:total"} {
 		rules = append(rules, v1.RecordingRule{Name: n})
 	}
 	p.rules.Groups = append(p.rules.Groups, v1.RuleGroup{Name: "poolparity.counts", Interval: 20, Rules: rules})
+	// The response SLI's per-track rule, for its row's thresholds.
+	const respRule = "job_gray_status:http_response_size_bytes_per_request:ratio_rate1m"
+	p.rules.Groups[0].Rules = append(p.rules.Groups[0].Rules, v1.RecordingRule{Name: respRule})
+	p.values[respRule] = map[string]float64{stable.status: stable.resp, gray.status: gray.resp}
 	return p
 }
 
 func countsReport(t *testing.T, p *fakeProm, since time.Duration) parity.Report {
 	t.Helper()
-	cat, err := catalog.Default().Select(catalog.LatencyP95, catalog.LatencyP99, catalog.ErrorRatio, catalog.CPUPerRequest, catalog.HeapAllocPerRequest)
+	cat, err := catalog.Default().Select(catalog.LatencyP95, catalog.LatencyP99, catalog.ErrorRatio, catalog.CPUPerRequest, catalog.HeapAllocPerRequest, catalog.ResponseBytesPerRequest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +156,7 @@ func countsReport(t *testing.T, p *fakeProm, since time.Duration) parity.Report 
 }
 
 func TestCountsGate(t *testing.T) {
-	stable := countTrack{status: "false", pods: 3, perPodStep: 600, errRate: 0.001, latency: 0.02, cpu: 0.0014, heap: 50000, latencyTailMult: 1}
+	stable := countTrack{status: "false", pods: 3, perPodStep: 600, errRate: 0.001, latency: 0.02, cpu: 0.0014, heap: 50000, resp: 22700, latencyTailMult: 1}
 	tests := []struct {
 		name     string
 		gray     func(countTrack) countTrack
@@ -159,6 +169,7 @@ func TestCountsGate(t *testing.T) {
 	}{
 		{name: "a gray at parity passes every SLI", gray: func(c countTrack) countTrack { return c }, want: parity.Pass},
 		{name: "60% more CPU per request fails the CPU row", gray: func(c countTrack) countTrack { c.cpu *= 1.6; return c }, want: parity.Fail, failRow: "CPU per request"},
+		{name: "a buffer never reset (6.7x the bytes) fails the response row", gray: func(c countTrack) countTrack { c.resp *= 6.74; return c }, want: parity.Fail, failRow: "response bytes per request"},
 		{name: "+1 point of 5xx fails the error row", gray: func(c countTrack) countTrack { c.errRate += 0.01; return c }, want: parity.Fail, failRow: "error ratio (5xx)"},
 		{name: "40% slower fails the latency rows", gray: func(c countTrack) countTrack { c.latencyTailMult = 1.4; return c }, want: parity.Fail, failRow: "latency p99"},
 		{name: "a NaN sample never passes and is named", gray: func(c countTrack) countTrack { c.nanAt = 10; return c }, noPass: "error ratio (5xx)", noteHas: "NaN"},

@@ -324,6 +324,10 @@ func (e evaluation) judgeSLI(ctx context.Context, q Querier, s catalog.SLI, quie
 	if pooled != nil && s.Judged == catalog.WhenGrayPooled && !pooled.gray {
 		return Row{}, s.Name + ": not judged, the gray track is unpooled (it has no sync.Pool series)", nil
 	}
+	if e.unrecorded(s, e.intervals) {
+		return Row{}, fmt.Sprintf("%s: not judged, not exported: the loaded rules do not record %s (rules for a service without its series, e.g. custom request metrics without rules.http.responseSizeHistogram)",
+			s.Name, s.TrackRule(e.opts.Window)), nil
+	}
 	tv, err := promread.ReadTracks(ctx, q, e.query(s, false), e.opts.At, e.opts.BaselineTrack)
 	if err != nil {
 		return Row{}, "", fmt.Errorf("parity: %s: %w", s.Name, err)
@@ -737,6 +741,9 @@ func (e evaluation) checkRulesLoaded(ctx context.Context, q Querier) (map[string
 		want = append(want, e.cat.Guard.MinTrackRule+w, e.cat.Guard.RequestRule+w)
 	}
 	for _, s := range e.cat.SLIs {
+		if e.unrecorded(s, loaded) {
+			continue // judgeSLI notes it
+		}
 		if e.opts.Overrides[s.ID].Rule == "" {
 			want = append(want, s.Rules(w)...)
 		}
@@ -754,6 +761,19 @@ func (e evaluation) checkRulesLoaded(ctx context.Context, q Querier) (map[string
 		return nil, fmt.Errorf("%w (missing: %s)", ErrNoRules, strings.Join(missing, ", "))
 	}
 	return loaded, nil
+}
+
+// unrecorded reports whether s is an SLI absent by design whose per-track
+// rule the loaded rules do not record at all: rules made for a service
+// without its series (custom request metrics without a response-size
+// histogram, rules.http.responseSizeHistogram empty) or older than the
+// SLI. It is then noted, not judged, rather than failing the evaluation.
+func (e evaluation) unrecorded(s catalog.SLI, loaded map[string]time.Duration) bool {
+	if s.Judged != catalog.WhenPresent || e.opts.Overrides[s.ID].Rule != "" {
+		return false
+	}
+	_, ok := loaded[s.TrackRule(e.opts.Window)]
+	return !ok
 }
 
 // missingInputs says which series the loaded rule record reads that the

@@ -348,7 +348,7 @@ func TestEvaluateSequential(t *testing.T) {
 			if all := strings.Join(append(r.Reasons, r.StatReasons...), "; "); !strings.Contains(all, tt.reason) {
 				t.Errorf("reasons %q lack %q", all, tt.reason)
 			}
-			if !strings.Contains(strings.Join(r.Notes, " "), "per-rollout alpha 0.01 over 8 SLIs") {
+			if !strings.Contains(strings.Join(r.Notes, " "), "per-rollout alpha 0.01 over 9 SLIs") {
 				t.Errorf("the notes do not state the alpha and its split: %q", r.Notes)
 			}
 		})

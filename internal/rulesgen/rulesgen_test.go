@@ -103,3 +103,34 @@ func ExampleRender() {
 	fmt.Println(strings.Contains(string(out), "http_server_request_duration_seconds_bucket"))
 	// Output: true
 }
+
+// TestResponseSizeSwitch renders the compiled-in chart rules (what `poolparity-parity rules`
+// writes) for each rules.http.metrics mode: the response-size SLI reads the mode's histogram, and
+// custom metrics without rules.http.responseSizeHistogram record neither it nor its alert.
+func TestResponseSizeSwitch(t *testing.T) {
+	custom := []string{"rules.http.metrics=custom", "rules.http.requestsTotal=app_requests_total", "rules.http.durationHistogram=app_seconds",
+		"rules.http.codeLabel=status", "rules.http.requestLabels=[path, status]"}
+	for _, tt := range []struct {
+		name         string
+		sets         []string
+		want, reject string
+	}{
+		{"poolparity reads the service's histogram", nil, "rate(http_response_size_bytes_sum{", ""},
+		{"semconv reads otelhttp's", []string{"rules.http.metrics=semconv"}, "rate(http_server_response_body_size_bytes_sum{", ""},
+		{"custom reads the one named", append(slices.Clone(custom), "rules.http.responseSizeHistogram=app_response_bytes"), "rate(app_response_bytes_sum{", ""},
+		{"custom without one records no response SLI", custom, "job_gray_status:http_requests:rate5m", "http_response_size_bytes_per_request"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := rulesgen.Render(deploy.RulesSource("test"), rulesgen.Options{Sets: tt.sets})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(out), tt.want) {
+				t.Errorf("the rules lack %q", tt.want)
+			}
+			if tt.reject != "" && (strings.Contains(string(out), tt.reject) || strings.Contains(string(out), "PoolParityResponseSizeRegression")) {
+				t.Errorf("the rules hold %q or its alert", tt.reject)
+			}
+		})
+	}
+}

@@ -166,7 +166,7 @@ func BenchmarkObserveRequest(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			rec.ObserveRequest("GET", server.RouteItem, 200, 3*time.Millisecond)
+			rec.ObserveRequest("GET", server.RouteItem, 200, 3*time.Millisecond, 512)
 		}
 	})
 }

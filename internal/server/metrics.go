@@ -18,10 +18,11 @@ import (
 // concurrent use. NopRecorder is the default.
 type Recorder interface {
 	// ObserveRequest records one request. method is the request's method,
-	// route a route template or RouteOther, code the status written. An
+	// route a route template or RouteOther, code the status written,
+	// elapsed its latency and size the bytes of its response body. An
 	// implementation that turns them into labels bounds them: PromRecorder
 	// does so with the route table (see routeCodes).
-	ObserveRequest(method, route string, code int, elapsed time.Duration)
+	ObserveRequest(method, route string, code int, elapsed time.Duration, size int64)
 	// ObserveShed records a heavy request on route shed (429) for reason
 	// ShedInFlight.
 	ObserveShed(route, reason string)
@@ -34,7 +35,7 @@ type Recorder interface {
 type NopRecorder struct{}
 
 // ObserveRequest does nothing.
-func (NopRecorder) ObserveRequest(string, string, int, time.Duration) {}
+func (NopRecorder) ObserveRequest(string, string, int, time.Duration, int64) {}
 
 // ObserveShed does nothing.
 func (NopRecorder) ObserveShed(string, string) {}
@@ -46,20 +47,33 @@ func (NopRecorder) ObserveRefused(string, string) {}
 // from 1 ms to 10 s: promexport's, which a team's own service uses too.
 var DurationBuckets = promexport.DurationBuckets
 
-// PromRecorder records requests as http_requests_total and
-// http_request_duration_seconds. Its labels are bounded in the worst case,
+// ResponseSizeName is the response-size histogram of the API routes, whose
+// _sum over _count is the response-bytes-per-request SLI.
+const ResponseSizeName = "http_response_size_bytes"
+
+// ResponseSizeBuckets are the classic buckets of http_response_size_bytes:
+// 1 KiB, 16 KiB, 256 KiB and 4 MiB, from an item's JSON (a few hundred
+// bytes, in the first) to a report or list near the heavy routes' byte
+// bounds. Four buckets keep a pod's worst case under 300 series
+// (docs/service.md); the SLI reads only _sum and _count, which are exact.
+var ResponseSizeBuckets = prometheus.ExponentialBuckets(1024, 16, 4)
+
+// PromRecorder records requests as http_requests_total,
+// http_request_duration_seconds and http_response_size_bytes (the body
+// bytes written, by method and route, as the latency). Its labels are bounded in the worst case,
 // whatever requests arrive:
 //   - method is the request's method only on a route that accepts it (HEAD
 //     counts as GET, which serves it), "other" everywhere else;
 //   - code is the exact status only when the route table lists it for the
 //     route and method, otherwise "5xx" for a server error and "other" for
 //     the rest, so that code=~"5.." still finds every server error;
-//   - the histogram observes only the API routes, with an accepted method,
+//   - the histograms observe only the API routes, with an accepted method,
 //     and not requests shed by the cost budget (429), which would flatter
-//     the latency of the track that sheds.
+//     the latency and the response size of the track that sheds.
 type PromRecorder struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	size     *prometheus.HistogramVec
 	shed     *prometheus.CounterVec
 	refused  *prometheus.CounterVec
 	// children caches the labelled children by the raw values, so that a
@@ -76,7 +90,8 @@ type childKey struct {
 
 type child struct {
 	requests prometheus.Counter
-	duration prometheus.Observer // nil: not observed
+	duration prometheus.Observer // nil: not observed (nor is the size)
+	size     prometheus.Observer
 }
 
 // NewPromRecorder creates the request metrics and registers them with reg.
@@ -91,6 +106,11 @@ func NewPromRecorder(reg prometheus.Registerer) (*PromRecorder, error) {
 			Help:    "HTTP request latency of the API routes, by method and route template; requests shed by the cost budget are not observed.",
 			Buckets: DurationBuckets,
 		}, []string{"method", "route"}),
+		size: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    ResponseSizeName,
+			Help:    "HTTP response body bytes of the API routes, by method and route template; requests shed by the cost budget are not observed.",
+			Buckets: ResponseSizeBuckets,
+		}, []string{"method", "route"}),
 		shed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "http_requests_shed_total",
 			Help: "Heavy requests (reports, lists) answered 429 with Retry-After because HEAVY_MAX_IN_FLIGHT others were in flight, by route and reason (in_flight).",
@@ -100,7 +120,7 @@ func NewPromRecorder(reg prometheus.Registerer) (*PromRecorder, error) {
 			Help: "Heavy requests (reports, lists) answered 422 because they passed a per-request byte bound, by route and bound (read_bytes: HEAVY_MAX_READ_BYTES, held_bytes: HEAVY_MAX_HELD_BYTES).",
 		}, []string{"route", "bound"}),
 	}
-	for _, c := range []prometheus.Collector{r.requests, r.duration, r.shed, r.refused} {
+	for _, c := range []prometheus.Collector{r.requests, r.duration, r.size, r.shed, r.refused} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering HTTP metrics: %w", err)
 		}
@@ -109,18 +129,18 @@ func NewPromRecorder(reg prometheus.Registerer) (*PromRecorder, error) {
 }
 
 // ObserveRequest implements Recorder.
-func (r *PromRecorder) ObserveRequest(method, route string, code int, elapsed time.Duration) {
+func (r *PromRecorder) ObserveRequest(method, route string, code int, elapsed time.Duration, size int64) {
 	key := childKey{method, route, code}
 	c, ok := r.children.Load(key)
 	if !ok {
 		ch := r.newChild(method, route, code)
 		if _, known := routeCodes[route][method]; !known {
-			ch.observe(elapsed) // arbitrary method strings are not cached
+			ch.observe(elapsed, size) // arbitrary method strings are not cached
 			return
 		}
 		c, _ = r.children.LoadOrStore(key, ch)
 	}
-	c.(*child).observe(elapsed)
+	c.(*child).observe(elapsed, size)
 }
 
 // ObserveShed implements Recorder.
@@ -150,14 +170,16 @@ func (r *PromRecorder) newChild(method, route string, code int) *child {
 	ch := &child{requests: r.requests.WithLabelValues(methodLabel, route, codeLabel)}
 	if apiRoutes[route] && methodLabel != MethodOther && code != http.StatusTooManyRequests {
 		ch.duration = r.duration.WithLabelValues(methodLabel, route)
+		ch.size = r.size.WithLabelValues(methodLabel, route)
 	}
 	return ch
 }
 
-func (c *child) observe(elapsed time.Duration) {
+func (c *child) observe(elapsed time.Duration, size int64) {
 	c.requests.Inc()
 	if c.duration != nil {
 		c.duration.Observe(elapsed.Seconds())
+		c.size.Observe(float64(size))
 	}
 }
 

@@ -9,12 +9,14 @@ import (
 	"github.com/poolparity/poolparity/instrument/promexport"
 )
 
-// statusWriter remembers the status code written through it, and turns
-// the router's own plain-text errors into JSON ones.
+// statusWriter remembers the status code and counts the body bytes written
+// through it, and turns the router's own plain-text errors into JSON ones.
 type statusWriter struct {
 	http.ResponseWriter
 	r    *http.Request
 	code int
+	// size is the body bytes written.
+	size int64
 	// muted drops the body of a router error replaced by a JSON one.
 	muted bool
 }
@@ -46,7 +48,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.muted {
 		return len(b), nil
 	}
-	return w.ResponseWriter.Write(b)
+	n, err := w.ResponseWriter.Write(b)
+	w.size += int64(n)
+	return n, err
 }
 
 // routerErrorText is the JSON error message for a status code written by
@@ -86,7 +90,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		if code == 0 {
 			code = http.StatusOK
 		}
-		s.metrics.ObserveRequest(r.Method, routeLabel(r), code, time.Since(start))
+		s.metrics.ObserveRequest(r.Method, routeLabel(r), code, time.Since(start), sw.size)
 	})
 }
 

@@ -168,7 +168,7 @@ func TestWorstCaseSeriesPerPodIsAtMost300(t *testing.T) {
 			}
 			other, driven := 0, 0
 			for name, mf := range families {
-				if strings.HasPrefix(name, "http_request") {
+				if strings.HasPrefix(name, "http_") {
 					driven += servertest.Series(mf)
 					continue
 				}

@@ -241,7 +241,7 @@ type TrackGoRuntimes struct {
 
 // SLIName is the ID of a parity SLI of the catalog (internal/catalog); a test holds this
 // enum to it.
-// +kubebuilder:validation:Enum=latency-p95;latency-p99;error-ratio;cpu-per-request;heap-alloc-per-request;gc-cpu-share;syncpool-hit-ratio;redis-pool-hit-ratio
+// +kubebuilder:validation:Enum=latency-p95;latency-p99;error-ratio;cpu-per-request;heap-alloc-per-request;response-bytes-per-request;gc-cpu-share;syncpool-hit-ratio;redis-pool-hit-ratio
 type SLIName string
 
 // SLI is one parity check of the catalog, named by its ID. Everything else is optional and

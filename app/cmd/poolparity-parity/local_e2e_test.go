@@ -102,9 +102,21 @@ func TestLocalEndToEnd(t *testing.T) {
 	}) || !strings.Contains(stdout, "tracks: stable pool_mode unpooled, 1 instance; gray pool_mode pooled, 1 instance") {
 		t.Errorf("blind spots %q (and the printed tracks), want the live heap named", r.BlindSpots)
 	}
+	response := false
 	for _, row := range r.Rows {
 		if row.SLI == "heap alloc per request" && (row.Value == nil || *row.Value > 0.5) {
 			t.Errorf("heap alloc per request gray/stable %v, want <= 0.5 for a pooled gray (large effects only)", row.Value)
 		}
+		// otelhttp's http_server_response_body_size_bytes through the semconv rules: the same
+		// thumbnails from both builds, so the same bytes per request.
+		if row.SLI == "response bytes per request" {
+			response = true
+			if row.Value == nil || *row.Value < 0.95 || *row.Value > 1.05 || row.Verdict != parity.Pass {
+				t.Errorf("response bytes per request %+v, want gray/stable about 1 and PASS", row)
+			}
+		}
+	}
+	if !response {
+		t.Errorf("no response bytes per request row; notes %q", r.Notes)
 	}
 }

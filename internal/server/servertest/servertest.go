@@ -30,7 +30,7 @@ func ObserveEverything(rec server.Recorder) {
 	for _, m := range Methods {
 		for _, r := range Routes {
 			for code := 100; code <= 999; code++ {
-				rec.ObserveRequest(m, r, code, time.Millisecond)
+				rec.ObserveRequest(m, r, code, time.Millisecond, 4096)
 			}
 		}
 	}
