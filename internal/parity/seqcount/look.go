@@ -32,13 +32,14 @@ func (j *judge) look() {
 		return
 	}
 	if j.c == 0 {
-		j.c = j.priorScale()
+		j.c = j.priorScale(j.lim.Floor, j.lim.Margin)
+		j.cPass = j.priorScale(Bound{}, j.lim.Margin)
 	}
 	j.logEF = logMixtureE(sF, j.infl*vF, j.c)
 	j.logEP = 0
 	if passable {
 		sP, vP, _ := j.sums(margin)
-		j.logEP = logMixtureE(-sP, j.infl*vP, j.c)
+		j.logEP = logMixtureE(-sP, j.infl*vP, j.cPass)
 	}
 	j.floorUsed, j.marginUsed = floor, margin
 	logBar := math.Log(j.bar)
@@ -116,9 +117,10 @@ func modelVar(o obs, b Bound) float64 {
 	return o.rg*pg*(1-pg) + k*k*o.ps*(1-o.ps)/o.rs
 }
 
-// priorScale returns c, the prior scale of lambda, tuned so that an effect of (margin - floor)
-// is the one the mixture weighs most (package doc).
-func (j *judge) priorScale() float64 {
+// priorScale returns c, the prior scale of lambda, tuned so that an effect of (to - from) is the
+// one the mixture weighs most, with the variance of a step at to (package doc): the FAIL test's
+// from floor to margin, the PASS test's from parity to margin.
+func (j *judge) priorScale(from, to Bound) float64 {
 	first := j.obs[:min(len(j.obs), j.t.MinSteps)]
 	var rg, ns, rs float64
 	for _, o := range first {
@@ -128,13 +130,13 @@ func (j *judge) priorScale() float64 {
 	}
 	var vRef, rate float64
 	if j.kind == Proportion {
-		vRef, rate = modelVar(first[0], j.lim.Floor), first[0].ps
+		vRef, rate = modelVar(first[0], to), first[0].ps
 		rg = first[0].rg
 	} else {
-		_, _, emp := j.sums(j.lim.Floor)
+		_, _, emp := j.sums(to)
 		vRef, rate, rg = emp/float64(len(j.obs)), ns/rs, rg/float64(len(first))
 	}
-	d := rate*(j.lim.Margin.Rel-j.lim.Floor.Rel) + (j.lim.Margin.Abs - j.lim.Floor.Abs)
+	d := rate*(to.Rel-from.Rel) + (to.Abs - from.Abs)
 	c := rg * d / vRef
 	if !(c > 0) || math.IsInf(c, 0) {
 		c = math.Sqrt(2 * math.Log(j.bar) / (tuneSteps * vRef))
@@ -142,8 +144,17 @@ func (j *judge) priorScale() float64 {
 	return c
 }
 
-// inflation returns the Bartlett-weighted long-run variance factor of xs over lags 1..lag,
-// max(1, 1 + 2 sum_k (1 - k/(lag+1)) rho_k), each rho_k clipped to [0, 0.95].
+// maxDecay caps the per-step decay of the autocorrelation that inflation extrapolates (a per-minute
+// correlation of 0.73 at 20 s steps), and maxInflation the inflation itself.
+const (
+	maxDecay     = 0.9
+	maxInflation = 50
+)
+
+// inflation returns the long-run variance factor of xs (package doc): the larger of the
+// Bartlett-weighted sum over lags 1..lag, 1 + 2 sum_k (1 - k/(lag+1)) rho_k, and the ARMA(1,1)
+// extrapolation 1 + 2 rho_1/(1 - phi) with phi = (rho_2 + rho_3)/(rho_1 + rho_2) within [0,
+// maxDecay], each rho_k clipped to [0, 0.95]; at least 1, at most maxInflation.
 func inflation(xs []float64, lag int) float64 {
 	n := len(xs)
 	var mean, scale float64
@@ -163,16 +174,27 @@ func inflation(xs []float64, lag int) float64 {
 	if !(g0 > 0) {
 		return 1
 	}
-	f := 1.0
-	for k := 1; k <= lag && k < n; k++ {
+	rho := func(k int) float64 {
+		if k >= n {
+			return 0
+		}
 		var g float64
 		for i := k; i < n; i++ {
 			g += (xs[i] - mean) * (xs[i-k] - mean)
 		}
-		rho := math.Min(math.Max(g/g0, 0), 0.95)
-		f += 2 * (1 - float64(k)/float64(lag+1)) * rho
+		return math.Min(math.Max(g/g0, 0), 0.95)
 	}
-	return f
+	bartlett := 1.0
+	for k := 1; k <= lag && k < n; k++ {
+		bartlett += 2 * (1 - float64(k)/float64(lag+1)) * rho(k)
+	}
+	r1, r2, r3 := rho(1), rho(2), rho(3)
+	arma := 1.0
+	if r1 > 0 {
+		phi := math.Min(math.Max((r2+r3)/(r1+r2), 0), maxDecay)
+		arma = 1 + 2*r1/(1-phi)
+	}
+	return math.Min(math.Max(bartlett, arma), maxInflation)
 }
 
 func divided(xs []float64, k float64) []float64 {
