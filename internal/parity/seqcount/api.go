@@ -70,8 +70,7 @@ type Test struct {
 	K int
 	// MinSteps is the fewest usable steps before any verdict; default 6.
 	MinSteps int
-	// Lag is how many step lags the Bartlett reading of the autocorrelation inflation reads; default
-	// 3. The ARMA(1,1) reading always reads lags 1 to 3 (package doc).
+	// Lag is how many step lags the autocorrelation inflation reads; default 3.
 	Lag int
 	// PodSpread is a known sd of lasting per-pod log offsets of the rate. Zero (the default) or
 	// negative means estimate it from stable's per-pod counts (Counts.Pods), or allow nothing for

@@ -144,17 +144,8 @@ func (j *judge) priorScale(from, to Bound) float64 {
 	return c
 }
 
-// maxDecay caps the per-step decay of the autocorrelation that inflation extrapolates (a per-minute
-// correlation of 0.73 at 20 s steps), and maxInflation the inflation itself.
-const (
-	maxDecay     = 0.9
-	maxInflation = 50
-)
-
-// inflation returns the long-run variance factor of xs (package doc): the larger of the
-// Bartlett-weighted sum over lags 1..lag, 1 + 2 sum_k (1 - k/(lag+1)) rho_k, and the ARMA(1,1)
-// extrapolation 1 + 2 rho_1/(1 - phi) with phi = (rho_2 + rho_3)/(rho_1 + rho_2) within [0,
-// maxDecay], each rho_k clipped to [0, 0.95]; at least 1, at most maxInflation.
+// inflation returns the Bartlett-weighted long-run variance factor of xs over lags 1..lag,
+// max(1, 1 + 2 sum_k (1 - k/(lag+1)) rho_k), each rho_k clipped to [0, 0.95].
 func inflation(xs []float64, lag int) float64 {
 	n := len(xs)
 	var mean, scale float64
@@ -174,27 +165,16 @@ func inflation(xs []float64, lag int) float64 {
 	if !(g0 > 0) {
 		return 1
 	}
-	rho := func(k int) float64 {
-		if k >= n {
-			return 0
-		}
+	f := 1.0
+	for k := 1; k <= lag && k < n; k++ {
 		var g float64
 		for i := k; i < n; i++ {
 			g += (xs[i] - mean) * (xs[i-k] - mean)
 		}
-		return math.Min(math.Max(g/g0, 0), 0.95)
+		rho := math.Min(math.Max(g/g0, 0), 0.95)
+		f += 2 * (1 - float64(k)/float64(lag+1)) * rho
 	}
-	bartlett := 1.0
-	for k := 1; k <= lag && k < n; k++ {
-		bartlett += 2 * (1 - float64(k)/float64(lag+1)) * rho(k)
-	}
-	r1, r2, r3 := rho(1), rho(2), rho(3)
-	arma := 1.0
-	if r1 > 0 {
-		phi := math.Min(math.Max((r2+r3)/(r1+r2), 0), maxDecay)
-		arma = 1 + 2*r1/(1-phi)
-	}
-	return math.Min(math.Max(bartlett, arma), maxInflation)
+	return f
 }
 
 func divided(xs []float64, k float64) []float64 {
