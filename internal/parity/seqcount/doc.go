@@ -41,11 +41,13 @@
 // first crossing (Result.Rejected): a stopped e-process, so the verdict is the same whenever the
 // window is read again with more steps.
 //
-// The prior scale c is fixed at the first look: c = mu_1/v_1, the lambda that is best for an effect
-// of (margin - floor), where mu_1 = R_g (r_s (M.Rel - F.Rel) + M.Abs - F.Abs) is that effect's
-// expected contrast in one step and v_1 the variance of one step at the floor: for Proportion,
-// the model variance of the first usable step; for PerRequest, the empirical per-step variance of
-// the first looks' contrasts (a plug-in). If that is not a positive number, c^2 = 2 log(bar)/(10
+// The prior scales are fixed at the first look, each the lambda that is best for the effect its
+// test must see: c = mu_1/v_1, where mu_1 is that effect's expected contrast in one step and v_1
+// the variance of one step at the margin (for Proportion, the model variance of the first usable
+// step; for PerRequest, the empirical per-step variance of the first looks' contrasts, a
+// plug-in). The FAIL test's effect is (margin - floor), mu_1 = R_g (r_s (M.Rel - F.Rel) + M.Abs -
+// F.Abs); the PASS test's is the distance from parity to the margin, mu_1 = R_g (r_s M.Rel +
+// M.Abs), which a gray at parity shows. If either is not a positive number, c^2 = 2 log(bar)/(10
 // v_1), which weighs most the evidence that reaches the bar in about 10 steps.
 //
 // # The variance

@@ -116,8 +116,8 @@ type judge struct {
 	skips    map[string]int
 	seen     int
 	pods     podTally
-	withhold bool // some step had non-finite counts: never a PASS
-	c        float64
+	withhold bool    // some step had non-finite counts: never a PASS
+	c, cPass float64 // the prior scales of the FAIL and the PASS mixture
 	sumNs    float64 // stable's pooled counts over the usable steps
 	sumRs    float64
 	// the last look

@@ -32,13 +32,14 @@ func (j *judge) look() {
 		return
 	}
 	if j.c == 0 {
-		j.c = j.priorScale()
+		j.c = j.priorScale(j.lim.Floor, j.lim.Margin)
+		j.cPass = j.priorScale(Bound{}, j.lim.Margin)
 	}
 	j.logEF = logMixtureE(sF, j.infl*vF, j.c)
 	j.logEP = 0
 	if passable {
 		sP, vP, _ := j.sums(margin)
-		j.logEP = logMixtureE(-sP, j.infl*vP, j.c)
+		j.logEP = logMixtureE(-sP, j.infl*vP, j.cPass)
 	}
 	j.floorUsed, j.marginUsed = floor, margin
 	logBar := math.Log(j.bar)
@@ -116,9 +117,10 @@ func modelVar(o obs, b Bound) float64 {
 	return o.rg*pg*(1-pg) + k*k*o.ps*(1-o.ps)/o.rs
 }
 
-// priorScale returns c, the prior scale of lambda, tuned so that an effect of (margin - floor)
-// is the one the mixture weighs most (package doc).
-func (j *judge) priorScale() float64 {
+// priorScale returns c, the prior scale of lambda, tuned so that an effect of (to - from) is the
+// one the mixture weighs most, with the variance of a step at to (package doc): the FAIL test's
+// from floor to margin, the PASS test's from parity to margin.
+func (j *judge) priorScale(from, to Bound) float64 {
 	first := j.obs[:min(len(j.obs), j.t.MinSteps)]
 	var rg, ns, rs float64
 	for _, o := range first {
@@ -128,13 +130,13 @@ func (j *judge) priorScale() float64 {
 	}
 	var vRef, rate float64
 	if j.kind == Proportion {
-		vRef, rate = modelVar(first[0], j.lim.Floor), first[0].ps
+		vRef, rate = modelVar(first[0], to), first[0].ps
 		rg = first[0].rg
 	} else {
-		_, _, emp := j.sums(j.lim.Floor)
+		_, _, emp := j.sums(to)
 		vRef, rate, rg = emp/float64(len(j.obs)), ns/rs, rg/float64(len(first))
 	}
-	d := rate*(j.lim.Margin.Rel-j.lim.Floor.Rel) + (j.lim.Margin.Abs - j.lim.Floor.Abs)
+	d := rate*(to.Rel-from.Rel) + (to.Abs - from.Abs)
 	c := rg * d / vRef
 	if !(c > 0) || math.IsInf(c, 0) {
 		c = math.Sqrt(2 * math.Log(j.bar) / (tuneSteps * vRef))
