@@ -28,6 +28,7 @@ import (
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/deploy/deploytest"
 	"github.com/poolparity/poolparity/deploy/render"
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/controller"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 	"github.com/poolparity/poolparity/internal/testenv"
@@ -71,11 +72,18 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 	for _, o := range ours {
 		kinds[o.GetKind()]++
 	}
-	// One MetricTemplate per parity check: the latency ratio of each alerted quantile (p99,
-	// p95), the error delta and the CPU ratio. Three ClusterRoles: the controller's, and the
+	// One MetricTemplate per parity check (files/parity-checks.yaml: each catalog SLI with a
+	// parity rule and an alert: the latency ratio of each alerted quantile, the error delta, the
+	// CPU ratio, the response bytes ratio). Three ClusterRoles: the controller's, and the
 	// PoolCanary view and edit rules aggregated into the default user roles.
+	checks := 0
+	for _, s := range catalog.Default().SLIs {
+		if s.ParityRule != "" && s.Alert != nil {
+			checks++
+		}
+	}
 	want := map[string]int{"Deployment": 1, "Service": 1, "ServiceAccount": 1, "ClusterRole": 3, "ClusterRoleBinding": 1,
-		"Role": 1, "RoleBinding": 1, "AnalysisTemplate": 1, "MetricTemplate": 4}
+		"Role": 1, "RoleBinding": 1, "AnalysisTemplate": 1, "MetricTemplate": checks}
 	for k, n := range want {
 		if kinds[k] != n {
 			t.Errorf("rendered %d %s objects from the controller options, want %d (all: %v)", kinds[k], k, n, kinds)
