@@ -19,9 +19,9 @@
 // WithTrack adds an instrument.Track's gray_status and pool_mode to every
 // series; RegisterRuntime registers the Go runtime collector with the heap
 // and GC-CPU series client_golang leaves out by default, and the process
-// collector; HTTPMetrics records http_requests_total and
-// http_request_duration_seconds with bounded labels around an
-// http.ServeMux. A service instrumented with OpenTelemetry's otelhttp
+// collector; HTTPMetrics records http_requests_total,
+// http_request_duration_seconds and http_response_size_bytes with bounded
+// labels around an http.ServeMux. A service instrumented with OpenTelemetry's otelhttp
 // instead needs none of HTTPMetrics: the rules read the semantic
 // conventions' names with rules.http.metrics "semconv".
 package promexport

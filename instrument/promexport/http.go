@@ -15,9 +15,12 @@ import (
 const (
 	RequestsName = "http_requests_total"
 	DurationName = "http_request_duration_seconds"
-	MethodLabel  = "method"
-	RouteLabel   = "route"
-	CodeLabel    = "code"
+	// ResponseSizeName is the response-size histogram, whose _sum over
+	// _count is the response-bytes-per-request SLI.
+	ResponseSizeName = "http_response_size_bytes"
+	MethodLabel      = "method"
+	RouteLabel       = "route"
+	CodeLabel        = "code"
 	// Other is the label value of a method, route or status code outside the
 	// bounded set.
 	Other = "other"
@@ -27,17 +30,34 @@ const (
 // from 1 ms to 10 s.
 var DurationBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10}
 
+// ResponseSizeBuckets are the default buckets of http_response_size_bytes:
+// 1 KiB, 16 KiB, 256 KiB and 4 MiB. The SLI reads only _sum and _count,
+// which are exact whatever the buckets; four keep the series few.
+var ResponseSizeBuckets = []float64{1024, 16384, 262144, 4194304}
+
 // HTTPOption configures HTTPMetrics.
 type HTTPOption func(*httpConfig)
 
 type httpConfig struct {
-	buckets []float64
-	route   func(*http.Request) string
+	buckets     []float64
+	sizeBuckets []float64 // nil: response size not recorded
+	route       func(*http.Request) string
 }
 
 // WithDurationBuckets replaces DurationBuckets.
 func WithDurationBuckets(b []float64) HTTPOption {
 	return func(c *httpConfig) { c.buckets = append([]float64(nil), b...) }
+}
+
+// WithResponseSizeBuckets replaces ResponseSizeBuckets.
+func WithResponseSizeBuckets(b []float64) HTTPOption {
+	return func(c *httpConfig) { c.sizeBuckets = append([]float64{}, b...) }
+}
+
+// WithoutResponseSize leaves out http_response_size_bytes, for a service
+// that records its response sizes otherwise.
+func WithoutResponseSize() HTTPOption {
+	return func(c *httpConfig) { c.sizeBuckets = nil }
 }
 
 // WithRoute replaces how a request's route label is found: by default the
@@ -48,22 +68,24 @@ func WithRoute(route func(*http.Request) string) HTTPOption {
 	return func(c *httpConfig) { c.route = route }
 }
 
-// HTTPMetrics records requests as http_requests_total{method,route,code}
-// and http_request_duration_seconds{method,route}, the series the
-// poolparity rules read. Every label is bounded whatever requests arrive:
+// HTTPMetrics records requests as http_requests_total{method,route,code},
+// http_request_duration_seconds{method,route} and
+// http_response_size_bytes{method,route} (the body bytes written), the
+// series the poolparity rules read. Every label is bounded whatever requests arrive:
 // method is one of the methods of RFC 9110 and PATCH (HEAD counts as
 // GET) or Other; route is the route template; code is the status when it
 // is a valid one (100-599), else Other. It is safe for concurrent use.
 type HTTPMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	size     *prometheus.HistogramVec // nil: WithoutResponseSize
 	route    func(*http.Request) string
 }
 
 // NewHTTPMetrics creates the request metrics and registers them with reg
 // (wrap it with WithTrack for the track labels).
 func NewHTTPMetrics(reg prometheus.Registerer, opts ...HTTPOption) (*HTTPMetrics, error) {
-	c := httpConfig{buckets: DurationBuckets, route: PatternRoute}
+	c := httpConfig{buckets: DurationBuckets, sizeBuckets: ResponseSizeBuckets, route: PatternRoute}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -79,7 +101,16 @@ func NewHTTPMetrics(reg prometheus.Registerer, opts ...HTTPOption) (*HTTPMetrics
 		}, []string{MethodLabel, RouteLabel}),
 		route: c.route,
 	}
-	for _, col := range []prometheus.Collector{m.requests, m.duration} {
+	cols := []prometheus.Collector{m.requests, m.duration}
+	if c.sizeBuckets != nil {
+		m.size = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    ResponseSizeName,
+			Help:    "HTTP response body bytes, by method and route template.",
+			Buckets: c.sizeBuckets,
+		}, []string{MethodLabel, RouteLabel})
+		cols = append(cols, m.size)
+	}
+	for _, col := range cols {
 		if err := reg.Register(col); err != nil {
 			return nil, fmt.Errorf("registering HTTP metrics: %w", err)
 		}
@@ -87,11 +118,22 @@ func NewHTTPMetrics(reg prometheus.Registerer, opts ...HTTPOption) (*HTTPMetrics
 	return m, nil
 }
 
-// Observe records one finished request.
+// Observe records one finished request without its response size: use
+// ObserveResponse where the size is known, so that the size histogram
+// counts every request the latency histogram does.
 func (m *HTTPMetrics) Observe(method, route string, code int, elapsed time.Duration) {
 	method = MethodValue(method)
 	m.requests.WithLabelValues(method, route, CodeValue(code)).Inc()
 	m.duration.WithLabelValues(method, route).Observe(elapsed.Seconds())
+}
+
+// ObserveResponse records one finished request and size, the bytes of its
+// response body (not recorded WithoutResponseSize).
+func (m *HTTPMetrics) ObserveResponse(method, route string, code int, elapsed time.Duration, size int64) {
+	m.Observe(method, route, code, elapsed)
+	if m.size != nil {
+		m.size.WithLabelValues(MethodValue(method), route).Observe(float64(size))
+	}
 }
 
 // Middleware records every request next serves. Wrap the http.ServeMux (not
@@ -106,7 +148,7 @@ func (m *HTTPMetrics) Middleware(next http.Handler) http.Handler {
 		if code == 0 {
 			code = http.StatusOK
 		}
-		m.Observe(r.Method, m.route(r), code, time.Since(start))
+		m.ObserveResponse(r.Method, m.route(r), code, time.Since(start), sw.size)
 	})
 }
 
@@ -146,10 +188,12 @@ func CodeValue(code int) string {
 	return strconv.Itoa(code)
 }
 
-// statusWriter remembers the first status written through it.
+// statusWriter remembers the first status written through it and counts
+// the body bytes written.
 type statusWriter struct {
 	http.ResponseWriter
 	code int
+	size int64
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -163,7 +207,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
-	return w.ResponseWriter.Write(b)
+	n, err := w.ResponseWriter.Write(b)
+	w.size += int64(n)
+	return n, err
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.

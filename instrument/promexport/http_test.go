@@ -6,8 +6,10 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -29,6 +31,25 @@ func newMux() *http.ServeMux {
 	return mux
 }
 
+// get sends a request without a body and returns the response body.
+func get(t *testing.T, method, url string) []byte {
+	t.Helper()
+	r, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the body: %v", method, url, err)
+	}
+	return b
+}
+
 // TestHTTPMetricsLabelsAreBounded sends requests no route table foresees and checks that every
 // label value stays in its bounded set: the matched templates, the standard methods, codes of
 // 100-599.
@@ -44,15 +65,7 @@ func TestHTTPMetricsLabelsAreBounded(t *testing.T) {
 		{"GET", "/items/1"}, {"HEAD", "/items/2"}, {"GET", "/items/0"}, {"POST", "/items"},
 		{"BREW", "/items/3"}, {"GET", "/no/such/path/" + strings.Repeat("x", 100)}, {"DELETE", "/items/1"},
 	} {
-		r, err := http.NewRequest(req.method, srv.URL+req.path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.DefaultClient.Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		get(t, req.method, srv.URL+req.path)
 	}
 	want := `
 # HELP http_requests_total HTTP requests served, by method, route template and status code.
@@ -78,6 +91,7 @@ http_requests_total{code="other",method="POST",route="/items"} 1
 func TestHTTPMetricsOptions(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m, err := promexport.NewHTTPMetrics(reg, promexport.WithDurationBuckets([]float64{0.1, 1}),
+		promexport.WithResponseSizeBuckets([]float64{10}),
 		promexport.WithRoute(func(*http.Request) string { return "/fixed" }))
 	if err != nil {
 		t.Fatal(err)
@@ -102,11 +116,93 @@ func TestHTTPMetricsOptions(t *testing.T) {
 			}
 		}
 	}
-	if fmt.Sprint(bounds) != "[0.1 1]" || fmt.Sprint(routes) != "[/fixed /fixed]" {
-		t.Errorf("buckets %v, routes %v: want [0.1 1] and the route the option gives", bounds, routes)
+	if fmt.Sprint(bounds) != "[0.1 1 10]" || fmt.Sprint(routes) != "[/fixed /fixed /fixed]" {
+		t.Errorf("buckets %v, routes %v: want [0.1 1 10] and the route the option gives", bounds, routes)
 	}
 	if _, err := promexport.NewHTTPMetrics(reg); err == nil {
 		t.Error("registering the metrics twice succeeded")
+	}
+}
+
+// TestHTTPMetricsResponseSize serves bodies of known sizes, written in one or several writes,
+// through io.Copy and around a flush, and checks http_response_size_bytes against them: the same
+// family as the reference service's (name, labels, buckets).
+func TestHTTPMetricsResponseSize(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := promexport.NewHTTPMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := newMux()
+	mux.HandleFunc("GET /blob/{n}", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.PathValue("n"))
+		if err != nil {
+			http.Error(w, "bad size", http.StatusBadRequest)
+			return
+		}
+		half := strings.Repeat("x", n/2)
+		io.WriteString(w, half)
+		if err := http.NewResponseController(w).Flush(); err != nil {
+			t.Errorf("flush through the middleware: %v", err)
+		}
+		io.Copy(w, strings.NewReader(strings.Repeat("y", n-n/2)))
+	})
+	srv := httptest.NewServer(m.Middleware(mux))
+	t.Cleanup(srv.Close)
+	for _, req := range []struct {
+		method, path string
+		body         int // bytes the client must receive
+	}{
+		{"GET", "/items/1", 8}, {"GET", "/items/2", 8}, {"GET", "/items/0", 25},
+		{"GET", "/blob/0", 0}, {"GET", "/blob/2000", 2000}, {"GET", "/blob/20000", 20000},
+	} {
+		if b := get(t, req.method, srv.URL+req.path); len(b) != req.body {
+			t.Fatalf("%s %s: %d bytes, want %d", req.method, req.path, len(b), req.body)
+		}
+	}
+	want := `
+# HELP http_response_size_bytes HTTP response body bytes, by method and route template.
+# TYPE http_response_size_bytes histogram
+` + sizeSeries("/blob/{n}", 22000, 1, 2, 3, 3) + sizeSeries("/items/{id}", 41, 3, 3, 3, 3)
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), promexport.ResponseSizeName); err != nil {
+		t.Error(err)
+	}
+	if a, b := testutil.CollectAndCount(reg, promexport.ResponseSizeName), testutil.CollectAndCount(reg, promexport.DurationName); a != b {
+		t.Errorf("%d size series, %d latency series: want one of each per method and route", a, b)
+	}
+	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %+v", err, problems)
+	}
+}
+
+// sizeSeries returns the text exposition of the http_response_size_bytes series of GET route:
+// cumulative counts for each of ResponseSizeBuckets, then the +Inf bucket and count (the last
+// count), and sum.
+func sizeSeries(route string, sum int, cumulative ...int) string {
+	var b strings.Builder
+	labels := fmt.Sprintf(`method="GET",route=%q`, route)
+	for i, le := range promexport.ResponseSizeBuckets {
+		fmt.Fprintf(&b, "http_response_size_bytes_bucket{%s,le=\"%g\"} %d\n", labels, le, cumulative[i])
+	}
+	n := cumulative[len(cumulative)-1]
+	fmt.Fprintf(&b, "http_response_size_bytes_bucket{%s,le=\"+Inf\"} %d\n", labels, n)
+	fmt.Fprintf(&b, "http_response_size_bytes_sum{%s} %d\nhttp_response_size_bytes_count{%s} %d\n", labels, sum, labels, n)
+	return b.String()
+}
+
+func TestHTTPMetricsWithoutResponseSize(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := promexport.NewHTTPMetrics(reg, promexport.WithoutResponseSize())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Middleware(newMux()).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/items/1", nil))
+	m.ObserveResponse("GET", "/items/{id}", 200, time.Millisecond, 10)
+	if n := testutil.CollectAndCount(reg, promexport.ResponseSizeName); n != 0 {
+		t.Errorf("%d response-size series WithoutResponseSize, want none", n)
+	}
+	if n := testutil.CollectAndCount(reg, promexport.DurationName); n != 1 {
+		t.Errorf("%d latency series, want 1", n)
 	}
 }
 
@@ -136,7 +232,7 @@ func ExampleNewHTTPMetrics() {
 	}
 	for _, mf := range mfs {
 		switch mf.GetName() {
-		case "http_requests_total", "go_gc_heap_allocs_bytes_total", "process_cpu_seconds_total":
+		case "http_requests_total", "http_response_size_bytes", "go_gc_heap_allocs_bytes_total", "process_cpu_seconds_total":
 			var labels []string
 			for _, l := range mf.GetMetric()[0].GetLabel() {
 				labels = append(labels, l.GetName()+"="+l.GetValue())
@@ -147,5 +243,6 @@ func ExampleNewHTTPMetrics() {
 	// Output:
 	// go_gc_heap_allocs_bytes_total gray_status=true,pool_mode=pooled
 	// http_requests_total code=200,gray_status=true,method=GET,pool_mode=pooled,route=/items/{id}
+	// http_response_size_bytes gray_status=true,method=GET,pool_mode=pooled,route=/items/{id}
 	// process_cpu_seconds_total gray_status=true,pool_mode=pooled
 }

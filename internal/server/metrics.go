@@ -48,15 +48,16 @@ func (NopRecorder) ObserveRefused(string, string) {}
 var DurationBuckets = promexport.DurationBuckets
 
 // ResponseSizeName is the response-size histogram of the API routes, whose
-// _sum over _count is the response-bytes-per-request SLI.
-const ResponseSizeName = "http_response_size_bytes"
+// _sum over _count is the response-bytes-per-request SLI: promexport's.
+const ResponseSizeName = promexport.ResponseSizeName
 
-// ResponseSizeBuckets are the classic buckets of http_response_size_bytes:
-// 1 KiB, 16 KiB, 256 KiB and 4 MiB, from an item's JSON (a few hundred
-// bytes, in the first) to a report or list near the heavy routes' byte
-// bounds. Four buckets keep a pod's worst case under 300 series
-// (docs/service.md); the SLI reads only _sum and _count, which are exact.
-var ResponseSizeBuckets = prometheus.ExponentialBuckets(1024, 16, 4)
+// ResponseSizeBuckets are the classic buckets of http_response_size_bytes,
+// promexport's: 1 KiB, 16 KiB, 256 KiB and 4 MiB, from an item's JSON (a
+// few hundred bytes, in the first) to a report or list near the heavy
+// routes' byte bounds. Four buckets keep a pod's worst case under 300
+// series (docs/service.md); the SLI reads only _sum and _count, which are
+// exact.
+var ResponseSizeBuckets = promexport.ResponseSizeBuckets
 
 // PromRecorder records requests as http_requests_total,
 // http_request_duration_seconds and http_response_size_bytes (the body
@@ -100,17 +101,17 @@ func NewPromRecorder(reg prometheus.Registerer) (*PromRecorder, error) {
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: promexport.RequestsName,
 			Help: "HTTP requests served, by method (other: a method the route does not accept), route template and status code (5xx, other: a code the route table does not list).",
-		}, []string{"method", "route", "code"}),
+		}, []string{promexport.MethodLabel, promexport.RouteLabel, promexport.CodeLabel}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    promexport.DurationName,
 			Help:    "HTTP request latency of the API routes, by method and route template; requests shed by the cost budget are not observed.",
 			Buckets: DurationBuckets,
-		}, []string{"method", "route"}),
+		}, []string{promexport.MethodLabel, promexport.RouteLabel}),
 		size: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    ResponseSizeName,
 			Help:    "HTTP response body bytes of the API routes, by method and route template; requests shed by the cost budget are not observed.",
 			Buckets: ResponseSizeBuckets,
-		}, []string{"method", "route"}),
+		}, []string{promexport.MethodLabel, promexport.RouteLabel}),
 		shed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "http_requests_shed_total",
 			Help: "Heavy requests (reports, lists) answered 429 with Retry-After because HEAVY_MAX_IN_FLIGHT others were in flight, by route and reason (in_flight).",
