@@ -37,10 +37,13 @@ func sumTrack(pods []PodCounters, n int) trackSums {
 	return t
 }
 
+// requests returns the track's requests over scrapes (a, b].
+func (t trackSums) requests(a, b int) float64 { return t[SeriesCount][b] - t[SeriesCount][a] }
+
 // value returns the track's value of the SLI over scrapes (a, b]: the histogram_quantile of the
 // bucket increases, or the numerator's increase per request; NaN without requests.
 func (t trackSums) value(s sli, a, b int) float64 {
-	reqs := t[SeriesCount][b] - t[SeriesCount][a]
+	reqs := t.requests(a, b)
 	if !(reqs > 0) {
 		return math.NaN()
 	}
@@ -86,7 +89,10 @@ func minuteLooks(su Setup, run Run, slis []sli, step time.Duration) lookFunc {
 			pairs := make([]parity.Pair, 0, len(starts))
 			for k := len(starts) - 1; k >= 0; k-- {
 				a := starts[k]
-				pairs = append(pairs, parity.Pair{T: su.Timing.At(a + per), Stable: st.value(s, a, a+per), Gray: gr.value(s, a, a+per)})
+				// Each minute's requests go with its values, as the controller reads them (catalog
+				// CountRule): a proportion's test needs them to bound its rate.
+				pairs = append(pairs, parity.Pair{T: su.Timing.At(a + per), Stable: st.value(s, a, a+per), Gray: gr.value(s, a, a+per),
+					NStable: st.requests(a, a+per), NGray: gr.requests(a, a+per)})
 			}
 			switch test.Judge(crits[i], pairs, K).Verdict {
 			case parity.Fail:

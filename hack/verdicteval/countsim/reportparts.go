@@ -30,7 +30,9 @@ Judges, both looking every %s and every minute from the gray's start, for %s:
   nominal level and the threshold (or the floor, where wider) as the PASS margin.
 - **per-minute sequential** (today's judge): per-minute values of both tracks from the same
   counters (histogram_quantile's interpolation of one minute's bucket increases summed over
-  pods, 5xx per request, CPU and heap per request; a restart's drop counted from zero), over the
+  pods, 5xx per request with the minute's requests, which its rate bound needs and the controller
+  reads through the catalog's CountRule, CPU and heap per request; a restart's drop counted from
+  zero), over the
   minutes ending at the last scrape before the look, one minute apart, back to the gray's start,
   judged by parity.SequentialTest (catalog alpha, tau 3) with parity.CriterionOf of the catalog's
   SLIs and k = %d.
