@@ -44,6 +44,37 @@ type ScaleCheck struct {
 	After         time.Duration `json:"after_ns"` // from the load's start to the first sample with a track scaled
 }
 
+// errAllAtMax is checkScaleOnCPU's error when every track is at its HPA's maximum before the sized
+// load: no load can show a scale-up.
+var errAllAtMax = errors.New("every track is at its HPA's maximum before the sized load: nothing left to scale")
+
+// scaledToMax reports whether the scenarios' own load already proved what the sized load would:
+// the sized load could not run because every track was at its HPA's maximum (err is errAllAtMax),
+// and every track was seen scaled above its HPA's minimum with a CPU reading on the way there
+// (on a machine whose CPU per request is high for the pods' request, the scenarios' load alone
+// takes both HPAs to their maximum, and the scale-down window keeps them there).
+func scaledToMax(err error, pts []ReplicaPoint) bool {
+	if !errors.Is(err, errAllAtMax) {
+		return false
+	}
+	var tracks []string
+	for _, p := range pts {
+		if !slices.Contains(tracks, p.Track) {
+			tracks = append(tracks, p.Track)
+		}
+	}
+	scaled := scaledTracks(pts)
+	if len(tracks) == 0 {
+		return false
+	}
+	for _, t := range tracks {
+		if !slices.Contains(scaled, t) {
+			return false
+		}
+	}
+	return true
+}
+
 // sizedRPS is the request rate at the Service that puts a track's pods at margin times the HPA's
 // CPU target: each of replicas pods requests requestCores, the track gets share of the requests,
 // each costing cpuPerRequest CPU-seconds.
@@ -109,7 +140,7 @@ func checkScaleOnCPU(ctx context.Context, env *harness.Env, k *kube.Kube, q pari
 		}
 	}
 	if best.Track == "" {
-		return best, nil, errors.New("every track is at its HPA's maximum before the sized load: nothing left to scale")
+		return best, nil, errAllAtMax
 	}
 	c := best
 	c.RPS = math.Ceil(c.RPS)
@@ -180,7 +211,7 @@ func cpuPerRequest(ctx context.Context, q parity.Querier, ns, release, track str
 // scaleNote says what the sized load did.
 func scaleNote(c ScaleCheck) string {
 	if len(c.Scaled) == 0 {
-		return ""
+		return "none run (every track was already at its HPA's maximum)"
 	}
 	return fmt.Sprintf("%v scaled %s into %.0f req/s sized from %.2f ms CPU per request (target %d%%)", c.Scaled, c.After, c.RPS, 1000*c.CPUPerRequest, c.TargetPct)
 }

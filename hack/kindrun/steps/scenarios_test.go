@@ -1,6 +1,8 @@
 package steps
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -184,6 +186,34 @@ func TestScaledFrom(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := scaledFrom(tt.pts, start); !slices.Equal(got, tt.want) {
 				t.Errorf("scaledFrom = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestScaledToMax(t *testing.T) {
+	up := func(track string, replicas, cpu int) ReplicaPoint {
+		return ReplicaPoint{Track: track, Replicas: replicas, Min: 1, Desired: replicas, CPU: cpu}
+	}
+	both := []ReplicaPoint{up("stable", 1, 4), up("gray", 1, 6), up("stable", 2, 114), up("gray", 2, 108), up("stable", 4, 74), up("gray", 4, 84)}
+	cases := []struct {
+		name string
+		err  error
+		pts  []ReplicaPoint
+		want bool
+	}{
+		{"both scaled to their maximum by the scenarios", errAllAtMax, both, true},
+		{"wrapped", fmt.Errorf("hpa-cpu: %w", errAllAtMax), both, true},
+		{"one track never scaled", errAllAtMax, []ReplicaPoint{up("stable", 1, 30), up("gray", 1, 20), up("gray", 4, 90)}, false},
+		{"scaled without a CPU reading", errAllAtMax, []ReplicaPoint{up("stable", 4, -1), up("gray", 4, -1)}, false},
+		{"another error", errors.New("reading the stable track's HPA: timeout"), both, false},
+		{"no error: the sized load ran", nil, both, false},
+		{"no samples", errAllAtMax, nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := scaledToMax(c.err, c.pts); got != c.want {
+				t.Errorf("scaledToMax = %v, want %v", got, c.want)
 			}
 		})
 	}
