@@ -28,15 +28,6 @@ import (
 	"github.com/poolparity/poolparity/internal/testtool"
 )
 
-// The Argo Rollouts module whose AnalysisTemplate CRD the plugin's template is validated
-// against: the version in go.mod, the plugin's.
-const (
-	judgeArgoModule     = "github.com/argoproj/argo-rollouts"
-	judgeArgoVersion    = "v1.10.1"
-	judgeFlaggerModule  = "github.com/fluxcd/flagger"
-	judgeFlaggerVersion = "v1.36.1"
-)
-
 // judgeExamples are the documented examples of the judge's callers, each shown whole in its
 // document.
 var judgeExamples = map[string]string{
@@ -159,18 +150,11 @@ func checkPluginTemplate(t *testing.T, o *unstructured.Unstructured) {
 // judge's callers (judgeExamples) are created there too.
 func TestJudgeChartObjectsOnAPIServer(t *testing.T) {
 	objs := judgeObjects(t, "--set", "controller.argoRollouts.plugin.warmup=90s", "--set", "controller.argoRollouts.plugin.slis=latency-p99")
-	argoDir, err := testenv.ModuleDir(judgeArgoModule, judgeArgoVersion)
+	crds, err := testenv.RolloutToolCRDs()
 	if err != nil {
-		testtool.SkipOrFail(t, "Argo Rollouts CRDs unavailable: %v", err)
+		testtool.SkipOrFail(t, "unavailable: %v", err)
 	}
-	flaggerDir, err := testenv.ModuleDir(judgeFlaggerModule, judgeFlaggerVersion)
-	if err != nil {
-		testtool.SkipOrFail(t, "Flagger CRDs unavailable: %v", err)
-	}
-	env := testenv.Start(t, testenv.WithCRDPaths(
-		filepath.Join(argoDir, "manifests", "crds", "analysis-template-crd.yaml"),
-		filepath.Join(flaggerDir, "artifacts", "flagger", "crd.yaml"),
-	), testenv.WithPrometheusOperatorCRDs())
+	env := testenv.Start(t, testenv.WithCRDPaths(crds...), testenv.WithPrometheusOperatorCRDs())
 	t.Logf("envtest started in %s", env.StartDuration.Round(time.Millisecond))
 	ctx := context.Background()
 	if err := env.CreateNamespace(ctx, render.Namespace, testenv.RestrictedLabels()); err != nil {

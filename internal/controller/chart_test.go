@@ -35,17 +35,6 @@ import (
 	"github.com/poolparity/poolparity/internal/testtool"
 )
 
-// Pinned modules whose CRDs validate the chart's Argo Rollouts and Flagger objects. The proxy
-// serves both and they need no newer Go (argo-rollouts v1.10.2 and v1.9.3 need go >= 1.26.10).
-// CI downloads them with `go mod download -json module@version` (testenv.ModuleDir); they are not
-// in go.mod.
-const (
-	argoRolloutsModule  = "github.com/argoproj/argo-rollouts"
-	argoRolloutsVersion = "v1.10.1"
-	flaggerModule       = "github.com/fluxcd/flagger"
-	flaggerVersion      = "v1.36.1"
-)
-
 // TestChartControllerObjectsOnAPIServer renders the chart with the controller, the Argo Rollouts
 // AnalysisTemplate and the Flagger MetricTemplates enabled, and creates every object those
 // options add on a real kube-apiserver that has the PoolCanary, Argo Rollouts and Flagger CRDs,
@@ -90,19 +79,11 @@ func TestChartControllerObjectsOnAPIServer(t *testing.T) {
 		}
 	}
 
-	argoDir, err := testenv.ModuleDir(argoRolloutsModule, argoRolloutsVersion)
+	crds, err := testenv.RolloutToolCRDs()
 	if err != nil {
-		testtool.SkipOrFail(t, "Argo Rollouts CRDs unavailable: %v", err)
+		testtool.SkipOrFail(t, "unavailable: %v", err)
 	}
-	flaggerDir, err := testenv.ModuleDir(flaggerModule, flaggerVersion)
-	if err != nil {
-		testtool.SkipOrFail(t, "Flagger CRDs unavailable: %v", err)
-	}
-	env := testenv.Start(t, testenv.WithCRDPaths(
-		crdDir(t),
-		filepath.Join(argoDir, "manifests", "crds", "analysis-template-crd.yaml"),
-		filepath.Join(flaggerDir, "artifacts", "flagger", "crd.yaml"),
-	), testenv.WithPrometheusOperatorCRDs())
+	env := testenv.Start(t, testenv.WithCRDPaths(append([]string{crdDir(t)}, crds...)...), testenv.WithPrometheusOperatorCRDs())
 	t.Logf("envtest with the PoolCanary, Argo Rollouts and Flagger CRDs started in %s", env.StartDuration.Round(time.Millisecond))
 	ctx := context.Background()
 	if err := env.CreateNamespace(ctx, render.Namespace, testenv.RestrictedLabels()); err != nil {

@@ -43,6 +43,12 @@ const (
 	// KEDAModule at KEDAVersion is the KEDA that hack/tools/keda builds for the kind cluster.
 	KEDAModule  = "github.com/kedacore/keda/v2"
 	KEDAVersion = "v2.21.0"
+	// ArgoRolloutsModule and FlaggerModule hold the CRDs of the rollout tools the chart renders
+	// objects for (RolloutToolCRDs). Argo Rollouts is also in go.mod (the metric plugin), at this version.
+	ArgoRolloutsModule  = "github.com/argoproj/argo-rollouts"
+	ArgoRolloutsVersion = "v1.10.1"
+	FlaggerModule       = "github.com/fluxcd/flagger"
+	FlaggerVersion      = "v1.36.1"
 )
 
 // FieldOwner is the server-side apply field manager the harness uses.
@@ -277,3 +283,20 @@ func (e *Env) DryRunCreate(ctx context.Context, obj client.Object) error {
 
 // IsForbidden reports whether err is an apiserver Forbidden error (what PodSecurity returns).
 func IsForbidden(err error) bool { return apierrors.IsForbidden(err) }
+
+// RolloutToolCRDs returns the files of Argo Rollouts' AnalysisTemplate CRD and Flagger's CRDs, from
+// their pinned modules (ModuleDir), for WithCRDPaths.
+func RolloutToolCRDs() ([]string, error) {
+	argoDir, err := ModuleDir(ArgoRolloutsModule, ArgoRolloutsVersion)
+	if err != nil {
+		return nil, fmt.Errorf("the CRDs of Argo Rollouts: %w", err)
+	}
+	flaggerDir, err := ModuleDir(FlaggerModule, FlaggerVersion)
+	if err != nil {
+		return nil, fmt.Errorf("the CRDs of Flagger: %w", err)
+	}
+	return []string{
+		filepath.Join(argoDir, "manifests", "crds", "analysis-template-crd.yaml"),
+		filepath.Join(flaggerDir, "artifacts", "flagger", "crd.yaml"),
+	}, nil
+}
