@@ -101,7 +101,11 @@ func stepList(reg *harness.Registry) string {
 		if d.Default {
 			all = "*"
 		}
-		fmt.Fprintf(&w, "  %s %-13s %s\n", all, d.Name(), d.Doc)
+		doc := d.Doc
+		if d.Beside != "" {
+			doc += " [side by side: " + d.Beside + "]"
+		}
+		fmt.Fprintf(&w, "  %s %-13s %s\n", all, d.Name(), doc)
 	}
 	return w.String()
 }
@@ -115,6 +119,9 @@ func stepsTable(reg *harness.Registry) string {
 		all, target, needs := "", "", strings.Join(d.Needs, ", ")
 		if d.Default {
 			all = "yes"
+		}
+		if d.Default && d.Beside != "" {
+			all = "yes, side by side (" + d.Beside + ")"
 		}
 		if d.Target != "" {
 			target = "`make " + d.Target + "`"

@@ -9,22 +9,53 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-// fakeStep is a Step that records its runs in a shared log and returns a fixed outcome.
+// fakeStep is a Step that records its runs in a shared log and returns a fixed outcome. A step
+// with a barrier waits (up to a second) until every step of the barrier has started, which only
+// steps run side by side can; with waitCancel it then waits for its context to end.
 type fakeStep struct {
-	name string
-	o    Outcome
-	err  error
-	log  *[]string
+	name       string
+	o          Outcome
+	err        error
+	log        *fakeLog
+	barrier    *sync.WaitGroup
+	waitCancel bool
+}
+
+// fakeLog is the steps' shared log of runs.
+type fakeLog struct {
+	mu  sync.Mutex
+	ran []string
 }
 
 func (s fakeStep) Name() string { return s.name }
 
-func (s fakeStep) Run(context.Context, *Env) (Outcome, error) {
-	*s.log = append(*s.log, s.name)
+func (s fakeStep) Run(ctx context.Context, _ *Env) (Outcome, error) {
+	s.log.mu.Lock()
+	s.log.ran = append(s.log.ran, s.name)
+	s.log.mu.Unlock()
+	if s.barrier != nil {
+		s.barrier.Done()
+		done := make(chan struct{})
+		go func() { s.barrier.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+			return s.o, errors.New("the steps beside it did not start while it ran")
+		}
+	}
+	if s.waitCancel {
+		select {
+		case <-ctx.Done():
+			return s.o, ctx.Err()
+		case <-time.After(5 * time.Second):
+			return s.o, errors.New("not cancelled when the step beside it failed")
+		}
+	}
 	return s.o, s.err
 }
 
@@ -40,7 +71,7 @@ func (r fakeResult) Table(earlier Results) string {
 func TestRunner(t *testing.T) {
 	tests := []struct {
 		name        string
-		steps       []string // a name ending in "!" fails, in "?" misses a prerequisite
+		steps       []string // a name ending in "!" fails, in "?" misses a prerequisite; "~" runs beside the next "~", "^" too and waits to be cancelled
 		keep        bool
 		wantRan     []string
 		wantPhases  []string
@@ -60,16 +91,26 @@ func TestRunner(t *testing.T) {
 			[]string{"env", "kind-up?"}, []string{"kind-up?"}, "missing tool", false, true},
 		{"keep leaves the engine running", []string{"kind-up"}, true,
 			[]string{"env", "kind-up"}, []string{"kind-up"}, "", false, false},
+		{"steps of one group run side by side, then the next", []string{"kind-up", "argo~", "flagger~", "canary~", "hpa-groups"}, false,
+			[]string{"env", "kind-up", "argo~", "canary~", "flagger~", "hpa-groups"}, []string{"kind-up", "argo~", "flagger~", "canary~", "hpa-groups"}, "", false, true},
+		{"a failed step cancels the steps beside it and is the run's error", []string{"kind-up", "argo^", "flagger~!", "scenarios"}, false,
+			[]string{"env", "kind-up", "argo^", "flagger~!"}, []string{"kind-up", "argo^", "flagger~!"}, "step flagger~!: boom", true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var ran []string
+			log := &fakeLog{}
 			stopped, failure := false, false
-			engine := Def{Step: fakeStep{name: "env", o: Outcome{Note: "engine", Stop: func() { stopped = true }}, log: &ran}, Doc: "the engine"}
+			engine := Def{Step: fakeStep{name: "env", o: Outcome{Note: "engine", Stop: func() { stopped = true }}, log: log}, Doc: "the engine"}
 			var steps []Def
+			barrier := &sync.WaitGroup{}
 			for i, n := range tt.steps {
-				s := fakeStep{name: n, log: &ran, o: Outcome{Note: "did " + n, Result: fakeResult{Count: i}}}
+				s := fakeStep{name: n, log: log, o: Outcome{Note: "did " + n, Result: fakeResult{Count: i}}}
 				d := Def{Step: s, Doc: "a step", Needs: []string{"env"}}
+				if strings.ContainsAny(n, "~^") {
+					d.Beside = "rollouts"
+					barrier.Add(1)
+					s.barrier, s.waitCancel = barrier, strings.Contains(n, "^")
+				}
 				switch {
 				case n == "env":
 					d = engine
@@ -96,6 +137,20 @@ func TestRunner(t *testing.T) {
 			var phases []string
 			for _, p := range rep.Phases {
 				phases = append(phases, p.Step)
+			}
+			ran := slices.Clone(log.ran)
+			// Steps side by side start in any order: compare their runs sorted.
+			for i := 0; i < len(ran); {
+				j := i
+				for j < len(ran) && strings.ContainsAny(ran[j], "~^") {
+					j++
+				}
+				if j > i {
+					slices.Sort(ran[i:j])
+					i = j
+				} else {
+					i++
+				}
 			}
 			if !slices.Equal(ran, tt.wantRan) || !slices.Equal(phases, tt.wantPhases) {
 				t.Errorf("ran %v with phases %v, want %v and %v", ran, phases, tt.wantRan, tt.wantPhases)
@@ -131,6 +186,7 @@ func TestRegistry(t *testing.T) {
 	step := func(name string, needs ...string) Def {
 		return Def{Step: fakeStep{name: name}, Needs: needs, Doc: "does " + name, Default: name != "extra"}
 	}
+	beside := func(d Def) Def { d.Beside = "g"; return d }
 	tests := []struct {
 		name    string
 		defs    []Def
@@ -145,6 +201,8 @@ func TestRegistry(t *testing.T) {
 		{"two steps of one name are refused", []Def{step("a"), step("a")}, nil, nil, `two steps are called "a"`},
 		{"a need no step meets is refused", []Def{step("b", "a")}, nil, nil, `step "b" needs "a"`},
 		{"a step without a doc line is refused", []Def{{Step: fakeStep{name: "a"}}}, nil, nil, `step "a" has no doc line`},
+		{"a step needing one beside it is refused", []Def{beside(step("a")), beside(step("b", "a"))}, nil, nil, `step "b" needs "a", which runs beside it (group "g")`},
+		{"a step of a group may need one before the group", []Def{step("a"), beside(step("b", "a")), beside(step("c", "a"))}, nil, []string{"a", "b", "c"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

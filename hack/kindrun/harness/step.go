@@ -72,6 +72,11 @@ type Def struct {
 	Doc string
 	// Default says whether `all` (make test-kind, CI) runs it.
 	Default bool
+	// Beside names a group of steps that run side by side: steps of one group that are next to
+	// each other in a run start together and the run goes on when all of them are done. They
+	// are steps that wait on the cluster's clock (analysis intervals, loads) and touch only
+	// their own namespaces, never each other's objects. "" runs the step alone.
+	Beside string
 }
 
 // Name is the step's name.
@@ -93,8 +98,12 @@ func (r *Registry) Register(d Def) error {
 		return fmt.Errorf("two steps are called %q", d.Name())
 	}
 	for _, n := range d.Needs {
-		if _, ok := r.Lookup(n); !ok {
+		nd, ok := r.Lookup(n)
+		if !ok {
 			return fmt.Errorf("step %q needs %q, which is not registered before it", d.Name(), n)
+		}
+		if d.Beside != "" && nd.Beside == d.Beside {
+			return fmt.Errorf("step %q needs %q, which runs beside it (group %q)", d.Name(), n, d.Beside)
 		}
 	}
 	if d.Doc == "" {

@@ -12,6 +12,10 @@ import (
 
 // Defs are every step of the harness, in the order `all` runs them, then those run only by name.
 // A new step is one file (its type and its Def) and one line here.
+//
+// The steps of the Beside group SideBySide run together: each works in its own namespace (or
+// on the chart's release while the others keep off it), none injects faults into what the
+// others read (Prometheus, the Gateway), and each waits mostly on the cluster's clock.
 func Defs() []harness.Def {
 	return []harness.Def{
 		cluster.EngineDef(), images.Def(), cluster.UpDef(), cluster.LoadDef(), depsDef(), installDef(),
@@ -21,6 +25,9 @@ func Defs() []harness.Def {
 		loadDef(), parityDef(), hpaGroupsFullDef(),
 	}
 }
+
+// SideBySide is the Beside group of the steps that run together (routing, example).
+const SideBySide = "side-by-side"
 
 // Registry returns a registry of Defs.
 func Registry() (*harness.Registry, error) {
