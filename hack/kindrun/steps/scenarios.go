@@ -84,7 +84,7 @@ func kindScenarios() []string {
 
 // scenariosDef declares the "scenarios" step.
 func scenariosDef() harness.Def {
-	return harness.Def{Step: scenariosStep{names: kindScenarios()}, Needs: []string{"env", "helm-install"}, Doc: "The scenarios good, regression and misuse-dirty under load on the split Service: HPAs, the split, verdicts and alerts.", Default: true}
+	return harness.Def{Step: scenariosStep{names: kindScenarios()}, Needs: []string{"env", "helm-install"}, Doc: "The scenarios good, regression and misuse-dirty under load on the split Service: HPAs, the split, verdicts and alerts.", Default: true, Beside: SideBySide}
 }
 
 // Name implements Step.
