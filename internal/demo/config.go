@@ -108,7 +108,7 @@ type Config struct {
 	GrayWeight int           // percent of the arrivals sent to gray
 
 	RPS         float64 // target request rate, both tracks together
-	Concurrency int     // each track's bound on requests in flight (arrivals past it are dropped)
+	Concurrency int     // the bound on requests in flight, both tracks together, half each (arrivals past it are dropped)
 	Seed        uint64  // the load's random draw of requests
 
 	StablePort, GrayPort int
@@ -276,7 +276,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.Duration(&c.Duration, "DURATION", "how long the load runs")
 	e.Int(&c.GrayWeight, "GRAY_WEIGHT", "percent of the arrivals sent to the gray track")
 	e.Float64(&c.RPS, "DEMO_RPS", "target requests per second, both tracks together")
-	e.Int(&c.Concurrency, "DEMO_CONCURRENCY", "each track's open-loop bound on requests in flight; an arrival past it is dropped and counted")
+	e.Int(&c.Concurrency, "DEMO_CONCURRENCY", "the open-loop bound on requests in flight, both tracks together (half each); an arrival past it is dropped and counted")
 	e.Uint64(&c.Seed, "DEMO_SEED", "seed of the load's random draw from the requests file")
 	e.Int(&c.StablePort, "DEMO_STABLE_PORT", "port of the stable instance on 127.0.0.1; 0 picks a free one")
 	e.Int(&c.GrayPort, "DEMO_GRAY_PORT", "port of the gray instance; 0 picks a free one")

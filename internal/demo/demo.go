@@ -230,7 +230,9 @@ func LocalConfig(cfg Config, bin, redisAddr string, pprof [2]int) localmode.Conf
 		}
 	}
 	lc.RPS, lc.GrayWeight, lc.Duration = cfg.RPS, float64(cfg.GrayWeight)/100, cfg.Duration
-	lc.Concurrency, lc.Burst = cfg.Concurrency, 0
+	// DEMO_CONCURRENCY bounds both tracks together, as one load did before
+	// the local mode's two: half to each.
+	lc.Concurrency, lc.Burst = max(1, (cfg.Concurrency+1)/2), 0
 	if cfg.Service == ServiceReference && cfg.Scenario == ScenarioMisuseRetain {
 		lc.Concurrency = max(cfg.Concurrency, RetainWave)
 		lc.Burst = lc.Concurrency
