@@ -56,7 +56,7 @@ help: ## Show this help.
 ##@ Demo
 
 .PHONY: demo
-demo: ## Run both tracks, a weighted split, load and Prometheus locally; print the parity verdict.
+demo: ## Run both tracks, load and Prometheus locally (a case of poolparity-parity local); print the parity verdict.
 	SERVICE=$(SERVICE) SCENARIO=$(SCENARIO) DURATION=$(DURATION) GRAY_WEIGHT=$(GRAY_WEIGHT) TELEMETRY=$(TELEMETRY) hack/demo.sh
 
 .PHONY: demo-screenshot
@@ -129,7 +129,7 @@ test-fuzz: ## Run each fuzz target briefly (a fixed count of inputs each, times 
 	$(GO) test -run '^$$' -fuzz '^FuzzPinQuery$$' -fuzztime $$((20000 * $(FUZZSCALE)))x ./internal/parity/promread
 
 .PHONY: test-e2e
-test-e2e: ## Run the demo scenarios (good, regression, aa, misuse-dirty, misuse-reset, misuse-retain; the example service's good and misuse-cap; its never-reset and never-put through the local mode) in short form and assert their verdicts.
+test-e2e: ## Run the demo scenarios (good, regression, aa, misuse-dirty, misuse-reset, misuse-retain; the example service's good and misuse-cap; its never-reset and never-put through the local mode; docs/demo.md's local command) in short form and assert their verdicts.
 	POOLPARITY_E2E=1 $(GO) test -v -count=1 -timeout 20m -run '^TestE2E' ./app/cmd/poolparity-demo
 
 # The pinned tools generation runs. Without one, make stops with one line; `make tools` builds them.

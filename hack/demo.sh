@@ -6,8 +6,9 @@
 #
 # It builds the service and the demo into ./bin, installs the pinned Prometheus (3.x, built from
 # the github.com/prometheus/prometheus Go module by hack/install-tools.sh, cached under
-# ~/.cache/poolparity) into ./bin, and runs bin/poolparity-demo with SERVICE, SCENARIO, DURATION and
-# GRAY_WEIGHT passed through (SERVICE=example builds and runs bin/imagesvc instead of bin/poolparity; every other knob is a DEMO_* variable or a flag; see
+# ~/.cache/poolparity) into ./bin, and runs bin/poolparity-demo (one case of `poolparity-parity local`:
+# docs/demo.md) from the checkout, whose examples/ holds the requests files, with SERVICE, SCENARIO,
+# DURATION and GRAY_WEIGHT passed through (SERVICE=example builds and runs bin/imagesvc instead of bin/poolparity; every other knob is a DEMO_* variable or a flag; see
 # `bin/poolparity-demo -h`). The demo's exit status is the verdict: 0 PASS, 1 FAIL, 3 NO DATA.
 set -euo pipefail
 

@@ -11,7 +11,9 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/poolparity/poolparity/internal/diffcheck"
 	"github.com/poolparity/poolparity/internal/envflag"
+	"github.com/poolparity/poolparity/internal/localmode"
 	"github.com/poolparity/poolparity/internal/scenario"
 )
 
@@ -41,26 +43,25 @@ const (
 // Services: the demo's SERVICE values.
 const (
 	// ServiceReference runs the reference service, bin/poolparity, with
-	// Redis and the rules of deploy/prometheus/poolparity-demo.rules.yml.
+	// Redis and the rules for the project's metric names.
 	ServiceReference = scenario.ServiceReference
 	// ServiceExample runs the example service, bin/imagesvc
 	// (examples/imagesvc): thumbnails, no Redis, OpenTelemetry's HTTP and
-	// runtime names, read by deploy/prometheus/poolparity-semconv-demo.rules.yml.
+	// runtime names, read by the rules rendered for them (semconvRules).
 	ServiceExample = scenario.ServiceExample
 )
 
-// Default binaries and rules of the example service.
-const (
-	ExampleServiceBin = "bin/imagesvc"
-	ExampleRulesFile  = "deploy/prometheus/poolparity-semconv-demo.rules.yml"
-)
+// ExampleServiceBin is the default binary of the example service.
+const ExampleServiceBin = "bin/imagesvc"
 
-// RetainLargeBodyBytes is the payload of the large PUTs (one in 16) of the
-// misuse-retain scenario's load, over the pools' 256 KiB size cap.
+// RetainLargeBodyBytes is about the size of the large PUTs (one in 16,
+// examples/requests/large-item.json) of the misuse-retain and misuse-hold
+// scenarios' load, over the pools' 256 KiB size cap.
 const RetainLargeBodyBytes = 768 << 10
 
-// RetainWave is the smallest in-flight bound of the load of the misuse-retain
-// scenario, whose requests arrive in waves of that many: the objects of
+// RetainWave is the smallest in-flight bound per track of the load of the
+// misuse-retain scenario, whose arrivals come to each track in waves of
+// that many: the objects of
 // one wave are in use at once, so each pool holds that many, and without
 // a size cap each of them keeps the largest buffer any request grew.
 const RetainWave = 128
@@ -98,24 +99,28 @@ const (
 )
 
 // Config is the demo's configuration. Ports of 0 mean a free ephemeral port
-// on 127.0.0.1; every other port is checked free before use.
+// on 127.0.0.1; every other port is checked free before use. It becomes a
+// localmode.Config (LocalConfig).
 type Config struct {
 	Service    string // poolparity (the reference service) or example
 	Scenario   string
 	Duration   time.Duration // how long the load runs
-	GrayWeight int           // percent of requests the splitter sends to gray
+	GrayWeight int           // percent of the arrivals sent to gray
 
 	RPS         float64 // target request rate, both tracks together
-	Concurrency int     // the load generator's bound on requests in flight (arrivals past it are dropped)
-	Seed        uint64  // load and split sequence
+	Concurrency int     // the bound on requests in flight, both tracks together, half each (arrivals past it are dropped)
+	Seed        uint64  // the load's random draw of requests
 
-	StablePort, GrayPort, SplitterPort, PrometheusPort int
+	StablePort, GrayPort int
 
 	ServiceBin    string // the service's binary
 	PrometheusBin string // the prometheus binary
-	RulesFile     string // Prometheus rules file holding the Window family
+	RulesFile     string // a rules file holding the Window family; empty: rendered for the service's names
 	Window        string // recording-rule window read by the report: 1m
 	OutDir        string // reports and logs
+	Requests      string // the requests file; empty: the scenario's (ScenarioRequests) under Root
+	Root          string // the repository's checkout, which holds the scenarios' requests files
+	DiffSample    int    // requests of the differential check; 0: none
 
 	Redis          string        // auto, embedded or server
 	Telemetry      string        // metrics or otlp
@@ -135,11 +140,8 @@ type Config struct {
 	// (gzip JSON, hack/verdicteval/recorded) before Prometheus stops.
 	Record string
 
-	// Progress is the interval between progress lines; on a terminal the
-	// line is redrawn every second instead.
+	// Progress is the interval between progress lines.
 	Progress time.Duration
-	// TTY redraws the progress line in place.
-	TTY bool
 }
 
 // Default returns the defaults: a 3-minute good scenario at 150 req/s split
@@ -155,9 +157,10 @@ func Default() Config {
 		Seed:           1,
 		ServiceBin:     "bin/poolparity",
 		PrometheusBin:  "bin/prometheus",
-		RulesFile:      "deploy/prometheus/poolparity-demo.rules.yml",
 		Window:         "1m",
 		OutDir:         "out",
+		Root:           ".",
+		DiffSample:     localmode.Default().DiffSample,
 		Redis:          RedisAuto,
 		Telemetry:      TelemetryMetrics,
 		CollectorBin:   "bin/otelcol",
@@ -206,19 +209,21 @@ func (c Config) Validate() error {
 	if c.Concurrency < 1 || c.Concurrency > 512 {
 		bad("CONCURRENCY must be between 1 and 512, got %d", c.Concurrency)
 	}
-	for name, p := range map[string]int{"STABLE_PORT": c.StablePort, "GRAY_PORT": c.GrayPort, "SPLITTER_PORT": c.SplitterPort, "PROMETHEUS_PORT": c.PrometheusPort} {
-		if p < 0 || p > 65535 {
-			bad("%s must be 0 (any free port) or 1-65535, got %d", name, p)
+	for _, p := range []struct {
+		name string
+		port int
+	}{{"STABLE_PORT", c.StablePort}, {"GRAY_PORT", c.GrayPort}} {
+		if p.port < 0 || p.port > 65535 {
+			bad("%s must be 0 (any free port) or 1-65535, got %d", p.name, p.port)
 		}
 	}
-	ports := map[int]bool{}
-	for _, p := range []int{c.StablePort, c.GrayPort, c.SplitterPort, c.PrometheusPort} {
-		if p != 0 && ports[p] {
-			bad("port %d is configured twice", p)
-		}
-		ports[p] = true
+	if c.StablePort != 0 && c.StablePort == c.GrayPort {
+		bad("port %d is configured twice", c.StablePort)
 	}
-	for name, v := range map[string]string{"SERVICE_BIN": c.ServiceBin, "PROMETHEUS_BIN": c.PrometheusBin, "RULES": c.RulesFile, "OUT": c.OutDir} {
+	if c.DiffSample < 0 || c.DiffSample > diffcheck.MaxRequests {
+		bad("DIFF_SAMPLE must be between 0 (no differential check) and %d, got %d", diffcheck.MaxRequests, c.DiffSample)
+	}
+	for name, v := range map[string]string{"SERVICE_BIN": c.ServiceBin, "PROMETHEUS_BIN": c.PrometheusBin, "OUT": c.OutDir} {
 		if v == "" {
 			bad("%s must not be empty", name)
 		}
@@ -269,17 +274,18 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.String(&c.Service, "SERVICE", "poolparity (the reference service, with Redis) or example (examples/imagesvc: thumbnails, no Redis, OpenTelemetry names; docs/adopt.md)")
 	e.String(&c.Scenario, "SCENARIO", "good (pooled gray vs unpooled stable), regression (gray with injected latency), aa (both unpooled), or a pool misuse on gray: misuse-hold, misuse-reset, misuse-retain, misuse-dirty (docs/pool-misuse.md); with SERVICE=example: good, aa or misuse-cap")
 	e.Duration(&c.Duration, "DURATION", "how long the load runs")
-	e.Int(&c.GrayWeight, "GRAY_WEIGHT", "percent of requests sent to the gray track")
+	e.Int(&c.GrayWeight, "GRAY_WEIGHT", "percent of the arrivals sent to the gray track")
 	e.Float64(&c.RPS, "DEMO_RPS", "target requests per second, both tracks together")
-	e.Int(&c.Concurrency, "DEMO_CONCURRENCY", "the open-loop load generator's bound on requests in flight; an arrival past it is dropped and counted")
-	e.Uint64(&c.Seed, "DEMO_SEED", "seed of the load and of the split")
+	e.Int(&c.Concurrency, "DEMO_CONCURRENCY", "the open-loop bound on requests in flight, both tracks together (half each); an arrival past it is dropped and counted")
+	e.Uint64(&c.Seed, "DEMO_SEED", "seed of the load's random draw from the requests file")
 	e.Int(&c.StablePort, "DEMO_STABLE_PORT", "port of the stable instance on 127.0.0.1; 0 picks a free one")
 	e.Int(&c.GrayPort, "DEMO_GRAY_PORT", "port of the gray instance; 0 picks a free one")
-	e.Int(&c.SplitterPort, "DEMO_SPLITTER_PORT", "port of the weighted splitter; 0 picks a free one")
-	e.Int(&c.PrometheusPort, "DEMO_PROMETHEUS_PORT", "port of Prometheus; 0 picks a free one")
+	e.String(&c.Requests, "DEMO_REQUESTS", "requests file the load draws from and the differential check sends (default: the scenario's, "+ReferenceRequests+", "+ReferenceLargeRequests+" or "+ExampleRequests+")")
+	e.String(&c.Root, "DEMO_ROOT", "the repository's checkout, where the scenarios' requests files are (examples/)")
+	e.Int(&c.DiffSample, "DEMO_DIFF_SAMPLE", "requests whose responses the differential check compares (0: no check)")
 	e.String(&c.ServiceBin, "DEMO_SERVICE_BIN", "path of the service's binary (default bin/poolparity; "+ExampleServiceBin+" with SERVICE=example)")
 	e.String(&c.PrometheusBin, "DEMO_PROMETHEUS_BIN", "path of the prometheus binary")
-	e.String(&c.RulesFile, "DEMO_RULES", "Prometheus rules file with the short-window family (default "+Default().RulesFile+"; "+ExampleRulesFile+" with SERVICE=example)")
+	e.String(&c.RulesFile, "DEMO_RULES", "a Prometheus rules file with the short-window family (default: rendered for the service's names into OUT/rules.yml, as deploy/prometheus/poolparity-demo.rules.yml or, with SERVICE=example, poolparity-semconv-demo.rules.yml)")
 	e.String(&c.Window, "DEMO_WINDOW", "recording-rule window the report reads")
 	e.String(&c.OutDir, "DEMO_OUT", "directory for report.{txt,json,html} and logs/")
 	e.String(&c.Redis, "DEMO_REDIS", "auto (redis-server if installed, else embedded), embedded or server")
@@ -291,7 +297,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.Float64(&c.FaultErrorRate, "DEMO_FAULT_ERROR_RATE", "fraction of gray requests answered 500 in the regression scenario")
 	e.String(&c.Record, "DEMO_RECORD", "dump the run's per-track series to this file (gzip JSON) for verdicteval's recorded corpus")
 	e.Int(&c.ProfileSeconds, "DEMO_PROFILE_SECONDS", "on a FAIL, profile both tracks' CPU this many seconds and compare it and their allocations per request in the report (0: no profiles)")
-	e.Duration(&c.Progress, "DEMO_PROGRESS", "interval between progress lines when not on a terminal")
+	e.Duration(&c.Progress, "DEMO_PROGRESS", "interval between progress lines")
 
 	if err := e.Parse(args); err != nil {
 		return c, err
@@ -300,14 +306,11 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 		return c, ErrReportOnlyMoved
 	}
 	if c.Service == ServiceExample {
-		// The example's own binary and rules, unless set by flag or variable.
+		// The example's own binary, unless set by flag or variable.
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		if !set["service-bin"] && getenv("DEMO_SERVICE_BIN") == "" {
 			c.ServiceBin = ExampleServiceBin
-		}
-		if !set["rules"] && getenv("DEMO_RULES") == "" {
-			c.RulesFile = ExampleRulesFile
 		}
 	}
 	return c, c.Validate()
@@ -321,6 +324,3 @@ func (c Config) jobName() string {
 	}
 	return "poolparity"
 }
-
-// selector selects the demo's tracks in every query.
-func (c Config) selector() string { return fmt.Sprintf("job=%q", c.jobName()) }

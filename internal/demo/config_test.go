@@ -20,8 +20,8 @@ func TestParseDefaults(t *testing.T) {
 	if c.Scenario != "good" || c.Duration != 3*time.Minute || c.GrayWeight != 50 || c.Window != "1m" {
 		t.Errorf("defaults %+v", c)
 	}
-	if c.StablePort != 0 || c.PrometheusPort != 0 {
-		t.Errorf("ports default to 0 (a free port): %+v", c)
+	if c.StablePort != 0 || c.GrayPort != 0 || c.RulesFile != "" || c.Requests != "" {
+		t.Errorf("ports default to 0 (a free port), the rules and the requests to the scenario's: %+v", c)
 	}
 }
 
@@ -52,10 +52,10 @@ func TestParseExampleServiceDefaults(t *testing.T) {
 		env             map[string]string
 		wantBin, wantRs string
 	}{
-		{"the example's own binary and rules", map[string]string{"SERVICE": "example", "SCENARIO": "misuse-cap"}, demo.ExampleServiceBin, demo.ExampleRulesFile},
+		{"the example's own binary, its rules rendered", map[string]string{"SERVICE": "example", "SCENARIO": "misuse-cap"}, demo.ExampleServiceBin, ""},
 		{"set ones are kept", map[string]string{"SERVICE": "example", "DEMO_SERVICE_BIN": "/x/imagesvc", "DEMO_RULES": "r.yml"}, "/x/imagesvc", "r.yml"},
-		{"the reference service keeps its own", nil, demo.Default().ServiceBin, demo.Default().RulesFile},
-		{"the reference rules, asked for, on the example", map[string]string{"SERVICE": "example", "DEMO_RULES": demo.Default().RulesFile}, demo.ExampleServiceBin, demo.Default().RulesFile},
+		{"the reference service keeps its own", nil, demo.Default().ServiceBin, ""},
+		{"the reference rules, asked for, on the example", map[string]string{"SERVICE": "example", "DEMO_RULES": "deploy/prometheus/poolparity-demo.rules.yml"}, demo.ExampleServiceBin, "deploy/prometheus/poolparity-demo.rules.yml"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,6 +93,7 @@ func TestValidate(t *testing.T) {
 		{"an unknown redis mode is refused", func(c *demo.Config) { c.Redis = "cluster" }, "REDIS"},
 		{"an error rate above one is refused", func(c *demo.Config) { c.FaultErrorRate = 2 }, "FAULT_ERROR_RATE"},
 		{"a missing binary path is refused", func(c *demo.Config) { c.ServiceBin = "" }, "SERVICE_BIN"},
+		{"a differential sample too large is refused", func(c *demo.Config) { c.DiffSample = 1 << 30 }, "DIFF_SAMPLE"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"time"
-
-	"github.com/poolparity/poolparity/internal/localproc"
 )
 
 // redisPing returns a check that sends PING to a Redis server (redis-server
@@ -37,16 +34,4 @@ func redisPing(addr string) func(context.Context) error {
 		}
 		return nil
 	}
-}
-
-// serviceEnvKeys are the variables the service reads; the demo sets them
-// itself and never passes the caller's values through.
-var serviceEnvKeys = []string{
-	"HTTP_ADDR", "GRAY_STATUS", "POOL_MODE", "LOG_LEVEL", "REDIS_", "SHUTDOWN_", "FAULT_", "OTEL_", "PPROF_",
-}
-
-// childEnv returns the demo's environment without the service's variables,
-// plus set (KEY=value entries).
-func childEnv(set ...string) []string {
-	return localproc.Environ(os.Environ(), serviceEnvKeys, set...)
 }

@@ -1,14 +1,14 @@
 package demo
 
 import (
-	"math/rand/v2"
-	"net/url"
+	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"sigs.k8s.io/yaml"
+	"github.com/poolparity/poolparity/internal/localmode"
+	"github.com/poolparity/poolparity/internal/targets"
 )
 
 func TestScenarioTracks(t *testing.T) {
@@ -37,128 +37,194 @@ func TestScenarioTracks(t *testing.T) {
 			c := base
 			tt.mutate(&c)
 			stable, gray := scenarioTracks(c)
-			if stable.name != "stable" || stable.gray != "false" || stable.port != 18081 || stable.mode != tt.wantStable || !slices.Equal(stable.extra, tt.wantStableExtra) {
+			if stable.name != "stable" || stable.port != 18081 || stable.mode != tt.wantStable || !slices.Equal(stable.extra, tt.wantStableExtra) {
 				t.Errorf("stable %+v, want %s on 18081 with %q", stable, tt.wantStable, tt.wantStableExtra)
 			}
-			if gray.name != "gray" || gray.gray != "true" || gray.port != 18082 || gray.mode != tt.wantGray || !slices.Equal(gray.extra, tt.wantGrayExtra) {
+			if gray.name != "gray" || gray.port != 18082 || gray.mode != tt.wantGray || !slices.Equal(gray.extra, tt.wantGrayExtra) {
 				t.Errorf("gray %+v, want %s on 18082 with %q", gray, tt.wantGray, tt.wantGrayExtra)
 			}
 		})
 	}
 }
 
-func TestScenarioLoad(t *testing.T) {
-	base := Default()
-	tests := []struct {
-		scenario string
-		want     loadShape
-		desc     string
-	}{
-		{ScenarioGood, loadShape{concurrency: base.Concurrency}, "open loop, at most 16 in flight"},
-		{ScenarioMisuseHold, loadShape{concurrency: base.Concurrency, largeBodyBytes: RetainLargeBodyBytes},
-			"open loop, at most 16 in flight, one PUT in 16 of 768 KiB"},
-		{ScenarioMisuseRetain, loadShape{concurrency: RetainWave, burst: RetainWave, largeBodyBytes: RetainLargeBodyBytes},
-			"open loop, at most 128 in flight, in waves of 128, one PUT in 16 of 768 KiB"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.scenario, func(t *testing.T) {
-			c := base
-			c.Scenario = tt.scenario
-			got := scenarioLoad(c)
-			if got.path != nil || got.concurrency != tt.want.concurrency || got.burst != tt.want.burst || got.largeBodyBytes != tt.want.largeBodyBytes || got.String() != tt.desc {
-				t.Errorf("scenarioLoad = %+v (%q), want %+v (%q)", got, got, tt.want, tt.desc)
-			}
-		})
-	}
-	t.Run("the example service asks for thumbnails", func(t *testing.T) {
-		c := base
-		c.Service, c.Scenario = ServiceExample, ScenarioGood
-		got := scenarioLoad(c)
-		if got.path == nil || got.String() != "open loop, at most 16 in flight, GET /thumbnail/{id}?w=32-256" {
-			t.Fatalf("scenarioLoad = %q, want thumbnails", got)
-		}
-		rnd := rand.New(rand.NewPCG(1, 2))
-		sides := map[string]bool{}
-		for range 200 {
-			p := got.path(7, rnd)
-			u, err := url.Parse(p)
-			if err != nil || u.Path != "/thumbnail/img-7" {
-				t.Fatalf("path %q, want /thumbnail/img-7?w=N", p)
-			}
-			sides[u.Query().Get("w")] = true
-		}
-		if len(sides) != 4 || !sides["32"] || !sides["256"] {
-			t.Errorf("sides asked for: %v, want 32, 64, 128 and 256", sides)
-		}
-	})
-	t.Run("more workers than a wave keep their number", func(t *testing.T) {
-		c := base
-		c.Scenario, c.Concurrency = ScenarioMisuseRetain, 2*RetainWave
-		if got := scenarioLoad(c); got.concurrency != 2*RetainWave || got.burst != 2*RetainWave {
-			t.Errorf("scenarioLoad = %+v, want waves of all %d workers", got, 2*RetainWave)
-		}
-	})
-}
-
 func TestTrackSettings(t *testing.T) {
-	tr := trackSpec{name: "gray", mode: "pooled", gray: "true", port: 18082, extra: []string{"FAULT_LATENCY=40ms"}}
-	got := trackSettings(tr, "127.0.0.1:6379")
-	want := []string{"HTTP_ADDR=127.0.0.1:18082", "GRAY_STATUS=true", "POOL_MODE=pooled", "LOG_LEVEL=warn",
-		"SHUTDOWN_DELAY=0s", "SHUTDOWN_TIMEOUT=5s", "REDIS_ADDR=127.0.0.1:6379", "FAULT_LATENCY=40ms"}
+	tr := trackSpec{name: "gray", mode: "pooled", port: 18082, extra: []string{"FAULT_LATENCY=40ms"}}
+	got := trackSettings(tr, "127.0.0.1:6379", 6060)
+	want := []string{"POOL_MODE=pooled", "REDIS_ADDR=127.0.0.1:6379", "PPROF_ADDR=127.0.0.1:6060", "FAULT_LATENCY=40ms"}
 	if !slices.Equal(got, want) {
 		t.Errorf("trackSettings = %q, want %q", got, want)
 	}
-	if tr.url() != "http://127.0.0.1:18082" {
-		t.Errorf("url %q", tr.url())
+	if got := trackSettings(tr, "", 0); slices.ContainsFunc(got, func(kv string) bool {
+		return strings.HasPrefix(kv, "REDIS_ADDR=") || strings.HasPrefix(kv, "PPROF_ADDR=")
+	}) {
+		t.Errorf("trackSettings without Redis or profiles = %q, want neither set", got)
 	}
 }
 
-func TestPrometheusConfig(t *testing.T) {
-	type promConf struct {
-		Global struct {
-			ScrapeInterval     string `json:"scrape_interval"`
-			ScrapeTimeout      string `json:"scrape_timeout"`
-			EvaluationInterval string `json:"evaluation_interval"`
-		} `json:"global"`
-		RuleFiles     []string `json:"rule_files"`
-		ScrapeConfigs []struct {
-			JobName       string `json:"job_name"`
-			StaticConfigs []struct {
-				Targets []string `json:"targets"`
-			} `json:"static_configs"`
-			MetricRelabel []map[string]string `json:"metric_relabel_configs"`
-		} `json:"scrape_configs"`
-	}
-	for _, tc := range []struct {
-		name      string
-		telemetry string
-		relabel   bool
+// TestLocalConfig checks what each scenario becomes in the local mode: the
+// tracks' commands, pool modes and environment, the requests file, the load's
+// shape and the rules.
+func TestLocalConfig(t *testing.T) {
+	base := Default()
+	base.Root = ""
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+		check  func(lc localmode.Config) string
 	}{
-		{"metrics: the tracks scraped as they are", TelemetryMetrics, false},
-		{"otlp: the collectors' exported job and instance dropped", TelemetryOTLP, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := Default()
-			cfg.Telemetry, cfg.ScrapeInterval = tc.telemetry, 3*time.Second
-			text := prometheusConfig(cfg, "/abs/rules.yml", []string{"127.0.0.1:1", "127.0.0.1:2"})
-			var c promConf
-			if err := yaml.UnmarshalStrict([]byte(text), &c); err != nil {
-				t.Fatalf("not valid YAML of the expected shape: %v\n%s", err, text)
+		{"good: the reference mix, the project's names, the thresholds gate", func(*Config) {}, func(lc localmode.Config) string {
+			if lc.RequestsFile != ReferenceRequests || lc.DiffRequestsFile != ReferenceDiffRequests || !lc.Random || lc.Burst != 0 || lc.Concurrency != 8 || lc.GrayWeight != 0.5 || lc.RPS != 150 {
+				return "load " + lc.RequestsFile
 			}
-			if c.Global.ScrapeInterval != "3s" || c.Global.ScrapeTimeout != "3s" || c.Global.EvaluationInterval != "3s" {
-				t.Errorf("intervals %+v, want 3s", c.Global)
+			if len(lc.Rules.Sets) != 0 || lc.RulesFile != "" || lc.Rules.Window != "1m" || lc.Rules.For != "30s" || lc.Job != "poolparity" || lc.Gate != "thresholds" {
+				return "rules or judge"
 			}
-			if !slices.Equal(c.RuleFiles, []string{"/abs/rules.yml"}) {
-				t.Errorf("rule files %q", c.RuleFiles)
+			if lc.Stable.Mode != "unpooled" || lc.Gray.Mode != "pooled" || !slices.Contains(lc.Gray.Env, "REDIS_ADDR=127.0.0.1:6379") ||
+				!slices.Contains(lc.Stable.Env, "POOL_MODE=unpooled") || lc.Stable.Cmd != "HTTP_ADDR=127.0.0.1:$PORT LOG_LEVEL=warn SHUTDOWN_DELAY=0s SHUTDOWN_TIMEOUT=5s exec bin/poolparity" {
+				return "tracks"
 			}
-			if len(c.ScrapeConfigs) != 1 || c.ScrapeConfigs[0].JobName != "poolparity" || len(c.ScrapeConfigs[0].StaticConfigs) != 1 ||
-				!slices.Equal(c.ScrapeConfigs[0].StaticConfigs[0].Targets, []string{"127.0.0.1:1", "127.0.0.1:2"}) {
-				t.Fatalf("scrape configs %+v, want job poolparity on the two targets", c.ScrapeConfigs)
+			if lc.Stable.PprofURL != "http://127.0.0.1:6060/debug/pprof/" || lc.Gray.PprofURL != "http://127.0.0.1:6061/debug/pprof/" || lc.ProfileSeconds != 5 {
+				return "profiles"
 			}
-			rl := c.ScrapeConfigs[0].MetricRelabel
-			if got := len(rl) == 1 && rl[0]["action"] == "labeldrop" && strings.Contains(rl[0]["regex"], "exported_"); got != tc.relabel {
-				t.Errorf("metric_relabel_configs %v, want the exported_ labeldrop: %v", rl, tc.relabel)
+			if !slices.Contains(lc.ClearEnv, "REDIS_") {
+				return "the caller's service variables are passed through"
+			}
+			return ""
+		}},
+		{"misuse-retain: the large bodies, in waves of 128", func(c *Config) { c.Scenario = ScenarioMisuseRetain }, func(lc localmode.Config) string {
+			if lc.RequestsFile != ReferenceLargeRequests || lc.Burst != RetainWave || lc.Concurrency != RetainWave {
+				return "load"
+			}
+			return ""
+		}},
+		{"misuse-hold: the large bodies, evenly spaced", func(c *Config) { c.Scenario = ScenarioMisuseHold }, func(lc localmode.Config) string {
+			if lc.RequestsFile != ReferenceLargeRequests || lc.Burst != 0 {
+				return "load"
+			}
+			return ""
+		}},
+		{"the example: thumbnails, OpenTelemetry's names, no Redis", func(c *Config) { c.Service, c.ServiceBin = ServiceExample, ExampleServiceBin }, func(lc localmode.Config) string {
+			if lc.RequestsFile != ExampleRequests || !slices.Equal(lc.Rules.Sets, semconvRules) || lc.Job != "imagesvc" {
+				return "load or rules"
+			}
+			if slices.ContainsFunc(lc.Gray.Env, func(kv string) bool { return strings.HasPrefix(kv, "REDIS_ADDR=") }) {
+				return "the example got a Redis"
+			}
+			return ""
+		}},
+		{"a rules file and a requests file of one's own win", func(c *Config) { c.RulesFile, c.Requests = "my.rules.yml", "my.txt" }, func(lc localmode.Config) string {
+			if lc.RulesFile != "my.rules.yml" || lc.RequestsFile != "my.txt" || lc.DiffRequestsFile != "" {
+				return "files"
+			}
+			return ""
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := base
+			tt.mutate(&c)
+			redis := "127.0.0.1:6379"
+			if c.Service == ServiceExample {
+				redis = ""
+			}
+			lc := LocalConfig(c, c.ServiceBin, redis, [2]int{6060, 6061})
+			if msg := tt.check(lc); msg != "" {
+				t.Errorf("%s: %+v", msg, lc)
+			}
+			if err := lc.Validate(); err != nil {
+				t.Errorf("the local mode refuses it: %v", err)
 			}
 		})
+	}
+}
+
+// TestScenarioRequestsFiles reads the committed requests files as the local
+// mode does, and checks the reference mix's shares and the large bodies.
+func TestScenarioRequestsFiles(t *testing.T) {
+	count := func(ts []targets.Target) map[string]int {
+		n := map[string]int{}
+		for _, tg := range ts {
+			path, _, query := strings.Cut(strings.TrimPrefix(tg.URL, "/api/v1/"), "?")
+			key := tg.Method + " " + strings.SplitN(path, "/", 2)[0]
+			if query {
+				key += "?"
+			}
+			n[key]++
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		file  string
+		check func(ts []targets.Target) string
+	}{
+		{ReferenceRequests, func(ts []targets.Target) string {
+			// loadgen.DefaultMix's shares of 400: 40% GET of an item or a list
+			// (15%), 25% PUT, 15% report, 5% DELETE.
+			n := count(ts)
+			if len(ts) != 400 || n["GET items"] != 160 || n["GET items?"] != 60 || n["PUT items"] != 100 || n["GET report?"] != 60 || n["DELETE items"] != 20 {
+				return fmt.Sprintf("the mix %v", n)
+			}
+			return ""
+		}},
+		{ReferenceLargeRequests, func(ts []targets.Target) string {
+			large := 0
+			for _, tg := range ts {
+				if len(tg.Body) >= RetainLargeBodyBytes {
+					large++
+				}
+			}
+			if large != 100/16 {
+				return "large bodies"
+			}
+			return ""
+		}},
+		{ReferenceDiffRequests, func(ts []targets.Target) string {
+			for _, tg := range ts {
+				if tg.Method != "GET" {
+					return "a write: " + tg.Method + " " + tg.URL
+				}
+			}
+			if len(ts) != 280 {
+				return "not the mix's reads"
+			}
+			return ""
+		}},
+		{ExampleRequests, func(ts []targets.Target) string {
+			if len(ts) != 200 || !strings.HasPrefix(ts[0].URL, "/thumbnail/img-") {
+				return "thumbnails"
+			}
+			return ""
+		}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			ts, err := localmode.ReadRequests(filepath.Join("..", "..", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := tc.check(ts); msg != "" {
+				t.Errorf("%s: %d requests", msg, len(ts))
+			}
+		})
+	}
+}
+
+// TestCommandLine checks the local mode's command line printed for a
+// scenario: every setting of the loop as its flag, quoted for sh.
+func TestCommandLine(t *testing.T) {
+	c := Default()
+	c.Scenario, c.Root = ScenarioRegression, ""
+	got := CommandLine(LocalConfig(c, "bin/poolparity", "127.0.0.1:6379", [2]int{}))
+	for _, want := range []string{
+		"poolparity-parity local -stable-cmd 'HTTP_ADDR=127.0.0.1:$PORT LOG_LEVEL=warn SHUTDOWN_DELAY=0s SHUTDOWN_TIMEOUT=5s exec bin/poolparity' -stable-mode unpooled -stable-env POOL_MODE=unpooled",
+		"-gray-mode pooled", "-gray-env FAULT_LATENCY=40ms", "-clear-env HTTP_ADDR,GRAY_STATUS,POOL_MODE,LOG_LEVEL,REDIS_,", "-requests examples/requests/poolparity.txt",
+		"-rps 150 -duration 3m0s -concurrency 8 -seed 1 -random", "-job poolparity -gate thresholds -scrape-interval 2s",
+		"-prometheus bin/prometheus",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("command line\n%s\nlacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "-pprof") || strings.Contains(got, "-profile-seconds") {
+		t.Errorf("command line %s names profile ports none was given", got)
 	}
 }

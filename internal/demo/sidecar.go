@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/poolparity/poolparity/internal/localmode"
 	"github.com/poolparity/poolparity/internal/localproc"
 )
 
@@ -22,6 +23,26 @@ type sidecars struct {
 	traces  string // OTLP/HTTP base URL of the trace sink
 	logDir  string
 	pushInt time.Duration
+}
+
+// startSidecars, with TELEMETRY=otlp, starts one collector per track and
+// makes each track push to its own and Prometheus scrape the collectors.
+func (r *runner) startSidecars(ctx context.Context, logDir string, lc *localmode.Config) error {
+	s, err := r.newSidecars(ctx, logDir)
+	if s == nil || err != nil {
+		return err
+	}
+	for _, t := range []struct {
+		name string
+		tr   *localmode.Track
+	}{{"stable", &lc.Stable}, {"gray", &lc.Gray}} {
+		prom, env, err := s.start(ctx, t.name, t.tr.Env)
+		if err != nil {
+			return err
+		}
+		t.tr.ScrapeURL, t.tr.Env = "http://"+prom, env
+	}
+	return nil
 }
 
 // newSidecars returns nil for TELEMETRY=metrics.

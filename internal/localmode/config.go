@@ -32,6 +32,19 @@ type Track struct {
 	// Mode is the pool_mode label the track's metrics must carry (e.g.
 	// unpooled, pooled); empty checks none.
 	Mode string
+	// Env are KEY=value variables added to the command's environment,
+	// after PORT and GRAY_STATUS (a key given here wins over the caller's).
+	// Unused without Cmd.
+	Env []string
+	// ScrapeURL, when set, is the base URL whose MetricsPath Prometheus
+	// scrapes instead of URL's: a collector the track pushes its metrics to
+	// (an OpenTelemetry Collector beside it). The track's own metrics are
+	// still the ones its pool mode is checked on.
+	ScrapeURL string
+	// PprofURL is the root of the track's net/http/pprof handlers
+	// (http://127.0.0.1:6060/debug/pprof/): with Config.ProfileSeconds, a
+	// FAIL takes both tracks' profiles and compares them per request.
+	PprofURL string
 }
 
 // Config is a local run's configuration.
@@ -61,6 +74,11 @@ type Config struct {
 	// DiffSample is how many requests the differential check compares; 0
 	// runs none.
 	DiffSample int
+	// DiffRequestsFile, when set, is the requests file the differential
+	// check sends instead of RequestsFile: for example the load's reads
+	// only, when its writes go to a store both tracks share (sent to both
+	// at once, two writes race).
+	DiffRequestsFile string
 	// OutDir receives the report files, the Prometheus configuration, the
 	// rules and the processes' logs.
 	OutDir string
@@ -71,7 +89,53 @@ type Config struct {
 	ScrapeInterval time.Duration
 	// Progress is the interval between progress lines.
 	Progress time.Duration
+
+	// Job is the Prometheus job the tracks are scraped as, which every
+	// query selects; empty: Job.
+	Job string
+	// RulesFile, when set, is a rules file of the caller's own that
+	// Prometheus loads instead of the rules rendered from Rules; Rules.Window
+	// still names the family the report reads.
+	RulesFile string
+	// Seed seeds the load (Random order) and nothing else.
+	Seed uint64
+	// Random draws each arrival's request from the requests file at random
+	// (seeded) instead of replaying the file in order.
+	Random bool
+	// Burst, when above 1, makes each track's arrivals come in waves of
+	// Burst at once, the average rate unchanged (loadgen.Config.Burst); at
+	// most Concurrency.
+	Burst int
+	// ProfileSeconds, when above 0 and both tracks have a PprofURL, takes
+	// a CPU profile of this many seconds from both tracks at once when the
+	// verdict is FAIL (the load still running), then their allocation
+	// profiles, and compares them per request in the report.
+	ProfileSeconds int
+	// Record, when set, is a file the run's per-track series are dumped to
+	// (gzip JSON, package recorded) before Prometheus stops; RecordName and
+	// RecordCommand describe the run in it.
+	Record, RecordName, RecordCommand string
+	// ClearEnv are variables removed from the caller's environment before
+	// the tracks' commands get it (a name ending with '_' removes every
+	// variable with that prefix): the service's own settings, which a
+	// shell may hold for another purpose.
+	ClearEnv []string
+	// Title replaces the report's title.
+	Title string
+	// Context are lines added to the report's context, after its own.
+	Context []parity.KV
 }
+
+// job is the Prometheus job of the run.
+func (c Config) job() string {
+	if c.Job != "" {
+		return c.Job
+	}
+	return Job
+}
+
+// selector picks the run's series in every query.
+func (c Config) selector() string { return fmt.Sprintf("job=%q", c.job()) }
 
 // Default returns the defaults: 2 minutes at 50 requests/s, half to gray,
 // the rules' 1m family with 30s alerts, 400 requests compared (with
@@ -134,6 +198,9 @@ func (c Config) loadProblems() []string {
 	if c.Progress < time.Second {
 		bad("PROGRESS must be at least 1s, got %s", c.Progress)
 	}
+	if c.Burst < 0 || c.Burst > c.Concurrency {
+		bad("BURST must be between 0 and CONCURRENCY (%d), got %d", c.Concurrency, c.Burst)
+	}
 	return out
 }
 
@@ -157,7 +224,16 @@ func (c Config) checkProblems() []string {
 		bad("GATE: %v", err)
 	}
 	if c.ScrapeInterval < time.Second || c.ScrapeInterval > 15*time.Second {
-		bad("the scrape interval must be between 1s and 15s, got %s", c.ScrapeInterval)
+		bad("SCRAPE_INTERVAL must be between 1s and 15s, got %s", c.ScrapeInterval)
+	}
+	if c.ProfileSeconds < 0 || c.ProfileSeconds > 60 {
+		bad("PROFILE_SECONDS must be between 0 (no profiles) and 60, got %d", c.ProfileSeconds)
+	}
+	if c.ProfileSeconds > 0 && (c.Stable.PprofURL == "") != (c.Gray.PprofURL == "") {
+		bad("-profile-seconds compares two tracks' profiles: give both -stable-pprof and -gray-pprof, or neither")
+	}
+	if c.Job != "" && !model.LabelValue(c.Job).IsValid() {
+		bad("JOB must be a label value, got %q", c.Job)
 	}
 	return out
 }
@@ -166,6 +242,19 @@ func (c Config) checkProblems() []string {
 func (t Track) problem() string {
 	if t.Cmd == "" && t.URL == "" {
 		return "give a command (_CMD) that starts the track, or the URL (_URL) where it runs"
+	}
+	for _, kv := range t.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsAny(k, " \t") {
+			return fmt.Sprintf("ENV %q is not KEY=value", kv)
+		}
+	}
+	for _, u := range []struct{ name, url string }{{"SCRAPE_URL", t.ScrapeURL}, {"PPROF", t.PprofURL}} {
+		if u.url == "" {
+			continue
+		}
+		if err := loadgen.CheckLoopback(u.url); err != nil {
+			return fmt.Sprintf("%s must be an http URL on loopback: %v", u.name, err)
+		}
 	}
 	if t.URL == "" {
 		return ""

@@ -41,7 +41,15 @@ func TestValidate(t *testing.T) {
 		{"an empty output directory is refused", func(c *localmode.Config) { c.OutDir = "" }, "OUT must not be empty"},
 		{"the sequential gate is valid", func(c *localmode.Config) { c.Gate = "sequential" }, ""},
 		{"an unknown gate is refused", func(c *localmode.Config) { c.Gate = "strict" }, "GATE: unknown gate"},
-		{"a sub-second scrape interval is refused", func(c *localmode.Config) { c.ScrapeInterval = time.Millisecond }, "scrape interval"},
+		{"a sub-second scrape interval is refused", func(c *localmode.Config) { c.ScrapeInterval = time.Millisecond }, "SCRAPE_INTERVAL"},
+		{"environment entries are valid", func(c *localmode.Config) { c.Gray.Env = []string{"POOL_MODE=pooled", "EMPTY="} }, ""},
+		{"an environment entry without = is refused", func(c *localmode.Config) { c.Gray.Env = []string{"POOL_MODE"} }, "GRAY: ENV \"POOL_MODE\" is not KEY=value"},
+		{"a scrape URL off loopback is refused", func(c *localmode.Config) { c.Stable.ScrapeURL = "http://10.0.0.5:9464" }, "STABLE: SCRAPE_URL"},
+		{"a profile root off loopback is refused", func(c *localmode.Config) { c.Gray.PprofURL = "http://10.0.0.5:6060/debug/pprof/" }, "GRAY: PPROF"},
+		{"profiles of one track only are refused", func(c *localmode.Config) { c.ProfileSeconds, c.Gray.PprofURL = 5, "http://127.0.0.1:6060/debug/pprof/" }, "both -stable-pprof and -gray-pprof"},
+		{"an hour of profiling is refused", func(c *localmode.Config) { c.ProfileSeconds = 3600 }, "PROFILE_SECONDS"},
+		{"waves larger than the in-flight bound are refused", func(c *localmode.Config) { c.Burst = c.Concurrency + 1 }, "BURST"},
+		{"a job that is no label value is refused", func(c *localmode.Config) { c.Job = "\xff" }, "JOB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

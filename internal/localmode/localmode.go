@@ -37,8 +37,8 @@ import (
 	"github.com/poolparity/poolparity/internal/targets"
 )
 
-// Job is the Prometheus job the tracks are scraped as; the report reads
-// job="poolparity-local".
+// Job is the Prometheus job the tracks are scraped as when Config.Job is
+// empty; the report reads job="poolparity-local".
 const Job = "poolparity-local"
 
 // RulesGenerator names the rules file's generator in its header.
@@ -74,7 +74,13 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := &runner{cfg: cfg, stdout: stdout, targets: ts,
+	diff := ts
+	if cfg.DiffRequestsFile != "" {
+		if diff, err = ReadRequests(cfg.DiffRequestsFile); err != nil {
+			return Result{}, err
+		}
+	}
+	r := &runner{cfg: cfg, stdout: stdout, targets: ts, diffTargets: diff,
 		client: &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil}}}
 	defer r.teardown()
 	return r.run(ctx)
@@ -104,6 +110,9 @@ type runner struct {
 	stdout  io.Writer
 	client  *http.Client
 	targets []targets.Target
+	// diffTargets are the differential check's requests: targets, or
+	// DiffRequestsFile's.
+	diffTargets []targets.Target
 
 	procs  localproc.Group
 	tmpDir string
@@ -149,7 +158,10 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 		return res, err
 	}
 	report.Title = "poolparity local: " + r.cfg.Gray.label("gray") + " vs " + r.cfg.Stable.label("stable")
-	report.Context = r.context(stable, gray, stats, promVersion)
+	if r.cfg.Title != "" {
+		report.Title = r.cfg.Title
+	}
+	report.Context = append(r.context(stable, gray, stats, promVersion), r.cfg.Context...)
 	res.Report = report
 	res.Files, err = r.write(report)
 	return res, err
@@ -167,6 +179,15 @@ func (r *runner) prepare() (promBin, rules string, err error) {
 	}
 	if promBin, err = prometheusBin(r.cfg.PrometheusBin); err != nil {
 		return "", "", err
+	}
+	if r.cfg.RulesFile != "" {
+		if rules, err = filepath.Abs(r.cfg.RulesFile); err == nil {
+			_, err = os.Stat(rules)
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("%w: the rules file: %w", ErrInvalid, err)
+		}
+		return promBin, rules, nil
 	}
 	text, err := rulesgen.Render(deploy.RulesSource(RulesGenerator), r.cfg.Rules)
 	if err != nil {

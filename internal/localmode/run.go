@@ -15,6 +15,7 @@ import (
 	"github.com/poolparity/poolparity/internal/localproc"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/promread"
+	"github.com/poolparity/poolparity/internal/recorded"
 )
 
 // loadMargin is how long the load runs past Duration: the report is read
@@ -24,12 +25,13 @@ const loadMargin = time.Minute
 
 // PrometheusConfig renders the Prometheus configuration of a run: scrape
 // and evaluate every interval, load rules, scrape stable and gray (host:port)
-// at metricsPath as job Job, each with its track as the target label
+// at metricsPath as job, each with its track as the target label
 // gray_status. honor_labels is false, so the target's label wins; the copy
 // a service puts on its own series (exported_gray_status) is dropped, as the
 // chart's ServiceMonitor does, and a service that does not label its series
-// still has two tracks.
-func PrometheusConfig(interval time.Duration, rules, metricsPath, stable, gray string) string {
+// still has two tracks. So are the job and instance a collector scraped in
+// a track's place names its series after (exported_job, exported_instance).
+func PrometheusConfig(job string, interval time.Duration, rules, metricsPath, stable, gray string) string {
 	return localproc.PrometheusHeader("poolparity-parity local", interval, rules) + fmt.Sprintf(`  - job_name: %[1]q
     metrics_path: %[2]q
     honor_labels: false
@@ -42,18 +44,15 @@ func PrometheusConfig(interval time.Duration, rules, metricsPath, stable, gray s
           gray_status: "true"
     metric_relabel_configs:
       - action: labeldrop
-        regex: exported_gray_status
-`, Job, metricsPath, stable, gray)
+        regex: exported_(gray_status|job|instance)
+`, job, metricsPath, stable, gray)
 }
-
-// selector picks the run's series in every query.
-func selector() string { return fmt.Sprintf("job=%q", Job) }
 
 // startPrometheus writes the configuration, starts Prometheus on a free
 // loopback port and waits until it scrapes both tracks.
 func (r *runner) startPrometheus(ctx context.Context, bin, rules string, stable, gray *trackRun) (promread.Querier, error) {
 	conf := filepath.Join(r.cfg.OutDir, "prometheus.yml")
-	text := PrometheusConfig(r.cfg.ScrapeInterval, rules, r.cfg.MetricsPath, stable.host, gray.host)
+	text := PrometheusConfig(r.cfg.job(), r.cfg.ScrapeInterval, rules, r.cfg.MetricsPath, stable.scrapeHost, gray.scrapeHost)
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		return nil, fmt.Errorf("writing %s: %w", conf, err)
 	}
@@ -74,7 +73,7 @@ func (r *runner) startPrometheus(ctx context.Context, bin, rules string, stable,
 	if err != nil {
 		return nil, err
 	}
-	return q, localproc.WaitScraping(ctx, p, q, selector(), 2)
+	return q, localproc.WaitScraping(ctx, p, q, r.cfg.selector(), 2)
 }
 
 // generators returns the load of each track: the requests file replayed
@@ -82,6 +81,10 @@ func (r *runner) startPrometheus(ctx context.Context, bin, rules string, stable,
 func (r *runner) generators(stable, gray *trackRun) ([2]*loadgen.Generator, error) {
 	var gens [2]*loadgen.Generator
 	span := r.cfg.Duration + loadMargin
+	order := loadgen.RoundRobin
+	if r.cfg.Random {
+		order = loadgen.Random
+	}
 	for i, t := range []*trackRun{stable, gray} {
 		rps := r.cfg.RPS * (1 - r.cfg.GrayWeight)
 		if i == 1 {
@@ -89,7 +92,8 @@ func (r *runner) generators(stable, gray *trackRun) ([2]*loadgen.Generator, erro
 		}
 		g, err := loadgen.New(loadgen.Config{
 			BaseURL: t.url, Duration: span, MaxRequests: int(rps*span.Seconds()*1.1) + 100,
-			RPS: rps, Concurrency: r.cfg.Concurrency, Keys: 1, Seed: uint64(i + 1), Targets: r.targets,
+			RPS: rps, Concurrency: r.cfg.Concurrency, Keys: 1, Seed: r.cfg.Seed + uint64(i+1), Targets: r.targets,
+			Order: order, Burst: r.cfg.Burst,
 		}, nil)
 		if err != nil {
 			return gens, fmt.Errorf("%s track's load: %w", t.name, err)
@@ -127,8 +131,44 @@ func (r *runner) loadAndRead(ctx context.Context, q promread.Querier, stable, gr
 		return parity.Report{}, stats, err
 	}
 	report, err := r.evaluate(ctx, q, start)
+	if err == nil {
+		// The evidence, taken while the load still runs.
+		err = r.evidence(ctx, q, &report, start, gens, stable, gray)
+	}
 	stop()
 	return report, stats, err
+}
+
+// evidence takes what a run adds to its report while the load still runs:
+// on a FAIL, both tracks' profiles compared (ProfileSeconds); and the
+// recorded series (Record).
+func (r *runner) evidence(ctx context.Context, q promread.Querier, report *parity.Report, start time.Time, gens [2]*loadgen.Generator, stable, gray *trackRun) error {
+	cfg := r.cfg
+	if report.Verdict == parity.Fail && cfg.ProfileSeconds > 0 && stable.PprofURL != "" && gray.PprofURL != "" {
+		fmt.Fprintf(r.stdout, "local: FAIL: profiling both tracks for %ds to compare them (the load goes on)\n", cfg.ProfileSeconds)
+		var err error
+		if report.Profiles, err = r.profiles(ctx, gens, stable, gray); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			report.Notes = append(report.Notes, "profiles not compared: "+err.Error())
+		}
+	}
+	if cfg.Record == "" {
+		return nil
+	}
+	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	rec, err := recorded.Record(qctx, q, start, time.Now(), cfg.ScrapeInterval)
+	if err != nil {
+		return fmt.Errorf("recording the series: %w", err)
+	}
+	rec.Name, rec.Scenario, rec.Command = filepath.Base(cfg.Record), cfg.RecordName, cfg.RecordCommand
+	if err := rec.WriteFile(cfg.Record); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.stdout, "local: recorded %d series, %d steps of %s, into %s\n", len(rec.Series), rec.Len(), rec.Step, cfg.Record)
+	return nil
 }
 
 // evaluate reads the report as the demo does, with the configured gate:
@@ -142,7 +182,7 @@ func (r *runner) evaluate(ctx context.Context, q promread.Querier, start time.Ti
 	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	report, err := parity.Evaluate(qctx, q, cat, parity.Options{
-		At: now, Window: cfg.Rules.Window, Selector: selector(),
+		At: now, Window: cfg.Rules.Window, Selector: r.cfg.selector(),
 		Stat: parity.Gate(cfg.Gate).Mode(), StatWindow: statSpan, StatStep: max(statSpan/20, cfg.ScrapeInterval), SampleFamily: "-",
 		StatSince: start, Alerts: true, Pools: true,
 		Inputs: true, StablePoolMode: cfg.Stable.Mode, GrayPoolMode: cfg.Gray.Mode,
@@ -154,7 +194,7 @@ func (r *runner) evaluate(ctx context.Context, q promread.Querier, start time.Ti
 		return report, err
 	}
 	step := max(cfg.ScrapeInterval, now.Sub(start)/150).Round(time.Second)
-	report.Charts, err = parity.Charts(qctx, q, cat, cfg.Rules.Window, selector(), start, now, step)
+	report.Charts, err = parity.Charts(qctx, q, cat, cfg.Rules.Window, r.cfg.selector(), start, now, step)
 	return report, err
 }
 
@@ -191,7 +231,7 @@ func (r *runner) differential(ctx context.Context, report *parity.Report, stable
 		return nil
 	}
 	fmt.Fprintf(r.stdout, "local: comparing the responses of %d requests (stable asked twice, gray once) ...\n", r.cfg.DiffSample)
-	d, err := diffcheck.Check(ctx, nil, stable.url, "", gray.url, r.targets, diffcheck.Options{Requests: r.cfg.DiffSample})
+	d, err := diffcheck.Check(ctx, nil, stable.url, "", gray.url, r.diffTargets, diffcheck.Options{Requests: r.cfg.DiffSample})
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
@@ -221,10 +261,26 @@ func (r *runner) context(stable, gray *trackRun, stats [2]loadgen.Stats, promVer
 	return []parity.KV{
 		{Key: "stable", Value: cmd(stable)},
 		{Key: "gray", Value: cmd(gray)},
-		{Key: "requests", Value: fmt.Sprintf("%s (%d requests, replayed in order), %.0f req/s open loop for %s, %.0f%% to gray", r.cfg.RequestsFile, len(r.targets), r.cfg.RPS, r.cfg.Duration, 100*r.cfg.GrayWeight)},
+		{Key: "requests", Value: r.requestsDesc()},
 		{Key: "load on stable", Value: load(stats[0])},
 		{Key: "load on gray", Value: load(stats[1])},
-		{Key: "prometheus", Value: fmt.Sprintf("Prometheus %s, scrape and evaluation every %s, job %s", promVersion, r.cfg.ScrapeInterval, Job)},
+		{Key: "prometheus", Value: fmt.Sprintf("Prometheus %s, scrape and evaluation every %s, job %s", promVersion, r.cfg.ScrapeInterval, r.cfg.job())},
 		{Key: "rules", Value: fmt.Sprintf("window %s, alerts for %s, overrides: %s", r.cfg.Rules.Window, r.cfg.Rules.For, rules)},
 	}
+}
+
+// requestsDesc describes the load and the differential check's requests.
+func (r *runner) requestsDesc() string {
+	order := "replayed in order"
+	if r.cfg.Random {
+		order = fmt.Sprintf("drawn at random, seed %d", r.cfg.Seed)
+	}
+	if r.cfg.Burst > 1 {
+		order += fmt.Sprintf(", in waves of %d", r.cfg.Burst)
+	}
+	s := fmt.Sprintf("%s (%d requests, %s), %.0f req/s open loop for %s, %.0f%% to gray", r.cfg.RequestsFile, len(r.targets), order, r.cfg.RPS, r.cfg.Duration, 100*r.cfg.GrayWeight)
+	if r.cfg.DiffRequestsFile != "" {
+		s += fmt.Sprintf("; differential check from %s (%d requests)", r.cfg.DiffRequestsFile, len(r.diffTargets))
+	}
+	return s
 }

@@ -30,7 +30,7 @@ func TestPrometheusConfig(t *testing.T) {
 			MetricRelabel []map[string]string `json:"metric_relabel_configs"`
 		} `json:"scrape_configs"`
 	}
-	text := localmode.PrometheusConfig(5*time.Second, "/abs/rules.yml", "/internal/metrics", "127.0.0.1:1", "127.0.0.1:2")
+	text := localmode.PrometheusConfig(localmode.Job, 5*time.Second, "/abs/rules.yml", "/internal/metrics", "127.0.0.1:1", "127.0.0.1:2")
 	if err := yaml.UnmarshalStrict([]byte(text), &c); err != nil {
 		t.Fatalf("not valid YAML of the expected shape: %v\n%s", err, text)
 	}
@@ -57,7 +57,7 @@ func TestPrometheusConfig(t *testing.T) {
 			t.Errorf("static config %d = %+v, want %+v", i, got, w)
 		}
 	}
-	if len(sc.MetricRelabel) != 1 || sc.MetricRelabel[0]["action"] != "labeldrop" || sc.MetricRelabel[0]["regex"] != "exported_gray_status" {
-		t.Errorf("metric_relabel_configs %v, want the service's own gray_status dropped", sc.MetricRelabel)
+	if len(sc.MetricRelabel) != 1 || sc.MetricRelabel[0]["action"] != "labeldrop" || sc.MetricRelabel[0]["regex"] != "exported_(gray_status|job|instance)" {
+		t.Errorf("metric_relabel_configs %v, want the service's own gray_status (and a collector's job and instance) dropped", sc.MetricRelabel)
 	}
 }

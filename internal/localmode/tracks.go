@@ -25,8 +25,10 @@ type trackRun struct {
 	name, gray string // stable or gray; its gray_status
 	Track
 	url  string // base URL, resolved
-	host string // host:port, what Prometheus scrapes
-	port string // the port, PORT of its command
+	host string // host:port
+	// scrapeHost is the host:port Prometheus scrapes: host, or ScrapeURL's.
+	scrapeHost string
+	port       string // the port, PORT of its command
 }
 
 func newTrack(name string, t Track) *trackRun {
@@ -75,6 +77,14 @@ func (t *trackRun) resolve() error {
 		return fmt.Errorf("%s track's URL: %w", t.name, err) // Validate has refused it already
 	}
 	t.url, t.host, t.port = strings.TrimRight(raw, "/"), u.Host, u.Port()
+	t.scrapeHost = t.host
+	if t.ScrapeURL != "" {
+		su, err := url.Parse(t.ScrapeURL)
+		if err != nil {
+			return fmt.Errorf("%s track's scrape URL: %w", t.name, err) // Validate has refused it already
+		}
+		t.scrapeHost = su.Host
+	}
 	if t.Cmd != "" && t.URL != "" {
 		port, err := strconv.Atoi(t.port)
 		if err == nil {
@@ -100,7 +110,7 @@ func (r *runner) startTrack(ctx context.Context, t *trackRun) error {
 		}
 		return r.checkLabels(ctx, t)
 	}
-	env := localproc.Environ(os.Environ(), []string{"PORT", "GRAY_STATUS"}, "PORT="+t.port, "GRAY_STATUS="+t.gray)
+	env := localproc.Environ(os.Environ(), append(append([]string{"PORT", "GRAY_STATUS"}, r.cfg.ClearEnv...), envKeys(t.Env)...), append([]string{"PORT=" + t.port, "GRAY_STATUS=" + t.gray}, t.Env...)...)
 	p, err := localproc.Start(t.name, "/bin/sh", []string{"-c", t.Cmd}, env, r.logDir)
 	if err != nil {
 		return t.refuse("%v", err)
@@ -182,4 +192,14 @@ func (r *runner) readLabels(ctx context.Context, metricsURL string, names ...str
 		out[name] = slices.Sorted(maps.Keys(vals))
 	}
 	return out, nil
+}
+
+// envKeys are the keys of KEY=value entries.
+func envKeys(env []string) []string {
+	keys := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		keys = append(keys, k)
+	}
+	return keys
 }

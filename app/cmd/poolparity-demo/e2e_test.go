@@ -20,7 +20,8 @@ import (
 )
 
 // TestE2E runs six of the demo's scenarios in short form against the real
-// service binary and a real Prometheus, and asserts their verdicts on large
+// service binary and a real Prometheus, each through the local mode's loop
+// (internal/localmode) as `make demo` runs it, and asserts their verdicts on large
 // effects only: the allocation ratio of a pooled gray track, its sync.Pool
 // hit ratio, an injected latency of tens of milliseconds, and three pool
 // misuses caught by the alerts that name them (misuse-dirty, misuse-reset,
@@ -267,17 +268,17 @@ func TestE2E(t *testing.T) {
 			if l, ok := longer[sc.name]; ok {
 				d = l
 			}
+			// The rules are rendered for the service's names, as `make demo` does; the
+			// requests files are the checkout's.
 			env := map[string]string{
 				"SCENARIO": sc.name, "DURATION": d, "GRAY_WEIGHT": "50",
-				"DEMO_SERVICE_BIN": svc, "DEMO_PROMETHEUS_BIN": prom, "DEMO_OUT": out,
-				"DEMO_RULES": filepath.Join(root, "deploy/prometheus/poolparity-demo.rules.yml"),
+				"DEMO_SERVICE_BIN": svc, "DEMO_PROMETHEUS_BIN": prom, "DEMO_OUT": out, "DEMO_ROOT": root,
 			}
 			bin := ownCopy(t, svc)
 			env["DEMO_SERVICE_BIN"] = bin
 			if name, ok := strings.CutPrefix(sc.name, "example-"); ok {
 				bin = ownCopy(t, example)
 				env["SERVICE"], env["SCENARIO"], env["DEMO_SERVICE_BIN"] = "example", name, bin
-				env["DEMO_RULES"] = filepath.Join(root, "deploy/prometheus/poolparity-semconv-demo.rules.yml")
 				if name == "wrong-rules" {
 					env["SCENARIO"], env["DEMO_RULES"] = "good", filepath.Join(root, "deploy/prometheus/poolparity-demo.rules.yml")
 				}
@@ -289,7 +290,7 @@ func TestE2E(t *testing.T) {
 				env["DEMO_REDIS"] = "embedded"
 			}
 			scStart := time.Now()
-			code := cli.Exit(&buf, "poolparity-demo", run(ctx, nil, func(k string) string { return env[k] }, false, &buf, &buf))
+			code := cli.Exit(&buf, "poolparity-demo", run(ctx, nil, func(k string) string { return env[k] }, &buf, &buf))
 			t.Logf("scenario %s: exit %d in %s\n%s", sc.name, code, time.Since(scStart).Round(time.Second), buf.String())
 			if !contains(sc.wantExit, code) {
 				t.Fatalf("exit status %d, want one of %v", code, sc.wantExit)

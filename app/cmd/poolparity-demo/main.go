@@ -1,9 +1,10 @@
-// Command poolparity-demo runs the poolparity loop on one machine: a stable
-// (unpooled) and a gray (pooled) instance of the service, a weighted
-// splitter in front of them, a bounded load, and a real Prometheus
-// evaluating the shipped rules; then it prints the parity report and writes
-// it to ./out as text, JSON and HTML. `make demo` runs it through
-// hack/demo.sh.
+// Command poolparity-demo runs the poolparity loop on one machine as one
+// case of `poolparity-parity local` (internal/localmode): a stable (unpooled)
+// and a gray (pooled) instance of the reference or the example service, the
+// scenario's requests file replayed open-loop at both, and a real
+// Prometheus evaluating the poolparity rules; then it prints the parity
+// report, writes it to ./out as text, JSON and HTML, and checks the
+// scenario's expectations. `make demo` runs it through hack/demo.sh.
 //
 // Reading the same report from an existing Prometheus (`make parity`) is
 // poolparity-parity's job; -report-only, which did it here, is refused with
@@ -28,19 +29,18 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, isTerminal(os.Stdout), os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(cli.Exit(os.Stderr, "poolparity-demo", err))
 }
 
 // run runs the demo. Its error carries the exit status (internal/parity's):
 // nil for PASS, a bare status for FAIL and NO DATA (the report said so).
-func run(ctx context.Context, args []string, getenv func(string) string, tty bool, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := demo.Parse("poolparity-demo", args, getenv, stderr)
 	if err != nil {
 		return cli.WithStatus(parity.ExitUsage, err)
 	}
-	cfg.TTY = tty
 	res, err := demo.Run(ctx, cfg, stdout, stderr)
 	switch {
 	case ctx.Err() != nil:
@@ -49,9 +49,4 @@ func run(ctx context.Context, args []string, getenv func(string) string, tty boo
 		return cli.WithStatus(parity.ExitError, err)
 	}
 	return cli.Status(parity.ExitStatus(res.Report.Verdict))
-}
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -23,7 +23,7 @@ func TestExitStatusBeforeTheDemoStarts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr strings.Builder
-			err := run(context.Background(), tt.args, func(string) string { return "" }, false, &stdout, &stderr)
+			err := run(context.Background(), tt.args, func(string) string { return "" }, &stdout, &stderr)
 			if got := cli.Exit(&stderr, "poolparity-demo", err); got != tt.want {
 				t.Errorf("exit %d, want %d; stderr:\n%s", got, tt.want, stderr.String())
 			}

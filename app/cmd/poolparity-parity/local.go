@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/envflag"
@@ -64,8 +65,29 @@ func parseLocalConfig(args []string, getenv func(string) string, usage io.Writer
 	e.String(&c.MetricsPath, "PARITY_LOCAL_METRICS_PATH", "the tracks' metrics path")
 	e.String(&c.PrometheusBin, "PARITY_LOCAL_PROMETHEUS", "prometheus binary; empty: ./bin/prometheus if present, else prometheus on PATH")
 	e.Int(&c.DiffSample, "PARITY_LOCAL_DIFF_SAMPLE", "requests whose responses the differential check compares (0: no check)")
+	e.String(&c.DiffRequestsFile, "PARITY_LOCAL_DIFF_REQUESTS", "requests file the differential check sends instead of -requests, e.g. the load's reads only when its writes go to a store both tracks share")
 	e.String(&c.OutDir, "PARITY_LOCAL_OUT", "directory for report.{txt,json,html}, prometheus.yml, rules.yml and logs/")
 	e.String(&c.Gate, "PARITY_LOCAL_GATE", "verdict behind the exit status: confirmed, thresholds or sequential (as poolparity-parity -gate)")
+	e.String(&c.Stable.ScrapeURL, "PARITY_LOCAL_STABLE_SCRAPE_URL", "base URL Prometheus scrapes for stable's metrics instead of -stable-url's, e.g. a collector stable pushes OTLP to; empty: the track itself")
+	e.String(&c.Gray.ScrapeURL, "PARITY_LOCAL_GRAY_SCRAPE_URL", "gray's, as -stable-scrape-url")
+	e.String(&c.Stable.PprofURL, "PARITY_LOCAL_STABLE_PPROF", "root of stable's net/http/pprof handlers, e.g. http://127.0.0.1:6060/debug/pprof/ (with -profile-seconds)")
+	e.String(&c.Gray.PprofURL, "PARITY_LOCAL_GRAY_PPROF", "root of gray's net/http/pprof handlers (with -profile-seconds)")
+	e.Int(&c.ProfileSeconds, "PARITY_LOCAL_PROFILE_SECONDS", "on a FAIL, profile both tracks' CPU this many seconds (the load going on) and compare it and their allocations per request in the report (needs -stable-pprof and -gray-pprof; 0: no profiles)")
+	e.String(&c.Job, "PARITY_LOCAL_JOB", "Prometheus job the tracks are scraped as (empty: "+localmode.Job+")")
+	e.String(&c.RulesFile, "PARITY_LOCAL_RULES_FILE", "a rules file of your own for Prometheus instead of the rules rendered from -set/-values (-window still names the family read)")
+	e.Uint64(&c.Seed, "PARITY_LOCAL_SEED", "seed of the load's random order (-random)")
+	e.Bool(&c.Random, "PARITY_LOCAL_RANDOM", "draw each arrival's request from the requests file at random (seeded) instead of replaying the file in order")
+	e.Int(&c.Burst, "PARITY_LOCAL_BURST", "make each track's arrivals come in waves of this many at once, the rate unchanged (0 or 1: evenly spaced; at most -concurrency)")
+	e.Duration(&c.ScrapeInterval, "PARITY_LOCAL_SCRAPE_INTERVAL", "Prometheus scrape and rule evaluation interval (1s to 15s)")
+	e.Duration(&c.Progress, "PARITY_LOCAL_PROGRESS", "interval between progress lines")
+	e.String(&c.Record, "PARITY_LOCAL_RECORD", "dump the run's per-track series to this file (gzip JSON) before Prometheus stops, for verdicteval's recorded corpus")
+	e.String(&c.Title, "PARITY_LOCAL_TITLE", "the report's title (empty: poolparity local: gray (mode) vs stable (mode))")
+	fs.Func("stable-env", "KEY=value added to the stable command's environment (repeatable)", appendTo(&c.Stable.Env))
+	fs.Func("gray-env", "KEY=value added to the gray command's environment (repeatable)", appendTo(&c.Gray.Env))
+	fs.Func("clear-env", "variables removed from the environment the commands inherit, comma-separated, a name ending with _ removing a prefix, e.g. REDIS_,OTEL_ (repeatable)", func(v string) error {
+		c.ClearEnv = append(c.ClearEnv, strings.Split(v, ",")...)
+		return nil
+	})
 	c.Rules.BindFlags(fs)
 	def := localmode.Default()
 	c.Rules.Window, c.Rules.For = def.Rules.Window, def.Rules.For // BindFlags zeroes them
@@ -73,4 +95,12 @@ func parseLocalConfig(args []string, getenv func(string) string, usage io.Writer
 		return c, err
 	}
 	return c, c.Validate()
+}
+
+// appendTo is a repeatable flag's setter: each value is appended to *list.
+func appendTo(list *[]string) func(string) error {
+	return func(v string) error {
+		*list = append(*list, v)
+		return nil
+	}
 }

@@ -64,6 +64,25 @@ func TestParseLocalConfig(t *testing.T) {
 				return ""
 			}},
 	}
+	tests = append(tests, struct {
+		name  string
+		args  []string
+		env   map[string]string
+		check func(c localmode.Config) string
+	}{"the demo's flags: environment, scrape and profile URLs, load shape, own rules", []string{"-stable-cmd", "./a", "-gray-cmd", "./b", "-requests", "r.txt",
+		"-stable-env", "POOL_MODE=unpooled", "-gray-env", "POOL_MODE=pooled", "-gray-env", "FAULT_LATENCY=40ms", "-clear-env", "REDIS_,OTEL_", "-clear-env", "FAULT_",
+		"-gray-scrape-url", "http://127.0.0.1:9464", "-stable-pprof", "http://127.0.0.1:6060/debug/pprof/", "-gray-pprof", "http://127.0.0.1:6061/debug/pprof/",
+		"-profile-seconds", "3", "-random", "-seed", "7", "-burst", "8", "-diff-requests", "reads.txt", "-rules-file", "my.rules.yml", "-job", "svc",
+		"-scrape-interval", "2s", "-title", "t", "-record", "rec.json.gz"}, nil, func(c localmode.Config) string {
+		if strings.Join(c.Stable.Env, " ") != "POOL_MODE=unpooled" || strings.Join(c.Gray.Env, " ") != "POOL_MODE=pooled FAULT_LATENCY=40ms" ||
+			strings.Join(c.ClearEnv, " ") != "REDIS_ OTEL_ FAULT_" || c.Gray.ScrapeURL != "http://127.0.0.1:9464" || c.Stable.ScrapeURL != "" ||
+			c.Stable.PprofURL != "http://127.0.0.1:6060/debug/pprof/" || c.Gray.PprofURL != "http://127.0.0.1:6061/debug/pprof/" || c.ProfileSeconds != 3 ||
+			!c.Random || c.Seed != 7 || c.Burst != 8 || c.DiffRequestsFile != "reads.txt" || c.RulesFile != "my.rules.yml" || c.Job != "svc" ||
+			c.ScrapeInterval != 2*time.Second || c.Title != "t" || c.Record != "rec.json.gz" {
+			return fmt.Sprintf("%+v", c)
+		}
+		return ""
+	}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := parseLocalConfig(tt.args, env(tt.env), &bytes.Buffer{})

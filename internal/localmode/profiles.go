@@ -1,4 +1,4 @@
-package demo
+package localmode
 
 import (
 	"context"
@@ -9,16 +9,16 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/poolparity/poolparity/internal/loadgen"
 	"github.com/poolparity/poolparity/internal/profdiff"
-	"github.com/poolparity/poolparity/internal/splitter"
 )
 
 // profiles takes a CPU profile of cfg.ProfileSeconds from both tracks at
 // once, then their allocation profiles, saves all four under OutDir/profiles
 // and compares each pair per request: the CPU profiles by the requests the
-// split sent each track meanwhile, the allocations (since each process
+// load sent each track meanwhile, the allocations (since each process
 // started) by all the requests it sent each.
-func (r *runner) profiles(ctx context.Context, sp *splitter.Splitter, stable, gray trackSpec) ([]profdiff.Diff, error) {
+func (r *runner) profiles(ctx context.Context, gens [2]*loadgen.Generator, stable, gray *trackRun) ([]profdiff.Diff, error) {
 	secs := r.cfg.ProfileSeconds
 	dir := filepath.Join(r.cfg.OutDir, "profiles")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -28,12 +28,11 @@ func (r *runner) profiles(ctx context.Context, sp *splitter.Splitter, stable, gr
 	defer cancel()
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}} // bounded by ctx
 	defer client.CloseIdleConnections()
-	sides := [2]splitter.Track{splitter.Stable, splitter.Gray}
 
 	// fetchBoth fetches kind from both tracks at once and saves the raw
 	// profiles as <track><suffix>.
 	fetchBoth := func(kind profdiff.Kind, seconds int, suffix string) (p profdiff.Pair, files [2]string, err error) {
-		if p, err = profdiff.FetchPair(ctx, client, gray.pprofURL(), stable.pprofURL(), kind, seconds); err != nil {
+		if p, err = profdiff.FetchPair(ctx, client, gray.PprofURL, stable.PprofURL, kind, seconds); err != nil {
 			return p, files, err
 		}
 		for i, t := range [2]struct {
@@ -48,13 +47,13 @@ func (r *runner) profiles(ctx context.Context, sp *splitter.Splitter, stable, gr
 		return p, files, nil
 	}
 	var before [2]uint64
-	for i, s := range sides {
-		before[i] = sp.Stats(s).Requests
+	for i, g := range gens {
+		before[i] = g.Stats().Requests
 	}
 	cpu, cpuFiles, cpuErr := fetchBoth(profdiff.KindCPU, secs, ".cpu.pb.gz")
 	var during, total [2]float64
-	for i, s := range sides {
-		n := sp.Stats(s).Requests
+	for i, g := range gens {
+		n := g.Stats().Requests
 		during[i], total[i] = float64(n-before[i]), float64(n)
 	}
 	allocs, allocFiles, allocErr := fetchBoth(profdiff.KindAllocSpace, 0, ".allocs.pb.gz")
