@@ -24,6 +24,12 @@ import (
 // evaluation interval is not known: the chart's rules.counts.interval.
 const DefaultCountStep = 20 * time.Second
 
+// CountHistory is how far before the rollout's start the count test reads
+// stable's counters: their step-to-step wandering bounds the variance of the
+// rollout's contrasts from below (seqcount.JudgeAfter), so a drift slower
+// than the rollout so far is not read as a regression at the first looks.
+const CountHistory = 30 * time.Minute
+
 // countInput is one track's raw series of one count rule.
 type countInput struct {
 	stable, gray []promread.RawSeries
@@ -40,6 +46,8 @@ func (e evaluation) countTest(ctx context.Context, q Querier, s catalog.SLI, cri
 	if len(edges) < 2 {
 		return TestResult{Verdict: NoData, Note: fmt.Sprintf("the rollout is younger than one %s step of the count rules", step)}
 	}
+	lead := leadEdges(e.opts.StatSince, CountHistory, step)
+	edges = append(lead, edges...)
 	var why []string
 	read := func(rule string) (countInput, error) {
 		raw, err := promread.ReadRaw(ctx, q, rule+"{"+e.selector(s)+"}", edges[0], edges[len(edges)-1], e.opts.BaselineTrack)
@@ -59,12 +67,12 @@ func (e evaluation) countTest(ctx context.Context, q Querier, s catalog.SLI, cri
 	var notes []string
 	var effect func(seqcount.Result) float64
 	if ci.Quantile > 0 {
-		res, notes, effect, err = judgeLatency(t, crit, ci.Quantile, num, edges, e.exclusion(step))
+		res, notes, effect, err = judgeLatency(t, crit, ci.Quantile, num, edges, len(lead), e.exclusion(step))
 	} else {
 		if reqs, err = read(ci.Requests); err != nil {
 			return countError(err, why)
 		}
-		res, notes, effect, err = judgeRates(t, crit, ci.Proportion, reqs, num, edges, e.exclusion(step))
+		res, notes, effect, err = judgeRates(t, crit, ci.Proportion, reqs, num, edges, len(lead), e.exclusion(step))
 	}
 	if err != nil {
 		return TestResult{Verdict: NoData, Note: strings.Join(append(why, err.Error()), "; ")}
@@ -123,6 +131,32 @@ func countEdges(since, at time.Time, step time.Duration) []time.Time {
 	return edges
 }
 
+// leadEdges returns the step edges of the history before since: since -
+// n step, ..., since - step, n = history/step (none when the step does not
+// fit in it).
+func leadEdges(since time.Time, history, step time.Duration) []time.Time {
+	if step <= 0 {
+		return nil
+	}
+	n := int(history / step)
+	out := make([]time.Time, 0, n)
+	for k := n; k >= 1; k-- {
+		out = append(out, since.Add(-time.Duration(k)*step))
+	}
+	return out
+}
+
+// history returns stable's counts of the first lead steps (before the
+// rollout's start) and the steps after them.
+func history(steps []seqcount.Step, lead int) ([]seqcount.Counts, []seqcount.Step) {
+	lead = min(lead, len(steps))
+	hist := make([]seqcount.Counts, lead)
+	for i, st := range steps[:lead] {
+		hist[i] = seqcount.Counts{Num: st.Stable.Num, Requests: st.Stable.Requests}
+	}
+	return hist, steps[lead:]
+}
+
 // exclusion reports whether the step ending at T overlaps an excluded
 // interval (a warm-up).
 func (e evaluation) exclusion(step time.Duration) func(time.Time) bool {
@@ -154,7 +188,8 @@ func keep(steps []seqcount.Step, excluded func(time.Time) bool) ([]seqcount.Step
 
 // judgeRates judges a proportion (5xx) or an amount per request (CPU,
 // heap) from the per-pod counters of both tracks.
-func judgeRates(t seqcount.Test, crit Criterion, proportion bool, reqs, num countInput, edges []time.Time, excluded func(time.Time) bool) (seqcount.Result, []string, func(seqcount.Result) float64, error) {
+// The first lead steps of edges are stable's history (before the rollout).
+func judgeRates(t seqcount.Test, crit Criterion, proportion bool, reqs, num countInput, edges []time.Time, lead int, excluded func(time.Time) bool) (seqcount.Result, []string, func(seqcount.Result) float64, error) {
 	kind := seqcount.PerRequest
 	if proportion {
 		kind = seqcount.Proportion
@@ -163,11 +198,14 @@ func judgeRates(t seqcount.Test, crit Criterion, proportion bool, reqs, num coun
 	gr, gn, gnotes := trackCounts("gray", reqs.gray, num.gray, edges)
 	notes := append(snotes, gnotes...)
 	steps := make([]seqcount.Step, len(edges)-1)
-	var levelNum, levelReq float64
 	for i := range steps {
 		steps[i] = seqcount.Step{T: edges[i+1], Stable: stepCounts(sr, sn, i), Gray: stepCounts(gr, gn, i)}
-		levelNum += steps[i].Stable.Num
-		levelReq += steps[i].Stable.Requests
+	}
+	hist, steps := history(steps, lead)
+	var levelNum, levelReq float64
+	for _, st := range steps {
+		levelNum += st.Stable.Num
+		levelReq += st.Stable.Requests
 	}
 	steps, dropped := keep(steps, excluded)
 	if dropped > 0 {
@@ -184,7 +222,7 @@ func judgeRates(t seqcount.Test, crit Criterion, proportion bool, reqs, num coun
 	if crit.Comparison.IsRatio() {
 		effect = func(r seqcount.Result) float64 { return r.Ratio }
 	}
-	return t.Judge(kind, lim, steps), notes, effect, nil
+	return t.JudgeAfter(kind, lim, hist, steps), notes, effect, nil
 }
 
 // rateLimits turns the criterion's floor and threshold, at stable's level,
@@ -278,7 +316,8 @@ func sortedKeys(m podSteps) []string {
 
 // judgeLatency judges a latency quantile from both tracks' bucket counters
 // (the +Inf bucket counts the requests).
-func judgeLatency(t seqcount.Test, crit Criterion, q float64, buckets countInput, edges []time.Time, excluded func(time.Time) bool) (seqcount.Result, []string, func(seqcount.Result) float64, error) {
+// The first lead steps of edges are stable's history (before the rollout).
+func judgeLatency(t seqcount.Test, crit Criterion, q float64, buckets countInput, edges []time.Time, lead int, excluded func(time.Time) bool) (seqcount.Result, []string, func(seqcount.Result) float64, error) {
 	stable, err := histogram(buckets.stable)
 	if err != nil {
 		return seqcount.Result{}, nil, nil, fmt.Errorf("stable's histogram: %w", err)
@@ -287,7 +326,7 @@ func judgeLatency(t seqcount.Test, crit Criterion, q float64, buckets countInput
 	if err != nil {
 		return seqcount.Result{}, nil, nil, fmt.Errorf("gray's histogram: %w", err)
 	}
-	level := pooledQuantile(stable, edges, q)
+	level := pooledQuantile(stable, edges[min(lead, len(edges)-1):], q)
 	if !(level > 0) {
 		return seqcount.Result{}, nil, nil, fmt.Errorf("stable's pooled p%g is not positive", q*100)
 	}
@@ -299,12 +338,13 @@ func judgeLatency(t seqcount.Test, crit Criterion, q float64, buckets countInput
 	if err != nil {
 		return seqcount.Result{}, notes, nil, err
 	}
+	hist, steps := history(steps, lead)
 	steps, dropped := keep(steps, excluded)
 	if dropped > 0 {
 		notes = append(notes, fmt.Sprintf("%d steps in a warm-up or before both tracks served left out", dropped))
 	}
 	notes = append(notes, fmt.Sprintf("judged on the requests slower than %s (stable's p%g %s)", FormatValue(Seconds, bound), q*100, FormatValue(Seconds, level)))
-	return t.Judge(seqcount.Proportion, exceed, steps), notes, func(r seqcount.Result) float64 { return r.Ratio }, nil
+	return t.JudgeAfter(seqcount.Proportion, exceed, hist, steps), notes, func(r seqcount.Result) float64 { return r.Ratio }, nil
 }
 
 // histogram sorts one track's bucket series by le into a seqcount

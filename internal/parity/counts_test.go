@@ -3,6 +3,7 @@ package parity_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -212,10 +213,11 @@ func TestCountsGate(t *testing.T) {
 			}
 			var asked bool
 			for _, q := range p.asked {
-				asked = asked || strings.HasPrefix(q, catalog.CountRequestsRule+`{job="poolparity"}[12m]`)
+				// the rollout's 12 minutes and stable's history before it
+				asked = asked || strings.HasPrefix(q, catalog.CountRequestsRule+fmt.Sprintf(`{job="poolparity"}[%dm]`, 12+int(parity.CountHistory/time.Minute)))
 			}
 			if !asked {
-				t.Errorf("queries %q: the requests' raw samples over the rollout were not read", p.asked)
+				t.Errorf("queries %q: the requests' raw samples over the rollout and stable's history were not read", p.asked)
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 type countSLI struct {
 	kind  seqcount.Kind
 	lim   seqcount.Limits
+	hist  []seqcount.Counts // stable's steps before the gray's start (the lead)
 	steps []seqcount.Step
 }
 
@@ -80,8 +81,31 @@ func histogram(tm Timing, pods []PodCounters) seqcount.Histogram {
 	return h
 }
 
-// countSteps builds every judged SLI's steps of a run at the edges.
+// countSteps builds every judged SLI's steps of a run at the edges (from the gray's start), and
+// stable's history over the lead before them, in steps of the same length.
 func countSteps(su Setup, run Run, slis []sli, edges []time.Time) ([]countSLI, error) {
+	var lead []time.Time
+	if len(edges) > 1 {
+		step := edges[1].Sub(edges[0])
+		for t := edges[0].Add(-step); !t.Before(su.Timing.Start); t = t.Add(-step) {
+			lead = append([]time.Time{t}, lead...)
+		}
+	}
+	out, err := countStepsAt(su, run, slis, append(lead, edges...))
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range out {
+		for _, st := range c.steps[:len(lead)] {
+			out[i].hist = append(out[i].hist, seqcount.Counts{Num: st.Stable.Num, Requests: st.Stable.Requests})
+		}
+		out[i].steps = c.steps[len(lead):]
+	}
+	return out, nil
+}
+
+// countStepsAt builds every judged SLI's steps of a run at the edges.
+func countStepsAt(su Setup, run Run, slis []sli, edges []time.Time) ([]countSLI, error) {
 	out := make([]countSLI, len(slis))
 	var hs, hg seqcount.Histogram
 	var rs, rg podIncreases
@@ -136,7 +160,7 @@ func countLooks(test seqcount.Test, cs []countSLI) lookFunc {
 	}
 	ds := make([]decided, len(cs))
 	for i, c := range cs {
-		r := test.Judge(c.kind, c.lim, c.steps)
+		r := test.JudgeAfter(c.kind, c.lim, c.hist, c.steps)
 		ds[i] = decided{out: r.Outcome}
 		if r.Outcome != seqcount.Inconclusive {
 			ds[i].at = slices.IndexFunc(c.steps, func(s seqcount.Step) bool { return !s.T.Before(r.Rejected) }) + 1

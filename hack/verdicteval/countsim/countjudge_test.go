@@ -28,15 +28,7 @@ func TestCountLooksMatchJudgingEachLook(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			su := Setup{Service: cfg.Service, Model: c.model, Traffic: cfg.Traffics[0], Scenario: c.sc, Timing: cfg.Timing, ResetShare: c.reset}
-			run, err := Simulate(su, rand.New(rand.NewPCG(21, 22)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			looks, edges := cfg.Timing.edges(cfg.Step)
-			cs, err := countSteps(su, run, slis, edges)
-			if err != nil {
-				t.Fatal(err)
-			}
+			looks, _, cs := simulatedSteps(t, cfg, su, slis, rand.NewPCG(21, 22))
 			at := countLooks(cfg.Test, cs)
 			decided := 0
 			for j := 1; j <= looks; j++ {
@@ -61,7 +53,7 @@ func TestCountLooksMatchJudgingEachLook(t *testing.T) {
 func judgePrefix(test seqcount.Test, cs []countSLI, j int) (fail int, pass bool) {
 	fail, pass = -1, true
 	for i, c := range cs {
-		switch test.Judge(c.kind, c.lim, c.steps[:j]).Outcome {
+		switch test.JudgeAfter(c.kind, c.lim, c.hist, c.steps[:j]).Outcome {
 		case seqcount.Fail:
 			if fail < 0 {
 				fail = i
@@ -108,4 +100,46 @@ func TestMinuteLooksPassAGrayAtParity(t *testing.T) {
 	if passed < 2 {
 		t.Fatalf("%d of %d runs at parity PASSed within %s, want at least 2", passed, runs, cfg.Timing.Rollout)
 	}
+}
+
+// TestCountStepsHistory: every SLI gets stable's steps over the lead (5 minutes, 15 steps of 20 s)
+// as its history, each with requests, and the rollout's steps from the gray's start.
+func TestCountStepsHistory(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Timing.Rollout = 5 * time.Minute
+	slis, err := judged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	su := Setup{Service: cfg.Service, Model: cfg.Models[0], Traffic: cfg.Traffics[0], Scenario: cfg.Scenarios[0], Timing: cfg.Timing}
+	looks, edges, cs := simulatedSteps(t, cfg, su, slis, rand.NewPCG(5, 6))
+	wantHist := int(cfg.Timing.Lead / cfg.Step)
+	for i, c := range cs {
+		if len(c.hist) != wantHist || len(c.steps) != looks {
+			t.Fatalf("SLI %d: %d history steps and %d steps, want %d and %d", i, len(c.hist), len(c.steps), wantHist, looks)
+		}
+		for k, h := range c.hist {
+			if !(h.Requests > 0) {
+				t.Fatalf("SLI %d: history step %d has %g requests", i, k, h.Requests)
+			}
+		}
+		if !c.steps[0].T.Equal(edges[1]) {
+			t.Errorf("SLI %d: first step ends at %s, want %s", i, c.steps[0].T, edges[1])
+		}
+	}
+}
+
+// simulatedSteps simulates one run of su and returns its looks, the step edges and the SLIs' steps.
+func simulatedSteps(t *testing.T, cfg Config, su Setup, slis []sli, src rand.Source) (int, []time.Time, []countSLI) {
+	t.Helper()
+	run, err := Simulate(su, rand.New(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	looks, edges := cfg.Timing.edges(cfg.Step)
+	cs, err := countSteps(su, run, slis, edges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return looks, edges, cs
 }

@@ -25,9 +25,10 @@ Judges, both looking every %s and every minute from the gray's start, for %s:
 
 - **counts**: internal/parity/seqcount on %s steps differenced from the simulated counters
   (seqcount.Increase per pod for errors, CPU and heap per request; seqcount.LatencySteps for
-  latency p95 and p99), seqcount.Test{Alpha %g, K %d}: 5 SLIs judged, the alpha spent over K.
-  Errors, CPU and heap boundaries are the catalog's: the floor (FAIL boundary) at stable's
-  nominal level and the threshold (or the floor, where wider) as the PASS margin.
+  latency p95 and p99), seqcount.Test{Alpha %g, K %d}.JudgeAfter with stable's steps over the
+  %s lead as its history: 5 SLIs judged, the alpha spent over K. Errors, CPU and heap
+  boundaries are the catalog's: the floor (FAIL boundary) at stable's nominal level and the
+  threshold (or the floor, where wider) as the PASS margin.
 - **per-minute sequential** (today's judge): per-minute values of both tracks from the same
   counters (histogram_quantile's interpolation of one minute's bucket increases summed over
   pods, 5xx per request with the minute's requests, which its rate bound needs and the controller
@@ -53,7 +54,7 @@ time is also shown as a multiple of the oracle's.
 
 `, tm.Scrape, tm.Lead, tm.Rollout, boundsText(), 1000*svc.Median, 1000*svc.P99, 100*svc.Errors,
 		1000*svc.CPU, svc.CPUCV, svc.Heap, svc.HeapCV, 100*cfg.ResetShare,
-		cfg.Step, tm.Rollout, cfg.Step, cfg.Test.Alpha, cfg.Test.K, K, cfg.Runs, cfg.RegressionRuns, len(cfg.Seeds), seedsText(cfg.Seeds), cfg.Test.Alpha, cfg.Test.K, cfg.Step)
+		cfg.Step, tm.Rollout, cfg.Step, cfg.Test.Alpha, cfg.Test.K, tm.Lead, K, cfg.Runs, cfg.RegressionRuns, len(cfg.Seeds), seedsText(cfg.Seeds), cfg.Test.Alpha, cfg.Test.K, cfg.Step)
 	writeLimits(b, svc)
 }
 

@@ -17,8 +17,8 @@ type Counts struct {
 	Num, Requests float64
 	// Pods optionally carries the same increments per pod, each named by Pod (entries without a name
 	// are named by their index). Judge counts each track's pods from it and, with Test.PodSpread
-	// left to be estimated, estimates the spread of lasting per-pod offsets from stable's pods. The
-	// contrast itself reads only Num and Requests.
+	// left to be estimated, estimates the spread of lasting per-pod offsets from the pods within
+	// each track. The contrast itself reads only Num and Requests.
 	Pods []Counts
 	// Pod names the pod of an entry of Pods; empty on a track's total.
 	Pod string
@@ -73,7 +73,7 @@ type Test struct {
 	// Lag is how many step lags the autocorrelation inflation reads; default 3.
 	Lag int
 	// PodSpread is a known sd of lasting per-pod log offsets of the rate. Zero (the default) or
-	// negative means estimate it from stable's per-pod counts (Counts.Pods), or allow nothing for
+	// negative means estimate it from both tracks' per-pod counts (Counts.Pods), or allow nothing for
 	// pod offsets when the steps carry no per-pod counts (the Note says so).
 	PodSpread float64
 }

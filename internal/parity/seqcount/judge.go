@@ -82,6 +82,14 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 // Judge runs the FAIL and the PASS e-processes over steps in order and stops at the first look at
 // which either reaches its bar (FAIL first). See the package doc for the statistics.
 func (t Test) Judge(kind Kind, lim Limits, steps []Step) Result {
+	return t.JudgeAfter(kind, lim, nil, steps)
+}
+
+// JudgeAfter is Judge with stable's history: its counts per step (of the steps' length, in time
+// order) before the gray started. Their step-to-step variation bounds the variance of the window's
+// contrasts from below (package doc, "Stable's history"); steps that are not finite, negative or
+// without requests are left out of it.
+func (t Test) JudgeAfter(kind Kind, lim Limits, history []Counts, steps []Step) Result {
 	t = t.withDefaults()
 	res := Result{Bar: float64(t.K) / t.Alpha, EFail: 1, EPass: 1, Inflation: 1, Ratio: math.NaN()}
 	if err := checkLimits(kind, lim); err != nil {
@@ -89,6 +97,11 @@ func (t Test) Judge(kind Kind, lim Limits, steps []Step) Result {
 		return res
 	}
 	j := newJudge(t, kind, lim, steps)
+	for _, h := range history {
+		if allFinite(h) && h.Num >= 0 && h.Requests > 0 && max(h.Num, h.Requests) <= maxCount && (kind != Proportion || h.Num <= h.Requests) {
+			j.hist = append(j.hist, Counts{Num: h.Num, Requests: h.Requests})
+		}
+	}
 	for _, st := range steps {
 		if !j.add(st) {
 			continue
@@ -113,6 +126,7 @@ type judge struct {
 	kind     Kind
 	lim      Limits
 	obs      []obs
+	hist     []Counts // stable's usable history steps (JudgeAfter)
 	skips    map[string]int
 	seen     int
 	pods     podTally

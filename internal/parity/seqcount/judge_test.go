@@ -120,7 +120,7 @@ func TestJudgePodOffsets(t *testing.T) {
 	}
 	lim := seqcount.Limits{Floor: seqcount.Bound{Rel: 0.1}, Margin: seqcount.Bound{Rel: 0.5}}
 	estimated := seqcount.Test{}.Judge(seqcount.Proportion, lim, steps)
-	if estimated.Bar != 200 || !strings.Contains(estimated.Note, "estimated from stable's pods") ||
+	if estimated.Bar != 200 || !strings.Contains(estimated.Note, "estimated from the pods within each track") ||
 		!strings.Contains(estimated.Note, "over 1 gray and 3 stable pods") {
 		t.Errorf("estimated spread: bar %g, note %q; want bar 200 and the allowance noted", estimated.Bar, estimated.Note)
 	}

@@ -35,11 +35,12 @@ func (j *judge) look() {
 		j.c = j.priorScale(j.lim.Floor, j.lim.Margin)
 		j.cPass = j.priorScale(Bound{}, j.lim.Margin)
 	}
-	j.logEF = logMixtureE(sF, j.infl*vF, j.c)
+	drift := j.drift()
+	j.logEF = logMixtureE(sF, max(j.infl*vF, stableFactor(floor)*drift), j.c)
 	j.logEP = 0
 	if passable {
 		sP, vP, _ := j.sums(margin)
-		j.logEP = logMixtureE(-sP, j.infl*vP, j.cPass)
+		j.logEP = logMixtureE(-sP, max(j.infl*vP, stableFactor(margin)*drift), j.cPass)
 	}
 	j.floorUsed, j.marginUsed = floor, margin
 	logBar := math.Log(j.bar)
@@ -183,4 +184,26 @@ func divided(xs []float64, k float64) []float64 {
 		out[i] = x / k
 	}
 	return out
+}
+
+// stableFactor is the factor 1 + (1+Rel)^2 of driftVar at the boundary b: gray's drift and
+// stable's, scaled by the boundary.
+func stableFactor(b Bound) float64 { return 1 + (1+b.Rel)*(1+b.Rel) }
+
+// drift returns driftSum over stable's history and the window's stable steps (0 without history).
+func (j *judge) drift() float64 {
+	if len(j.hist) == 0 {
+		return 0
+	}
+	num := make([]float64, 0, len(j.hist)+len(j.obs))
+	req := make([]float64, 0, cap(num))
+	for _, h := range j.hist {
+		num, req = append(num, h.Num), append(req, h.Requests)
+	}
+	var rg float64
+	for _, o := range j.obs {
+		num, req = append(num, o.ns), append(req, o.rs)
+		rg += o.rg / float64(len(j.obs))
+	}
+	return driftSum(num, req, len(j.obs), rg)
 }

@@ -57,45 +57,52 @@ func served(m map[string]*Counts) int {
 	return n
 }
 
-// spread estimates the sd of lasting per-pod offsets of the log rate from stable's pods: the
-// sample variance of the pods' pooled log rates less their mean sampling variance (for Proportion,
-// about 1/events per pod; for PerRequest it is not known and nothing is taken off, which
-// overstates the spread). It returns 0 and why with fewer than two stable pods.
+// spread estimates the sd of lasting per-pod offsets of the log rate from the pods within each
+// track: the within-track sums of squares of the pods' pooled log rates about their track's mean
+// over their degrees of freedom (pods less one, per track, summed), less the pods' mean sampling
+// variance (for Proportion, about 1/events per pod; for PerRequest it is not known and nothing is
+// taken off, which overstates the spread). It returns 0 and why without a track of two pods.
 func (p podTally) spread() (float64, string) {
-	var logs, noise []float64
-	for _, c := range p.stable {
-		if c.Requests <= 0 {
+	var ss, vn float64
+	var df, npods int
+	for _, track := range []map[string]*Counts{p.stable, p.gray} {
+		var logs []float64
+		for _, c := range track {
+			if c.Requests <= 0 {
+				continue
+			}
+			switch {
+			case p.kind == Proportion:
+				logs = append(logs, math.Log(smoothRate(c.Num, c.Requests)))
+				vn += 1 / (c.Num + 0.5)
+			case c.Num > 0:
+				logs = append(logs, math.Log(c.Num/c.Requests))
+			default:
+				continue
+			}
+			npods++
+		}
+		if len(logs) < 2 {
 			continue
 		}
-		switch {
-		case p.kind == Proportion:
-			logs = append(logs, math.Log(smoothRate(c.Num, c.Requests)))
-			noise = append(noise, 1/(c.Num+0.5))
-		case c.Num > 0:
-			logs = append(logs, math.Log(c.Num/c.Requests))
-			noise = append(noise, 0)
+		var mean float64
+		for _, l := range logs {
+			mean += l / float64(len(logs))
 		}
+		for _, l := range logs {
+			ss += (l - mean) * (l - mean)
+		}
+		df += len(logs) - 1
 	}
-	if len(logs) < 2 {
+	if df < 1 {
 		if len(p.stable) == 0 {
 			return 0, "not allowed for (no per-pod counts)"
 		}
-		return 0, "not allowed for (fewer than two stable pods with a rate)"
+		return 0, "not allowed for (no track with two pods with a rate)"
 	}
-	var mean, vn float64
-	for i, l := range logs {
-		mean += l
-		vn += noise[i]
-	}
-	mean /= float64(len(logs))
-	vn /= float64(len(logs))
-	var ss float64
-	for _, l := range logs {
-		ss += (l - mean) * (l - mean)
-	}
-	v := ss/float64(len(logs)-1) - vn
+	v := ss/float64(df) - vn/float64(npods)
 	if v <= 0 {
-		return 0, "estimated 0 from stable's pods"
+		return 0, "estimated 0 from the pods within each track"
 	}
-	return math.Sqrt(v), "estimated from stable's pods"
+	return math.Sqrt(v), "estimated from the pods within each track"
 }
