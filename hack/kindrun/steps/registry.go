@@ -19,6 +19,7 @@ func Defs() []harness.Def {
 		cluster.DownDef(),
 		// Run only by name.
 		loadDef(), parityDef(), hpaGroupsFullDef(),
+		flaggerDef(),
 	}
 }
 
