@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -287,4 +288,26 @@ func TestFlaggerTable(t *testing.T) {
 			t.Errorf("the table lacks %q:\n%s", w, out)
 		}
 	}
+}
+
+// FuzzFlaggerParsers feeds the step's readers of Flagger's objects anything: a Canary as JSON
+// and an event's message. Neither may panic; a status they accept reads back the phase given.
+func FuzzFlaggerParsers(f *testing.F) {
+	f.Add([]byte(`{"status":{"phase":"Progressing","canaryWeight":50,"failedChecks":1}}`), `Halt x.y advancement external check poolparity-judge failed {"verdict":"FAIL"}`)
+	f.Add([]byte(`{"status":{"phase":3}}`), "Confirm-promotion check poolparity-judge-promotion passed")
+	f.Add([]byte(`{"status":[]}`), `check poolparity-judge failed "verdict": "`)
+	f.Fuzz(func(t *testing.T, obj []byte, msg string) {
+		judgeAnswers([]string{msg, msg})
+		var m map[string]any
+		if json.Unmarshal(obj, &m) != nil {
+			return
+		}
+		st, err := canaryStatusOf(m)
+		if err != nil {
+			return
+		}
+		if s, ok := m["status"].(map[string]any); ok && s["phase"] != nil && s["phase"] != st.Phase {
+			t.Errorf("phase %v read as %q", s["phase"], st.Phase)
+		}
+	})
 }
