@@ -39,6 +39,7 @@ const (
 	KEDAVersion          = "v2.21.0" // github.com/kedacore/keda/v2 (hack/tools/keda)
 	TraefikVersion       = "v3.6.12" // github.com/traefik/traefik/v3, hack/tools/traefik
 	GatewayAPIVersion    = "v1.4.0"  // sigs.k8s.io/gateway-api, the version hack/tools/traefik requires
+	FlaggerVersion       = "v1.36.1" // github.com/fluxcd/flagger, hack/tools/flagger
 )
 
 // Images and settings of the offline cluster.
@@ -67,6 +68,9 @@ const (
 	nonRootUser      = "65534:65534"
 	imageBuildTime   = 20 * time.Minute
 )
+
+// FlaggerImage is Flagger's controller, built here (AppImages) from hack/install-tools.sh's binary.
+const FlaggerImage = Registry + "/flagger:" + FlaggerVersion
 
 // Files are the templates and manifests the harness renders: the component and node
 // Dockerfiles, the CNI config, and the Prometheus, Gateway and PoolCanary manifests.
@@ -125,6 +129,10 @@ func AppImages() []image {
 		{Tag: KEDAAdapterImage, Comment: "KEDA metrics API server " + KEDAVersion + " (external.metrics.k8s.io).",
 			Base: baseImage, Bins: map[string]string{"keda-adapter": "cluster/keda-adapter"}, BinDir: "/", User: nonRootUser,
 			Entrypoint: `["/keda-adapter"]`},
+		// Flagger's manifest gives only arguments, and probes /healthz with wget (Debian's).
+		{Tag: FlaggerImage, Comment: "Flagger " + FlaggerVersion + " (github.com/fluxcd/flagger, hack/tools/flagger): the controller of the flagger step.",
+			Base: baseImage, Packages: "wget", Bins: map[string]string{"flagger": "cluster/flagger"}, User: nonRootUser,
+			Entrypoint: `["/usr/local/bin/flagger"]`},
 		// Upstream's helper pods run busybox as root to create and remove volume directories on
 		// the node; Debian's minbase has the sh, mkdir and rm they call.
 		{Tag: HelperImage, Comment: "sh, mkdir and rm (Debian minbase, as root) for local-path-provisioner's helper pods.",

@@ -23,6 +23,7 @@ func Defs() []harness.Def {
 		cluster.DownDef(),
 		// Run only by name.
 		loadDef(), parityDef(), hpaGroupsFullDef(),
+		flaggerDef(),
 	}
 }
 

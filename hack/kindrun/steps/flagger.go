@@ -1,0 +1,696 @@
+package steps
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"text/template"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/poolparity/poolparity/hack/kindrun/harness"
+	"github.com/poolparity/poolparity/hack/kindrun/images"
+	"github.com/poolparity/poolparity/hack/kindrun/kube"
+	"github.com/poolparity/poolparity/internal/parity"
+)
+
+// The flagger step (issue 39): Flagger's controller, built here from github.com/fluxcd/flagger
+// (hack/tools/flagger) and installed from its module's kustomize/base/flagger with that image,
+// rolls out the reference service with its Gateway API provider through the run's Traefik
+// Gateway, gated by the chart's judge (docs/flagger.md). Everything of the step but the
+// controller lives in its own namespace, so it can run beside the canary step.
+const (
+	flaggerNS       = "flagger-system" // the controller; the judge's NetworkPolicy admits its hooks from there
+	flaggerModule   = "github.com/fluxcd/flagger"
+	flaggerRunNS    = "poolparity-flagger" // the Canaries, their Deployments, and a release of the chart
+	flaggerRelease  = "flagger"            // that release: Redis, the rules scoped to flaggerRunNS, the judge
+	flaggerInterval = "15s"                // each Canary's analysis interval
+	// flaggerWatch bounds one Canary's rollout from its trigger (the judge decides on its third
+	// 1m sample at the earliest), and its load.
+	flaggerWatch = 10 * time.Minute
+	// flaggerSettle is how long the promoted pods' series are looked for after the promotion.
+	flaggerSettle = 2 * time.Minute
+)
+
+// canaryGVR is Flagger's Canary resource.
+var canaryGVR = schema.GroupVersionResource{Group: "flagger.app", Version: "v1beta1", Resource: "canaries"}
+
+// flaggerSpec is one Canary the flagger step runs: the Deployment starts in pool mode stable,
+// is changed to gray, and the rollout must end in phase want.
+type flaggerSpec struct{ name, stable, gray, want string }
+
+// defaultFlaggerCanaries: the pooled gray is promoted (it allocates less per request), the
+// unpooled one against a pooled stable is rolled back by the judge's FAIL, as the canary
+// step's PoolCanaries.
+func defaultFlaggerCanaries() []flaggerSpec {
+	return []flaggerSpec{
+		{name: "flagger-pooled", stable: "unpooled", gray: "pooled", want: "Succeeded"},
+		{name: "flagger-unpooled", stable: "pooled", gray: "unpooled", want: "Failed"},
+	}
+}
+
+// flaggerStep installs Flagger and the judge and runs its Canaries at once.
+type flaggerStep struct{ canaries []flaggerSpec }
+
+// flaggerDef declares the "flagger" step (run by name only, for now).
+func flaggerDef() harness.Def {
+	return harness.Def{Step: flaggerStep{canaries: defaultFlaggerCanaries()}, Needs: []string{"env", "helm-install"},
+		Doc: "Flagger (Gateway API provider) rolls out two Canaries through the Gateway on the judge's webhooks: one promoted, one rolled back."}
+}
+
+// Name implements Step.
+func (flaggerStep) Name() string { return "flagger" }
+
+// FlaggerResult is what the flagger step measured.
+type FlaggerResult struct {
+	Runs []FlaggerRun `json:"runs"`
+}
+
+// FlaggerRun is one Canary's rollout, timed from the change of its Deployment (the trigger).
+type FlaggerRun struct {
+	Name  string `json:"name"`
+	Modes string `json:"pool_modes"` // stable -> gray
+	Want  string `json:"want"`
+	Phase string `json:"phase"`
+	OK    bool   `json:"ok"`
+	// Trigger is when the Deployment's pool mode was changed.
+	Trigger time.Time `json:"trigger"`
+	// Points are the Canary's statuses as seen, each once.
+	Points []flaggerPoint `json:"points"`
+	// Promoting is the trigger to the Promoting phase (Flagger copies the spec to the primary),
+	// End the trigger to the final phase; zero when not seen.
+	Promoting time.Duration `json:"promoting_after"`
+	End       time.Duration `json:"end_after"`
+	// StableSeries is how long after Promoting the promoted pods' series (gray's pool mode)
+	// carried gray_status="false" in Prometheus; OldGone how long until no series of stable's
+	// old pool mode did (the old primary pods gone): between the two, the stable track runs both
+	// modes. -1 when not within flaggerSettle.
+	StableSeries time.Duration `json:"stable_series_after"`
+	OldGone      time.Duration `json:"old_stable_gone_after"`
+	// Fails are the judge's FAIL answers Flagger recorded; Confirmed whether the promotion hook
+	// answered 2xx (only a PASS does).
+	Fails     int  `json:"judge_fails"`
+	Confirmed bool `json:"promotion_confirmed"`
+	// Tracks are the gray_status/pool_mode pairs of the service's series since the trigger.
+	Tracks   []string `json:"tracks"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+// flaggerPoint is one Canary status as the harness saw it.
+type flaggerPoint struct {
+	After  time.Duration `json:"after"` // since the trigger (negative before it)
+	Status flaggerStatus `json:"status"`
+}
+
+// flaggerStatus is the part of a Canary's status the step follows.
+type flaggerStatus struct {
+	Phase        string `json:"phase"`
+	CanaryWeight int64  `json:"canaryWeight"`
+	FailedChecks int64  `json:"failedChecks"`
+	Iterations   int64  `json:"iterations"`
+}
+
+// String is phase@weight% with the failed checks.
+func (s flaggerStatus) String() string {
+	return fmt.Sprintf("%s@%d%% failed %d", s.Phase, s.CanaryWeight, s.FailedChecks)
+}
+
+// canaryStatusOf reads a Canary's status from its object; a Canary Flagger has not reported on
+// yet has phase "".
+func canaryStatusOf(obj map[string]any) (flaggerStatus, error) {
+	var s flaggerStatus
+	st, found, err := unstructured.NestedMap(obj, "status")
+	if err != nil {
+		return s, fmt.Errorf("reading the Canary's status: %w", err)
+	}
+	if !found {
+		return s, nil
+	}
+	if v, ok := st["phase"]; ok {
+		p, isString := v.(string)
+		if !isString {
+			return s, fmt.Errorf("the Canary's status.phase is %T, want a string", v)
+		}
+		s.Phase = p
+	}
+	for key, dst := range map[string]*int64{"canaryWeight": &s.CanaryWeight, "failedChecks": &s.FailedChecks, "iterations": &s.Iterations} {
+		v, ok := st[key]
+		if !ok {
+			continue
+		}
+		switch n := v.(type) {
+		case int64:
+			*dst = n
+		case float64:
+			*dst = int64(n)
+		default:
+			return s, fmt.Errorf("the Canary's status.%s is %T, want a number", key, v)
+		}
+	}
+	return s, nil
+}
+
+// flaggerFinal reports whether phase ends a rollout.
+func flaggerFinal(phase string) bool { return phase == "Succeeded" || phase == "Failed" }
+
+// Table implements harness.Result.
+func (r FlaggerResult) Table(harness.Results) string {
+	var w strings.Builder
+	fmt.Fprintf(&w, "\n== Flagger Canaries (Gateway API provider, the judge's webhooks), timed from the Deployment's change\n")
+	fmt.Fprintf(&w, "  (stable series: after Promoting, the promoted pods' first series with gray_status=\"false\" / the old mode's last gone)\n")
+	fmt.Fprintf(&w, "  %-18s %-20s %-10s %-10s %10s %10s %14s %6s %9s  %s\n", "canary", "modes", "want", "phase", "promoting", "end", "stable series", "FAILs", "confirmed", "tracks seen")
+	for _, run := range r.Runs {
+		stable := "-"
+		if run.Promoting > 0 {
+			stable = sinceCell(run.StableSeries) + " / " + sinceCell(run.OldGone)
+		}
+		fmt.Fprintf(&w, "  %-18s %-20s %-10s %-10s %10s %10s %14s %6d %9v  %s%s\n", run.Name, run.Modes, run.Want, run.Phase,
+			durationCell(run.Promoting), durationCell(run.End), stable, run.Fails, run.Confirmed, strings.Join(run.Tracks, " "), okText(run.OK))
+		for _, p := range run.Problems {
+			fmt.Fprintf(&w, "    problem: %s\n", p)
+		}
+	}
+	return w.String()
+}
+
+// sinceCell is +d rounded to the second, "never" for a negative d.
+func sinceCell(d time.Duration) string {
+	if d < 0 {
+		return "never"
+	}
+	return "+" + d.Round(time.Second).String()
+}
+
+// durationCell is d rounded to the second, "-" for zero.
+func durationCell(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return d.Round(time.Second).String()
+}
+
+// flaggerEdits are what the offline cluster changes in kustomize/base/flagger's rendering: the
+// image built here, and the arguments of the module's kustomize/gatewayapi overlay with the
+// cluster's Prometheus, watching only ns. flaggerManifest fails when one is not there.
+func flaggerEdits(prometheus, ns string) map[string]string {
+	args := []string{"-log-level=info", "-include-label-prefix=app.kubernetes.io", "-mesh-provider=gatewayapi:v1",
+		"-metrics-server=" + prometheus, "-namespace=" + ns}
+	var b strings.Builder
+	b.WriteString("      - args:\n")
+	for _, a := range args {
+		b.WriteString("        - " + a + "\n")
+	}
+	b.WriteString("        image: " + images.FlaggerImage + "\n")
+	return map[string]string{"      - image: ghcr.io/fluxcd/flagger:" + strings.TrimPrefix(images.FlaggerVersion, "v") + "\n": b.String()}
+}
+
+// flaggerManifest applies flaggerEdits to kustomize/base/flagger as kustomize renders it.
+func flaggerManifest(rendered []byte, prometheus, ns string) ([]byte, error) {
+	m, err := overrideImages(rendered, flaggerEdits(prometheus, ns))
+	if err != nil {
+		return nil, fmt.Errorf("the kustomize/base/flagger of %s@%s: %w", flaggerModule, images.FlaggerVersion, err)
+	}
+	return m, nil
+}
+
+// installFlagger renders Flagger's kustomize/base/flagger with the pinned kustomize, applies it
+// with the image built here, and waits for the Canary CRD and the controller.
+func installFlagger(ctx context.Context, env *harness.Env, k *kube.Kube, prometheus string) error {
+	dir, err := images.ModuleDir(ctx, env, flaggerModule+"@"+images.FlaggerVersion)
+	if err != nil {
+		return err
+	}
+	kustomize, err := env.Tool("kustomize")
+	if err != nil {
+		return err
+	}
+	out, err := env.Output(ctx, "flagger", harness.Cmd{Name: kustomize, Args: []string{"build", filepath.Join(dir, "kustomize", "base", "flagger")}})
+	if err != nil {
+		return fmt.Errorf("rendering Flagger's kustomize/base/flagger: %w", err)
+	}
+	m, err := flaggerManifest([]byte(out), prometheus, flaggerRunNS)
+	if err != nil {
+		return err
+	}
+	nsYAML := fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", flaggerNS)
+	if err := k.Apply(ctx, []byte(nsYAML), ""); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", flaggerNS, err)
+	}
+	if err := k.Apply(ctx, m, flaggerNS); err != nil {
+		return fmt.Errorf("applying Flagger's kustomize/base/flagger: %w", err)
+	}
+	if err := k.WaitEstablished(ctx, time.Minute, "canaries.flagger.app"); err != nil {
+		return err
+	}
+	return k.WaitDeployment(ctx, flaggerNS, "flagger", 3*time.Minute)
+}
+
+// flaggerChartValues install the chart in flaggerRunNS for the step: no tracks of its own, the
+// rules scoped to the namespace, and the judge answering for it alone.
+func flaggerChartValues(env *harness.Env) []string {
+	repo, tag, _ := strings.Cut(images.ServiceImage(env), ":")
+	v := append(rulesInNamespace(flaggerRunNS), chartValues(env)...)
+	return append(v,
+		"--set", "tracks.stable.enabled=false", "--set", "tracks.gray.enabled=false",
+		"--set", "judge.enabled=true", "--set", "judge.namespaces={"+flaggerRunNS+"}",
+		"--set", "judge.image.repository="+repo, "--set", "judge.image.tag="+tag,
+		"--set", "judge.prometheus.endpoints={"+promURL(env)+"}",
+	)
+}
+
+// promURL is the cluster's Prometheus as the pods reach it.
+func promURL(env *harness.Env) string {
+	return fmt.Sprintf("http://%s.%s.svc:9090", promServiceOf(env), monitoringNS)
+}
+
+// flaggerScrapeTmpl is what Prometheus scrapes of one Canary: deploy/flagger/canary.yaml's
+// ServiceMonitor, which takes the track from the primary and canary Services' labels (Flagger
+// copies every pod label to the primary, so no pod label can tell the tracks apart) and sets
+// one job for both.
+const flaggerScrapeTmpl = `apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata:
+  name: {{.Name}}-tracks
+  labels: {release: kube-prometheus-stack}
+spec:
+  selector:
+    matchLabels: {kindrun.poolparity.dev/flagger: {{.Name}}}
+    matchExpressions:
+      - {key: poolparity.dev/gray-status, operator: Exists}
+  endpoints:
+    - port: http
+      path: /metrics
+      interval: 5s
+      scrapeTimeout: 4s
+      relabelings:
+        - sourceLabels: [__meta_kubernetes_service_label_poolparity_dev_gray_status]
+          regex: (.+)
+          targetLabel: gray_status
+          action: replace
+        - {targetLabel: job, replacement: {{.Name}}}
+        - {targetLabel: service, replacement: {{.Name}}}
+      metricRelabelings:
+        - {action: labeldrop, regex: exported_gray_status}
+`
+
+// flaggerCanaryTmpl is one Canary and the Deployment it targets: the reference service in pool
+// mode Stable, with the release's Redis; the Gateway API provider routes it through the run's
+// Gateway by its host name; the judge's two hooks gate the steps and the promotion with the
+// sequential test on heap bytes allocated per request, as the canary step's PoolCanaries.
+const flaggerCanaryTmpl = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{.Name}}
+  labels: {app: {{.Name}}, app.kubernetes.io/name: poolparity, app.kubernetes.io/instance: {{.Name}}}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: {{.Name}}}
+  template:
+    metadata:
+      labels: {app: {{.Name}}, app.kubernetes.io/name: poolparity, app.kubernetes.io/instance: {{.Name}}, app.kubernetes.io/component: app}
+    spec:
+      automountServiceAccountToken: false
+      enableServiceLinks: false
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 65532
+        runAsGroup: 65532
+        seccompProfile: {type: RuntimeDefault}
+      containers:
+        - name: poolparity
+          image: {{.Image}}
+          imagePullPolicy: IfNotPresent
+          ports: [{name: http, containerPort: 8080}]
+          env:
+            # The track is the Service's label (the ServiceMonitor's relabeling); the process's
+            # own gray_status is dropped at scrape time.
+            - {name: POOL_MODE, value: {{.Stable}}}
+            - {name: REDIS_ADDR, value: "{{.Redis}}"}
+            - name: REDIS_PASSWORD
+              valueFrom: {secretKeyRef: {name: "{{.RedisSecret}}", key: redis-password}}
+          readinessProbe:
+            httpGet: {path: /readyz, port: http}
+            periodSeconds: 2
+          resources:
+            requests: {cpu: 50m, memory: 32Mi}
+            limits: {memory: 192Mi}
+          securityContext:
+            allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
+            capabilities: {drop: ["ALL"]}
+---
+apiVersion: flagger.app/v1beta1
+kind: Canary
+metadata:
+  name: {{.Name}}
+spec:
+  provider: gatewayapi:v1
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: {{.Name}}}
+  progressDeadlineSeconds: 180
+  service:
+    port: 8080
+    portName: http
+    hosts: ["{{.Host}}"]
+    gatewayRefs:
+      - {name: {{.Gateway}}, namespace: {{.GatewayNamespace}}}
+    primary:
+      labels: {poolparity.dev/gray-status: "false", kindrun.poolparity.dev/flagger: {{.Name}}}
+    canary:
+      labels: {poolparity.dev/gray-status: "true", kindrun.poolparity.dev/flagger: {{.Name}}}
+  analysis:
+    interval: {{.Interval}}
+    # A FAIL is kept once shown: two failed checks roll back within two intervals.
+    threshold: 2
+    maxWeight: 50
+    stepWeight: 50
+    webhooks:
+      - name: poolparity-judge
+        type: rollout
+        url: {{.Judge}}/flagger/rollout
+        timeout: 15s
+        metadata: {{template "judge" .}}
+      - name: poolparity-judge-promotion
+        type: confirm-promotion
+        url: {{.Judge}}/flagger/confirm-promotion
+        timeout: 15s
+        metadata: {{template "judge" .}}
+{{define "judge"}}{selector: "job={{.Name}}", slis: "heap-alloc-per-request", mode: "Sequential", window: "1m", warmup: "20s"}{{end}}`
+
+// renderFlagger renders tmpl (flaggerScrapeTmpl or flaggerCanaryTmpl) for c.
+func renderFlagger(tmpl string, c flaggerSpec, image, judge string) ([]byte, error) {
+	t, err := template.New("flagger").Option("missingkey=error").Parse(tmpl)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the flagger step's template: %w", err)
+	}
+	var y bytes.Buffer
+	full := fullnameOf(flaggerRelease)
+	err = t.Execute(&y, map[string]any{
+		"Name": c.name, "Stable": c.stable, "Image": image, "Redis": full + "-redis:6379", "RedisSecret": full + "-redis",
+		"Host": canaryHost(c.name), "Gateway": gatewayName, "GatewayNamespace": gatewayNS, "Judge": judge, "Interval": flaggerInterval,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rendering Canary %s: %w", c.name, err)
+	}
+	return y.Bytes(), nil
+}
+
+// judgeURL is the base URL of the release's judge.
+func judgeURL() string {
+	return fmt.Sprintf("http://%s-judge.%s.svc:8080", fullnameOf(flaggerRelease), flaggerRunNS)
+}
+
+// Run implements Step.
+func (s flaggerStep) Run(ctx context.Context, env *harness.Env) (harness.Outcome, error) {
+	if env.Cfg.Mode != "offline" {
+		return harness.Outcome{}, harness.Prereq("the flagger step runs Flagger's image built here: offline mode only")
+	}
+	start := time.Now()
+	k, err := env.Kube()
+	if err != nil {
+		return harness.Outcome{}, err
+	}
+	if err := restrictedNamespace(ctx, env, flaggerRunNS); err != nil {
+		return harness.Outcome{}, err
+	}
+	// First, for the minutes Prometheus takes to pick up a new ServiceMonitor.
+	for _, c := range s.canaries {
+		y, err := renderFlagger(flaggerScrapeTmpl, c, "", "")
+		if err != nil {
+			return harness.Outcome{}, err
+		}
+		if err := k.Apply(ctx, y, flaggerRunNS); err != nil {
+			return harness.Outcome{}, fmt.Errorf("creating the ServiceMonitor of Canary %s: %w", c.name, err)
+		}
+	}
+	if err := helmInstallIn(ctx, env, flaggerRunNS, flaggerRelease, nil, flaggerChartValues(env)...); err != nil {
+		return harness.Outcome{}, err
+	}
+	if err := installFlagger(ctx, env, k, promURL(env)); err != nil {
+		return harness.Outcome{}, err
+	}
+	env.Logf("flagger: Flagger %s and the judge installed after %s", images.FlaggerVersion, time.Since(start).Round(time.Second))
+	prom, err := openProm(ctx, env, k)
+	if err != nil {
+		return harness.Outcome{}, err
+	}
+	defer prom.stop()
+	runs := make([]FlaggerRun, len(s.canaries))
+	errs := make([]error, len(s.canaries))
+	var wg sync.WaitGroup
+	for i, c := range s.canaries {
+		wg.Go(func() { runs[i], errs[i] = runFlaggerCanary(ctx, env, k, prom.q, c) })
+	}
+	wg.Wait()
+	o := outcome[FlaggerResult]{Result: FlaggerResult{Runs: runs}}
+	var failed []string
+	for i, r := range runs {
+		if errs[i] != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", s.canaries[i].name, errs[i]))
+		}
+		for _, p := range r.Problems {
+			failed = append(failed, r.Name+": "+p)
+		}
+	}
+	if len(failed) > 0 {
+		return o.done(), errors.New(strings.Join(failed, "; "))
+	}
+	o.Note = fmt.Sprintf("Flagger promoted the pooled gray and rolled back the unpooled one on the judge's verdicts (step %s)", time.Since(start).Round(time.Second))
+	return o.done(), nil
+}
+
+// runFlaggerCanary creates one Canary and its Deployment, loads it through the Gateway, changes
+// its pool mode and follows the rollout to its end; then it times the promoted pods' series and
+// checks the tracks Prometheus saw.
+func runFlaggerCanary(ctx context.Context, env *harness.Env, k *kube.Kube, q parity.Querier, c flaggerSpec) (FlaggerRun, error) {
+	ns := flaggerRunNS
+	r := FlaggerRun{Name: c.name, Modes: c.stable + " -> " + c.gray, Want: c.want, StableSeries: -1, OldGone: -1}
+	y, err := renderFlagger(flaggerCanaryTmpl, c, images.ServiceImage(env), judgeURL())
+	if err != nil {
+		return r, err
+	}
+	if err := k.Apply(ctx, y, ns); err != nil {
+		return r, fmt.Errorf("creating the Deployment and Canary: %w", err)
+	}
+	if _, err := waitCanaryPhase(ctx, k, c.name, 3*time.Minute, "Initialized"); err != nil {
+		return r, err
+	}
+	err = kube.Until(ctx, 2*time.Second, 2*time.Minute, "HTTPRoute "+c.name+" to be accepted", func(ctx context.Context) (bool, error) {
+		return k.RouteProgrammed(ctx, ns, c.name)
+	})
+	if err != nil {
+		return r, err
+	}
+	job, err := startLoadIn(ctx, env, k, ns, c.name, fmt.Sprintf("http://%s.%s:80", traefikService, gatewayNS), flaggerWatch+2*time.Minute, env.Cfg.LoadRPS,
+		"-host", canaryHost(c.name))
+	if err != nil {
+		return r, err
+	}
+	defer func() {
+		if err := k.DeleteJob(context.WithoutCancel(ctx), ns, job); err != nil {
+			env.Logf("%v", err)
+		}
+	}()
+	// The judge's first hook must find the rules and the stable track's series: an ERROR counts
+	// as a failed check.
+	rate := fmt.Sprintf(`job_gray_status:http_requests:rate1m{namespace=%q,job=%q,gray_status="false"}`, ns, c.name)
+	err = kube.Poll(ctx, 3*time.Second, 4*time.Minute, c.name+"'s stable track in the rules", func() (bool, error) {
+		v, err := vector(ctx, q, rate, time.Now())
+		return err == nil && len(v) > 0 && v[0].Value > 0, nil
+	})
+	if err != nil {
+		return r, err
+	}
+	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"poolparity","env":[{"name":"POOL_MODE","value":%q}]}]}}}}`, c.gray)
+	if _, err := k.CS.AppsV1().Deployments(ns).Patch(ctx, c.name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: kube.FieldManager}); err != nil {
+		return r, fmt.Errorf("changing %s's pool mode to %s: %w", c.name, c.gray, err)
+	}
+	r.Trigger = time.Now()
+	env.Logf("%s: pool mode %s -> %s", c.name, c.stable, c.gray)
+	stableOf := func(mode string) string {
+		return fmt.Sprintf(`count(process_cpu_seconds_total{namespace=%q,job=%q,gray_status="false",pool_mode=%q})`, ns, c.name, mode)
+	}
+	var promotingAt time.Time
+	// promotedSeries times the promoted pods' series on the stable track, and the old ones'
+	// end; it reports whether both are timed.
+	promotedSeries := func(now time.Time) bool {
+		if r.StableSeries < 0 {
+			if v, err := vector(ctx, q, stableOf(c.gray), now); err == nil && len(v) > 0 {
+				r.StableSeries = now.Sub(promotingAt)
+			}
+		}
+		if r.OldGone < 0 {
+			if v, err := vector(ctx, q, stableOf(c.stable), now); err == nil && len(v) == 0 {
+				r.OldGone = now.Sub(promotingAt)
+			}
+		}
+		return r.StableSeries >= 0 && r.OldGone >= 0
+	}
+	err = kube.Until(ctx, 2*time.Second, flaggerWatch, c.name+" to finish its rollout", func(ctx context.Context) (bool, error) {
+		u, err := k.Dyn.Resource(canaryGVR).Namespace(ns).Get(ctx, c.name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		st, err := canaryStatusOf(u.Object)
+		if err != nil {
+			return false, err
+		}
+		now := time.Now()
+		if len(r.Points) == 0 || r.Points[len(r.Points)-1].Status != st {
+			r.Points = append(r.Points, flaggerPoint{After: now.Sub(r.Trigger), Status: st})
+			env.Logf("%s (%s): %s", c.name, r.Modes, st)
+		}
+		if st.Phase == "Promoting" && promotingAt.IsZero() {
+			promotingAt, r.Promoting = now, now.Sub(r.Trigger)
+		}
+		if !promotingAt.IsZero() {
+			promotedSeries(now)
+		}
+		r.Phase = st.Phase
+		if flaggerFinal(st.Phase) {
+			r.End = now.Sub(r.Trigger)
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		return r, err
+	}
+	if !promotingAt.IsZero() && !promotedSeries(time.Now()) {
+		err := kube.Poll(ctx, 2*time.Second, flaggerSettle, c.name+"'s stable track to run only the promoted pods", func() (bool, error) {
+			return promotedSeries(time.Now()), nil
+		})
+		if err != nil {
+			env.Logf("%s: %v", c.name, err)
+		}
+	}
+	msgs, err := canaryEvents(ctx, k, ns, c.name)
+	if err != nil {
+		return r, err
+	}
+	r.Fails, r.Confirmed = judgeAnswers(msgs)
+	span := time.Since(r.Trigger).Round(time.Second) + 10*time.Second
+	tracks := fmt.Sprintf(`count by (gray_status, pool_mode) (count_over_time(process_cpu_seconds_total{namespace=%q,job=%q}[%s]))`, ns, c.name, promDuration(span))
+	v, err := vector(ctx, q, tracks, time.Now())
+	if err != nil {
+		return r, fmt.Errorf("reading the tracks seen: %w", err)
+	}
+	for _, s := range v {
+		r.Tracks = append(r.Tracks, string(s.Metric["gray_status"])+"/"+string(s.Metric["pool_mode"]))
+	}
+	slices.Sort(r.Tracks)
+	r.Problems = flaggerProblems(c, r)
+	r.OK = len(r.Problems) == 0
+	env.Logf("%s: %s after %s, judge FAILs %d, promotion confirmed %v, tracks %v", c.name, r.Phase, r.End.Round(time.Second), r.Fails, r.Confirmed, r.Tracks)
+	return r, nil
+}
+
+// promDuration is d as a PromQL duration in whole seconds.
+func promDuration(d time.Duration) string { return fmt.Sprintf("%ds", int64(d.Seconds())) }
+
+// waitCanaryPhase waits until Canary name in the step's namespace reports one of phases.
+func waitCanaryPhase(ctx context.Context, k *kube.Kube, name string, timeout time.Duration, phases ...string) (flaggerStatus, error) {
+	var st flaggerStatus
+	err := kube.Until(ctx, 2*time.Second, timeout, "Canary "+name+" to be "+strings.Join(phases, " or "), func(ctx context.Context) (bool, error) {
+		u, err := k.Dyn.Resource(canaryGVR).Namespace(flaggerRunNS).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if st, err = canaryStatusOf(u.Object); err != nil {
+			return false, err
+		}
+		return slices.Contains(phases, st.Phase), nil
+	})
+	return st, err
+}
+
+// canaryEvents are the messages of the events Flagger recorded on Canary ns/name.
+func canaryEvents(ctx context.Context, k *kube.Kube, ns, name string) ([]string, error) {
+	evs, err := k.CS.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Canary,involvedObject.name=" + name})
+	if err != nil {
+		return nil, fmt.Errorf("listing the events of Canary %s: %w", name, err)
+	}
+	var out []string
+	for _, e := range evs.Items {
+		out = append(out, e.Message)
+	}
+	return out, nil
+}
+
+// judgeVerdict finds the judge's verdict in the body Flagger quotes in a failed check's event.
+var judgeVerdict = regexp.MustCompile(`"verdict":\s*"([A-Z ]+)"`)
+
+// judgeAnswers reads Flagger's events of one Canary: how many of them quote a FAIL of the judge
+// (a failed rollout check), and whether the promotion hook passed (only a PASS answers 2xx).
+// Flagger folds repeated events into one, so fails counts distinct messages.
+func judgeAnswers(msgs []string) (fails int, confirmed bool) {
+	for _, m := range msgs {
+		if strings.Contains(m, "Confirm-promotion check poolparity-judge-promotion passed") {
+			confirmed = true
+		}
+		if strings.Contains(m, "check poolparity-judge failed") {
+			if v := judgeVerdict.FindStringSubmatch(m); v != nil && v[1] == string(parity.Fail) {
+				fails++
+			}
+		}
+	}
+	return fails, confirmed
+}
+
+// flaggerProblems says what is wrong with a finished run: the phase, the judge's part in it,
+// and the tracks. The track pairs are read from the trigger on: the gray track never runs
+// stable's pool mode; once promoted, gray's mode runs as stable within flaggerSettle; rolled
+// back, it never does.
+func flaggerProblems(c flaggerSpec, r FlaggerRun) []string {
+	var p []string
+	if r.Phase != c.want {
+		var seen []string
+		for _, pt := range r.Points {
+			seen = append(seen, pt.Status.String())
+		}
+		p = append(p, fmt.Sprintf("ended %s, want %s (%s)", r.Phase, c.want, strings.Join(seen, " -> ")))
+	}
+	has := func(track, mode string) bool { return slices.Contains(r.Tracks, track+"/"+mode) }
+	if has("true", c.stable) {
+		p = append(p, fmt.Sprintf("a gray series ran stable's pool mode %s", c.stable))
+	}
+	if !has("true", c.gray) {
+		p = append(p, fmt.Sprintf("no gray series of pool mode %s", c.gray))
+	}
+	switch c.want {
+	case "Succeeded":
+		if !r.Confirmed {
+			p = append(p, "promoted without the judge's confirm-promotion answering 2xx")
+		}
+		if r.StableSeries < 0 {
+			p = append(p, fmt.Sprintf("no stable series of pool mode %s within %s of the promotion", c.gray, flaggerSettle))
+		}
+		if r.OldGone < 0 {
+			p = append(p, fmt.Sprintf("stable series of the old pool mode %s still there %s after the promotion", c.stable, flaggerSettle))
+		}
+		if r.Fails > 0 {
+			p = append(p, fmt.Sprintf("the judge answered FAIL %d times to a gray at parity", r.Fails))
+		}
+	case "Failed":
+		if r.Fails == 0 {
+			p = append(p, "rolled back without a FAIL of the judge")
+		}
+		if r.Confirmed {
+			p = append(p, "the judge confirmed the promotion of a regressed gray")
+		}
+		if has("false", c.gray) {
+			p = append(p, fmt.Sprintf("a stable series ran the rolled-back pool mode %s", c.gray))
+		}
+	}
+	return p
+}
