@@ -62,10 +62,10 @@ func defaultFlaggerCanaries() []flaggerSpec {
 // flaggerStep installs Flagger and the judge and runs its Canaries at once.
 type flaggerStep struct{ canaries []flaggerSpec }
 
-// flaggerDef declares the "flagger" step (run by name only, for now).
+// flaggerDef declares the "flagger" step, in `all` beside the scenarios.
 func flaggerDef() harness.Def {
 	return harness.Def{Step: flaggerStep{canaries: defaultFlaggerCanaries()}, Needs: []string{"env", "helm-install"},
-		Doc: "Flagger (Gateway API provider) rolls out two Canaries through the Gateway on the judge's webhooks: one promoted, one rolled back."}
+		Doc: "Flagger (Gateway API provider) rolls out two Canaries through the Gateway on the judge's webhooks: one promoted, one rolled back.", Default: true, Beside: SideBySide}
 }
 
 // Name implements Step.
