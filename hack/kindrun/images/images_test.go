@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/poolparity/poolparity/internal/testenv"
 )
 
 func TestOnlyZombies(t *testing.T) {
@@ -64,5 +66,17 @@ func TestPinnedVersionsMatchInstallTools(t *testing.T) {
 				t.Errorf("hack/install-tools.sh pins %s=%q, hack/kindrun runs %q", tt.variable, got, tt.kindrun)
 			}
 		})
+	}
+}
+
+// TestRolloutToolPinsMatchTestenv holds the rollout controllers the kind cluster runs to the
+// versions whose CRDs the chart's tests install (internal/testenv): one pin, read in two places.
+func TestRolloutToolPinsMatchTestenv(t *testing.T) {
+	for _, c := range []struct{ name, kind, testenv string }{
+		{"Flagger", FlaggerVersion, testenv.FlaggerVersion},
+	} {
+		if c.kind != c.testenv {
+			t.Errorf("%s: the kind cluster runs %s, the chart's tests install the CRDs of %s (internal/testenv)", c.name, c.kind, c.testenv)
+		}
 	}
 }
