@@ -39,6 +39,7 @@ const (
 	KEDAVersion          = "v2.21.0" // github.com/kedacore/keda/v2 (hack/tools/keda)
 	TraefikVersion       = "v3.6.12" // github.com/traefik/traefik/v3, hack/tools/traefik
 	GatewayAPIVersion    = "v1.4.0"  // sigs.k8s.io/gateway-api, the version hack/tools/traefik requires
+	ArgoRolloutsVersion  = "v1.10.1" // github.com/argoproj/argo-rollouts, hack/tools/argo-rollouts (as go.mod and internal/testenv)
 )
 
 // Images and settings of the offline cluster.
@@ -63,9 +64,11 @@ const (
 	// KEDA's images, built here (AppImages) from hack/install-tools.sh's binaries.
 	KEDAImage        = Registry + "/keda:" + KEDAVersion
 	KEDAAdapterImage = Registry + "/keda-metrics-apiserver:" + KEDAVersion
-	recipeLabel      = "dev.poolparity.recipe"
-	nonRootUser      = "65534:65534"
-	imageBuildTime   = 20 * time.Minute
+	// ArgoRolloutsImage is the Argo Rollouts controller's, built here (AppImages).
+	ArgoRolloutsImage = Registry + "/argo-rollouts:" + ArgoRolloutsVersion
+	recipeLabel       = "dev.poolparity.recipe"
+	nonRootUser       = "65534:65534"
+	imageBuildTime    = 20 * time.Minute
 )
 
 // Files are the templates and manifests the harness renders: the component and node
@@ -125,6 +128,11 @@ func AppImages() []image {
 		{Tag: KEDAAdapterImage, Comment: "KEDA metrics API server " + KEDAVersion + " (external.metrics.k8s.io).",
 			Base: baseImage, Bins: map[string]string{"keda-adapter": "cluster/keda-adapter"}, BinDir: "/", User: nonRootUser,
 			Entrypoint: `["/keda-adapter"]`},
+		// Argo's manifest runs it by its entry point, as upstream's image (/bin/rollouts-controller,
+		// user 999); the argo step sets its working directory, where it keeps its plugins.
+		{Tag: ArgoRolloutsImage, Comment: "Argo Rollouts controller " + ArgoRolloutsVersion + " (github.com/argoproj/argo-rollouts, hack/tools/argo-rollouts).",
+			Base: baseImage, Bins: map[string]string{"rollouts-controller": "cluster/rollouts-controller"}, BinDir: "/bin/", User: "999:999",
+			Entrypoint: `["/bin/rollouts-controller"]`},
 		// Upstream's helper pods run busybox as root to create and remove volume directories on
 		// the node; Debian's minbase has the sh, mkdir and rm they call.
 		{Tag: HelperImage, Comment: "sh, mkdir and rm (Debian minbase, as root) for local-path-provisioner's helper pods.",

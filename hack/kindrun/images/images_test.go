@@ -56,6 +56,7 @@ func TestPinnedVersionsMatchInstallTools(t *testing.T) {
 		{"TRAEFIK_VERSION", TraefikVersion},
 		{"GATEWAY_API_VERSION", GatewayAPIVersion},
 		{"KEDA_VERSION", KEDAVersion},
+		{"ARGO_ROLLOUTS_VERSION", ArgoRolloutsVersion},
 	}
 	for _, tt := range tests {
 		t.Run(tt.variable, func(t *testing.T) {
