@@ -18,7 +18,7 @@ func Defs() []harness.Def {
 		scenariosDef(), routingDef(), exampleDef(), chaosDef(), canaryDef(), hpaGroupsDef(),
 		cluster.DownDef(),
 		// Run only by name.
-		loadDef(), parityDef(), hpaGroupsFullDef(),
+		loadDef(), parityDef(), hpaGroupsFullDef(), argoDef(),
 	}
 }
 
