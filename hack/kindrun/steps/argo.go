@@ -431,10 +431,13 @@ type ArgoRun struct {
 	// PodRelabel and SeriesRelabel are, after a promotion, how long until the promoted pods
 	// carried poolparity.dev/gray-status=false, and until their series carried
 	// gray_status="false" in Prometheus (0 when not promoted).
-	PodRelabel    time.Duration  `json:"pod_relabel_ns,omitempty"`
-	SeriesRelabel time.Duration  `json:"series_relabel_ns,omitempty"`
-	States        []rolloutState `json:"states"`
-	OK            bool           `json:"ok"`
+	PodRelabel    time.Duration `json:"pod_relabel_ns,omitempty"`
+	SeriesRelabel time.Duration `json:"series_relabel_ns,omitempty"`
+	// GrayGone is, after a promotion, how long until the 1m rules the judge reads had no gray
+	// track left (the last one's rate window past): the next canary starts only then.
+	GrayGone time.Duration  `json:"gray_gone_ns,omitempty"`
+	States   []rolloutState `json:"states"`
+	OK       bool           `json:"ok"`
 }
 
 // ArgoResult is the argo step's canaries.
@@ -447,7 +450,7 @@ type ArgoResult struct {
 func (r ArgoResult) Table(harness.Results) string {
 	var w strings.Builder
 	fmt.Fprintf(&w, "\n== Argo Rollouts (%s): the judge's metric plugin, %d pods, basic canary at 50%%\n", r.Controller, argoReplicas)
-	fmt.Fprintf(&w, "  %-14s %-20s %-9s %-9s %8s  %-10s %9s %9s  %s\n", "canary", "pool modes", "want", "got", "after", "analysis", "pod lbl", "series", "measurements")
+	fmt.Fprintf(&w, "  %-14s %-20s %-9s %-9s %8s  %-10s %9s %9s %9s  %s\n", "canary", "pool modes", "want", "got", "after", "analysis", "pod lbl", "series", "no gray", "measurements")
 	for _, c := range r.Runs {
 		rel := func(d time.Duration) string {
 			if d == 0 {
@@ -455,8 +458,8 @@ func (r ArgoResult) Table(harness.Results) string {
 			}
 			return d.Round(time.Second).String()
 		}
-		fmt.Fprintf(&w, "  %-14s %-20s %-9s %-9s %8s  %-10s %9s %9s  %s%s\n", c.Name, c.Modes, c.Want, c.Got, c.After.Round(time.Second), c.Analysis,
-			rel(c.PodRelabel), rel(c.SeriesRelabel), verdictCounts(c.Measurements), okText(c.OK))
+		fmt.Fprintf(&w, "  %-14s %-20s %-9s %-9s %8s  %-10s %9s %9s %9s  %s%s\n", c.Name, c.Modes, c.Want, c.Got, c.After.Round(time.Second), c.Analysis,
+			rel(c.PodRelabel), rel(c.SeriesRelabel), rel(c.GrayGone), verdictCounts(c.Measurements), okText(c.OK))
 	}
 	return w.String()
 }
@@ -648,8 +651,10 @@ func rollArgo(ctx context.Context, env *harness.Env, k *kube.Kube, r ArgoRun, mo
 }
 
 // timeRelabel measures, after r's promotion, how long until the promoted revision's pods carry
-// poolparity.dev/gray-status=false and until their series in Prometheus carry
-// gray_status="false" (the chart's ServiceMonitor reads the pod label at every scrape).
+// poolparity.dev/gray-status=false, until their series in Prometheus carry gray_status="false"
+// (the chart's ServiceMonitor reads the pod label at every scrape), and until the rules the
+// judge reads have no gray track left: the next canary's evidence cannot mix the promoted pods
+// into its gray track.
 func timeRelabel(ctx context.Context, env *harness.Env, k *kube.Kube, q promread.Querier, r ArgoRun) (ArgoRun, error) {
 	promotedAt := time.Now()
 	hash := r.States[len(r.States)-1].Current
@@ -685,7 +690,24 @@ func timeRelabel(ctx context.Context, env *harness.Env, k *kube.Kube, q promread
 	if err != nil {
 		return r, err
 	}
-	env.Logf("%s: the promoted pods carried gray-status=false %s after the promotion, their series %s after", r.Name,
-		r.PodRelabel.Round(time.Second), r.SeriesRelabel.Round(time.Second))
+	// The judge reads the 1m rules: a gray track stays there until the relabelled pods' last
+	// gray samples leave the rate window.
+	gray := fmt.Sprintf(`job_gray_status:http_requests:rate1m{namespace=%q,job=%q,gray_status="true"}`, argoAppNS, argoRelease)
+	err = kube.Until(ctx, time.Second, argoRelabelWatch, "the 1m rules to have no gray track", func(ctx context.Context) (bool, error) {
+		v, err := promread.Vector(ctx, q, gray, time.Now())
+		if err != nil {
+			return false, nil
+		}
+		if len(v) == 0 {
+			r.GrayGone = time.Since(promotedAt)
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		return r, err
+	}
+	env.Logf("%s: the promoted pods carried gray-status=false %s after the promotion, their series %s after; the rules had no gray track %s after", r.Name,
+		r.PodRelabel.Round(time.Second), r.SeriesRelabel.Round(time.Second), r.GrayGone.Round(time.Second))
 	return r, nil
 }
