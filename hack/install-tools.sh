@@ -18,12 +18,12 @@
 #   kind        the offline kind cluster (hack/kindrun): kind, kubelet kubeadm kube-proxy, coredns,
 #               prometheus-operator (+ config reloader), metrics-server, local-path-provisioner,
 #               traefik (the Gateway API data plane), keda (operator + metrics API server),
-#               flagger (the Flagger controller), plus the kwok group's
+#               flagger (the Flagger controller), argo-rollouts (the Argo Rollouts controller), plus the kwok group's
 #               control plane, and Debian's docker.io debootstrap
 #   all         default + kwok + kind (not chromium)
 # Single tools: staticcheck benchstat govulncheck vulndb helm kustomize prometheus (alias promtool) kube-apiserver
 #   kubectl etcd controller-gen kwok kube-controller-manager kube-scheduler kubelet kubeadm kube-proxy
-#   coredns prometheus-operator metrics-server local-path-provisioner traefik keda flagger kind redis-server wrk python3-scipy chromium docker.io debootstrap
+#   coredns prometheus-operator metrics-server local-path-provisioner traefik keda flagger argo-rollouts kind redis-server wrk python3-scipy chromium docker.io debootstrap
 #
 # `hack/install-tools.sh versions` prints every pinned version as NAME_VERSION=version and installs
 # nothing. The versions of the tools built from a tool module are read from hack/tools/*/go.mod
@@ -86,6 +86,7 @@ TRAEFIK_VERSION=$(modver traefik github.com/traefik/traefik/v3) # the Gateway AP
 GATEWAY_API_VERSION=$(modver traefik sigs.k8s.io/gateway-api)   # its CRDs (the version Traefik is built against)
 KEDA_VERSION=$(modver keda github.com/kedacore/keda/v2) # latency-driven autoscaling (ScaledObjects)
 FLAGGER_VERSION=$(modver flagger github.com/fluxcd/flagger) # the Flagger controller (hack/kindrun flagger)
+ARGO_ROLLOUTS_VERSION=$(modver argo-rollouts github.com/argoproj/argo-rollouts) # Rollouts judged by the metric plugin
 OTELCOL_VERSION=$(otelcol_version) # the collector builder and every component
 # Prometheus 3.x is published as module v0.3MM.P: v0.315.0 is Prometheus 3.15.0.
 PROMETHEUS_VERSION=${PROMETHEUS_MODULE_VERSION#v0.}
@@ -204,6 +205,15 @@ build_flagger() {
 		github.com/fluxcd/flagger/cmd/flagger
 }
 
+build_argo_rollouts() {
+	# Argo's Makefile sets utils/version's variables; with a tag and a clean tree the controller
+	# reports the tag itself (v1.10.1), as its release images do.
+	local v=github.com/argoproj/argo-rollouts/utils/version ldf
+	ldf="-X $v.version=${ARGO_ROLLOUTS_VERSION#v} -X $v.buildDate=2026-01-01T00:00:00Z -X $v.gitCommit=$ARGO_ROLLOUTS_VERSION"
+	ldf+=" -X $v.gitTag=$ARGO_ROLLOUTS_VERSION -X $v.gitTreeState=clean"
+	go_build_module "$1/rollouts-controller" argo-rollouts "" "$ldf" github.com/argoproj/argo-rollouts/cmd/rollouts-controller
+}
+
 build_etcd() {
 	# The main package is the module root (go.etcd.io/etcd/server/v3), so name the binary.
 	go_build_module "$1/etcd" etcd "" "-X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION" go.etcd.io/etcd/server/v3
@@ -258,6 +268,7 @@ spec() {
 	traefik) VER=$TRAEFIK_VERSION BINS=(traefik) DEST=cluster CHECK=(version) EXPECT=${VER#v} ;;
 	keda) VER=$KEDA_VERSION BINS=(keda keda-adapter) DEST=cluster CHECK=(buildinfo) EXPECT=$'github.com/kedacore/keda/v2\t'$VER ;;
 	flagger) VER=$FLAGGER_VERSION BINS=(flagger) DEST=cluster CHECK=(-version) EXPECT=${VER#v} ;;
+	argo-rollouts) VER=$ARGO_ROLLOUTS_VERSION BINS=(rollouts-controller) DEST=cluster CHECK=(--version) EXPECT=$VER ;;
 	local-path-provisioner) VER=$LOCAL_PATH_PROVISIONER_VERSION BINS=(local-path-provisioner) DEST=cluster CHECK=(--version) EXPECT=$VER ;;
 	etcd) VER=$ETCD_VERSION BINS=(etcd) DEST=k8s CHECK=(--version) EXPECT=${ETCD_VERSION#v} ;;
 	kwok) VER=$KWOK_VERSION BINS=(kwokctl kwok) CHECK=(--version) EXPECT=${KWOK_VERSION#v} ;;
@@ -354,7 +365,7 @@ expand() { # NAME: print the tools of a group (or the tool itself)
 	case $1 in
 	default) echo staticcheck benchstat helm kustomize prometheus kube-apiserver kubectl etcd controller-gen otelcol govulncheck vulndb redis-server wrk python3-scipy ;;
 	all) echo "$(expand default) $(expand kwok) $(expand kind)" ;;
-	kind) echo "$(expand kwok) kubelet kubeadm kube-proxy coredns prometheus-operator metrics-server local-path-provisioner traefik keda flagger kind docker.io debootstrap" ;;
+	kind) echo "$(expand kwok) kubelet kubeadm kube-proxy coredns prometheus-operator metrics-server local-path-provisioner traefik keda flagger argo-rollouts kind docker.io debootstrap" ;;
 	envtest | k8s) echo kube-apiserver kubectl etcd ;;
 	vuln) echo govulncheck vulndb ;;
 	kwok) echo kube-apiserver kubectl etcd kube-controller-manager kube-scheduler kwok ;;
@@ -370,7 +381,7 @@ main() {
 	(($# > 0)) || set -- default
 	if [[ $1 == versions ]]; then
 		(($# == 1)) || fail "versions takes no other argument"
-		for t in STATICCHECK BENCHSTAT GOVULNCHECK VULNDB HELM KUSTOMIZE CONTROLLER_GEN KWOK KIND K8S ETCD PROMETHEUS_MODULE PROMETHEUS COREDNS PROMETHEUS_OPERATOR METRICS_SERVER KEDA FLAGGER LOCAL_PATH_PROVISIONER TRAEFIK GATEWAY_API OTELCOL; do
+		for t in STATICCHECK BENCHSTAT GOVULNCHECK VULNDB HELM KUSTOMIZE CONTROLLER_GEN KWOK KIND K8S ETCD PROMETHEUS_MODULE PROMETHEUS COREDNS PROMETHEUS_OPERATOR METRICS_SERVER KEDA FLAGGER ARGO_ROLLOUTS LOCAL_PATH_PROVISIONER TRAEFIK GATEWAY_API OTELCOL; do
 			t=${t}_VERSION
 			printf '%s=%s\n' "$t" "${!t}"
 		done

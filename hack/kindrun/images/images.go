@@ -40,6 +40,7 @@ const (
 	TraefikVersion       = "v3.6.12" // github.com/traefik/traefik/v3, hack/tools/traefik
 	GatewayAPIVersion    = "v1.4.0"  // sigs.k8s.io/gateway-api, the version hack/tools/traefik requires
 	FlaggerVersion       = "v1.36.1" // github.com/fluxcd/flagger, hack/tools/flagger
+	ArgoRolloutsVersion  = "v1.10.1" // github.com/argoproj/argo-rollouts, hack/tools/argo-rollouts (as go.mod and internal/testenv)
 )
 
 // Images and settings of the offline cluster.
@@ -64,9 +65,11 @@ const (
 	// KEDA's images, built here (AppImages) from hack/install-tools.sh's binaries.
 	KEDAImage        = Registry + "/keda:" + KEDAVersion
 	KEDAAdapterImage = Registry + "/keda-metrics-apiserver:" + KEDAVersion
-	recipeLabel      = "dev.poolparity.recipe"
-	nonRootUser      = "65534:65534"
-	imageBuildTime   = 20 * time.Minute
+	// ArgoRolloutsImage is the Argo Rollouts controller's, built here (AppImages).
+	ArgoRolloutsImage = Registry + "/argo-rollouts:" + ArgoRolloutsVersion
+	recipeLabel       = "dev.poolparity.recipe"
+	nonRootUser       = "65534:65534"
+	imageBuildTime    = 20 * time.Minute
 )
 
 // FlaggerImage is Flagger's controller, built here (AppImages) from hack/install-tools.sh's binary.
@@ -133,6 +136,11 @@ func AppImages() []image {
 		{Tag: FlaggerImage, Comment: "Flagger " + FlaggerVersion + " (github.com/fluxcd/flagger, hack/tools/flagger): the controller of the flagger step.",
 			Base: baseImage, Packages: "wget", Bins: map[string]string{"flagger": "cluster/flagger"}, User: nonRootUser,
 			Entrypoint: `["/usr/local/bin/flagger"]`},
+		// Argo's manifest runs it by its entry point, as upstream's image (/bin/rollouts-controller,
+		// user 999); the argo step sets its working directory, where it keeps its plugins.
+		{Tag: ArgoRolloutsImage, Comment: "Argo Rollouts controller " + ArgoRolloutsVersion + " (github.com/argoproj/argo-rollouts, hack/tools/argo-rollouts).",
+			Base: baseImage, Bins: map[string]string{"rollouts-controller": "cluster/rollouts-controller"}, BinDir: "/bin/", User: "999:999",
+			Entrypoint: `["/bin/rollouts-controller"]`},
 		// Upstream's helper pods run busybox as root to create and remove volume directories on
 		// the node; Debian's minbase has the sh, mkdir and rm they call.
 		{Tag: HelperImage, Comment: "sh, mkdir and rm (Debian minbase, as root) for local-path-provisioner's helper pods.",

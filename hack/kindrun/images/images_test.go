@@ -59,6 +59,7 @@ func TestPinnedVersionsMatchInstallTools(t *testing.T) {
 		{"GATEWAY_API_VERSION", GatewayAPIVersion},
 		{"KEDA_VERSION", KEDAVersion},
 		{"FLAGGER_VERSION", FlaggerVersion},
+		{"ARGO_ROLLOUTS_VERSION", ArgoRolloutsVersion},
 	}
 	for _, tt := range tests {
 		t.Run(tt.variable, func(t *testing.T) {
@@ -74,6 +75,7 @@ func TestPinnedVersionsMatchInstallTools(t *testing.T) {
 func TestRolloutToolPinsMatchTestenv(t *testing.T) {
 	for _, c := range []struct{ name, kind, testenv string }{
 		{"Flagger", FlaggerVersion, testenv.FlaggerVersion},
+		{"Argo Rollouts", ArgoRolloutsVersion, testenv.ArgoRolloutsVersion},
 	} {
 		if c.kind != c.testenv {
 			t.Errorf("%s: the kind cluster runs %s, the chart's tests install the CRDs of %s (internal/testenv)", c.name, c.kind, c.testenv)

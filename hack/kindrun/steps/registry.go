@@ -22,7 +22,7 @@ func Defs() []harness.Def {
 		scenariosDef(), exampleDef(), flaggerDef(), routingDef(), chaosDef(), canaryDef(), hpaGroupsDef(),
 		cluster.DownDef(),
 		// Run only by name.
-		loadDef(), parityDef(), hpaGroupsFullDef(),
+		loadDef(), parityDef(), hpaGroupsFullDef(), argoDef(),
 	}
 }
 
