@@ -19,16 +19,16 @@ import (
 func Defs() []harness.Def {
 	return []harness.Def{
 		cluster.EngineDef(), images.Def(), cluster.UpDef(), cluster.LoadDef(), depsDef(), installDef(),
-		scenariosDef(), exampleDef(), flaggerDef(), routingDef(), chaosDef(), canaryDef(), hpaGroupsDef(),
+		scenariosDef(), exampleDef(), routingDef(), chaosDef(), canaryDef(), hpaGroupsDef(),
 		cluster.DownDef(),
 		// Run only by name.
-		loadDef(), parityDef(), hpaGroupsFullDef(), argoDef(),
+		loadDef(), parityDef(), hpaGroupsFullDef(), flaggerDef(), argoDef(),
 	}
 }
 
 // SideBySide is the Beside group of the steps that run together: the scenarios on the chart's
-// release, and beside them the example's releases and Flagger's Canaries, each in a namespace
-// of its own.
+// release, and beside them the example's releases (and Flagger's Canaries, when named), each in
+// a namespace of its own.
 const SideBySide = "side-by-side"
 
 // Registry returns a registry of Defs.
