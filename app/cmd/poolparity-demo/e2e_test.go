@@ -272,17 +272,18 @@ func TestE2E(t *testing.T) {
 			// requests files are the checkout's.
 			env := map[string]string{
 				"SCENARIO": sc.name, "DURATION": d, "GRAY_WEIGHT": "50",
-				"DEMO_SERVICE_BIN": svc, "DEMO_PROMETHEUS_BIN": prom, "DEMO_OUT": out, "DEMO_ROOT": root,
+				"DEMO_PROMETHEUS_BIN": prom, "DEMO_OUT": out, "DEMO_ROOT": root,
 			}
-			bin := ownCopy(t, svc)
-			env["DEMO_SERVICE_BIN"] = bin
+			bin := svc
 			if name, ok := strings.CutPrefix(sc.name, "example-"); ok {
-				bin = ownCopy(t, example)
-				env["SERVICE"], env["SCENARIO"], env["DEMO_SERVICE_BIN"] = "example", name, bin
+				bin = example
+				env["SERVICE"], env["SCENARIO"] = "example", name
 				if name == "wrong-rules" {
 					env["SCENARIO"], env["DEMO_RULES"] = "good", filepath.Join(root, "deploy/prometheus/poolparity-demo.rules.yml")
 				}
 			}
+			bin = ownCopy(t, bin)
+			env["DEMO_SERVICE_BIN"] = bin
 			// good runs on the Redis embedded in the demo process, as on a
 			// machine without redis-server (the newcomer's first run); the
 			// others use the default (redis-server when installed).
