@@ -143,6 +143,31 @@ func checkPluginTemplate(t *testing.T, o *unstructured.Unstructured) {
 	}
 }
 
+// TestJudgePluginSampling: the plugin's step and sample values reach its config, and the plugin
+// reads them as the 20 s sampling.
+func TestJudgePluginSampling(t *testing.T) {
+	for _, o := range judgeObjects(t, "--set", "controller.argoRollouts.plugin.step=20s", "--set", "controller.argoRollouts.plugin.sample=20s") {
+		if o.GetKind() != "AnalysisTemplate" {
+			continue
+		}
+		var at argov1.AnalysisTemplate
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &at); err != nil {
+			t.Fatal(err)
+		}
+		run := &argov1.AnalysisRun{}
+		run.Namespace = "shop"
+		req, err := argoplugin.Request(run, at.Spec.Metrics[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.Step != 20*time.Second || req.Sample != "20s" {
+			t.Errorf("step %s sample %q, want 20s and 20s", req.Step, req.Sample)
+		}
+		return
+	}
+	t.Fatal("no AnalysisTemplate rendered")
+}
+
 // TestJudgeChartObjectsOnAPIServer creates the judge's objects (its NetworkPolicy too) and the plugin's AnalysisTemplate
 // on a real kube-apiserver with Argo Rollouts' AnalysisTemplate CRD, Flagger's and the Prometheus
 // operator's, with strict field validation, and dry-runs the judge's pod and its helm test pod in
@@ -257,6 +282,8 @@ func TestJudgeValuesSchemaRejectsBadValues(t *testing.T) {
 		{"an unknown plugin mode", "controller.argoRollouts.plugin.mode=sequential", "controller/argoRollouts/plugin/mode"},
 		{"a plugin count of 0", "controller.argoRollouts.plugin.count=0", "controller/argoRollouts/plugin/count"},
 		{"a plugin warm-up that is no duration", "controller.argoRollouts.plugin.warmup=a while", "controller/argoRollouts/plugin/warmup"},
+		{"a plugin step that is no duration", "controller.argoRollouts.plugin.step=20", "controller/argoRollouts/plugin/step"},
+		{"a plugin sample that is no rule family", "controller.argoRollouts.plugin.sample=20 s", "controller/argoRollouts/plugin/sample"},
 		{"a plugin Prometheus with a query", "controller.argoRollouts.plugin.prometheus=http://p:9090/?x=1", "controller/argoRollouts/plugin/prometheus"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -31,6 +31,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/promread"
@@ -75,6 +77,13 @@ type Request struct {
 	Warmup time.Duration
 	// Prometheus names one of the allowed endpoints; empty is the default.
 	Prometheus string
+	// Step is the statistical step, one sample per step; zero means the
+	// catalog's (1m).
+	Step time.Duration
+	// Sample is the rule family the test samples (e.g. "20s"); empty means
+	// the catalog's (1m). A family whose range exceeds Step is refused by
+	// the evaluator (overlapping samples).
+	Sample string
 }
 
 // Result is a judgement: the verdict and the parity table behind it.
@@ -185,8 +194,15 @@ func (j *Judge) options(req Request, now time.Time) (catalog.Catalog, parity.Opt
 	if req.Warmup < 0 {
 		return bad("warmup %s is negative", req.Warmup)
 	}
+	if req.Step < 0 {
+		return bad("step %s is negative", req.Step)
+	}
+	if err := checkSampling(cat.Stat, req.Step, req.Sample); err != nil {
+		return bad("%v", err)
+	}
 	opts := parity.Options{
 		At: now, Title: "poolparity judge: " + req.Namespace, Window: req.Window, Selector: selector, Stat: mode,
+		StatStep: req.Step, SampleFamily: req.Sample,
 	}
 	if mode == parity.StatSequential || mode == parity.StatCounts {
 		opts.StatSince = req.Since
@@ -195,6 +211,27 @@ func (j *Judge) options(req Request, now time.Time) (catalog.Catalog, parity.Opt
 		opts.Exclude = []parity.Interval{{From: req.Since, To: req.Since.Add(req.Warmup)}}
 	}
 	return cat, opts, nil
+}
+
+// checkSampling refuses a step shorter than the range of the rule family
+// sampled (each given or the catalog's): the samples would overlap, and the
+// test would count the same requests more than once.
+func checkSampling(st catalog.Stat, step time.Duration, family string) error {
+	if step <= 0 {
+		step = st.Step
+	}
+	if family == "" {
+		family = st.SampleFamily
+	}
+	r, err := model.ParseDuration(family)
+	if err != nil {
+		return fmt.Errorf("sample: %w", err)
+	}
+	if time.Duration(r) > step {
+		return fmt.Errorf("step %s with sample %s: samples of a %s rate taken every %s overlap and make the test overconfident; set sample to at most the step (e.g. step: 20s, sample: 20s)",
+			step, family, family, step)
+	}
+	return nil
 }
 
 // querier returns the Querier of req's endpoint, pinned to its namespace.

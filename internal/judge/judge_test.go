@@ -71,6 +71,28 @@ func TestEvaluate(t *testing.T) {
 
 type catalogID = catalog.ID
 
+// TestEvaluateSampling: a step and a sample family reach the evaluator,
+// which samples the 20s rules.
+func TestEvaluateSampling(t *testing.T) {
+	prom := judgetest.NewProm(t, judgetest.Pass)
+	req := judge.Request{Namespace: "shop", MatchLabels: map[string]string{"job": "poolparity"}, SLIs: []catalogID{"heap-alloc-per-request"},
+		Since: time.Now().Add(-10 * time.Minute), Step: 20 * time.Second, Sample: "20s"}
+	res, err := newJudge(t, prom).Evaluate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict == parity.Error {
+		t.Fatalf("verdict ERROR: %v", res.Reasons)
+	}
+	var sampled bool
+	for _, q := range prom.Sent() {
+		sampled = sampled || strings.HasPrefix(q, "job_gray_status:go_gc_heap_allocs_bytes_per_request:ratio_rate20s{")
+	}
+	if !sampled {
+		t.Errorf("no query read the 20s family: %q", prom.Sent())
+	}
+}
+
 func TestEvaluateRefuses(t *testing.T) {
 	prom := judgetest.NewProm(t, judgetest.Pass)
 	for _, tc := range []struct {
@@ -85,6 +107,8 @@ func TestEvaluateRefuses(t *testing.T) {
 		{"an unknown SLI", judge.Request{Namespace: "shop", SLIs: []catalogID{"nope"}}, "slis"},
 		{"an unknown mode", judge.Request{Namespace: "shop", Mode: "Maybe"}, "mode"},
 		{"a start in the future", judge.Request{Namespace: "shop", Since: time.Now().Add(time.Hour)}, "future"},
+		{"a step shorter than the sampled rules' range", judge.Request{Namespace: "shop", Step: 20 * time.Second}, "samples of a 1m rate taken every 20s overlap"},
+		{"a sample family longer than the step", judge.Request{Namespace: "shop", Step: 30 * time.Second, Sample: "1m"}, "overlap"},
 		{"an endpoint the admin did not allow", judge.Request{Namespace: "shop", Prometheus: "http://elsewhere:9090"}, "not an allowed Prometheus endpoint"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,6 +19,7 @@ func TestParseParams(t *testing.T) {
 		got, err := judge.ParseParams("shop", map[string]string{
 			"selector": `app=shop, job="pool,parity"`, "slis": "latency-p99, error-ratio", "mode": "Counts",
 			"window": "1m", "since": since.Format(time.RFC3339), "warmup": "90s", "prometheus": "http://prom:9090/",
+			"step": "20s", "sample": "20s",
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -26,7 +27,7 @@ func TestParseParams(t *testing.T) {
 		want := judge.Request{
 			Namespace: "shop", MatchLabels: map[string]string{"app": "shop", "job": "pool,parity"},
 			SLIs: []catalog.ID{catalog.LatencyP99, catalog.ErrorRatio}, Mode: parity.StatCounts, Window: "1m",
-			Since: since, Warmup: 90 * time.Second, Prometheus: "http://prom:9090",
+			Since: since, Warmup: 90 * time.Second, Prometheus: "http://prom:9090", Step: 20 * time.Second, Sample: "20s",
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %+v\nwant %+v", got, want)
@@ -54,6 +55,10 @@ func TestParseParams(t *testing.T) {
 		{"a window that is no duration", map[string]string{"window": "5 minutes"}, "window"},
 		{"a start that is no RFC 3339 time", map[string]string{"since": "yesterday"}, "since"},
 		{"a negative warm-up", map[string]string{"warmup": "-1s"}, "warmup"},
+		{"a step that is no duration", map[string]string{"step": "20"}, "step"},
+		{"a step shorter than a scrape", map[string]string{"step": "1s"}, "want 5s to 1h"},
+		{"a step beyond an hour", map[string]string{"step": "2h"}, "want 5s to 1h"},
+		{"a sample family that is no duration", map[string]string{"sample": "20 s"}, "sample"},
 		{"a Prometheus URL with a query", map[string]string{"prometheus": "http://p:9090/?x=1"}, "prometheus"},
 		{"a value too long", map[string]string{"selector": strings.Repeat("a", judge.MaxParamBytes+1)}, "longer than"},
 		{"too many label pairs", map[string]string{"selector": manyPairs(judge.MaxLabels + 1)}, "more than"},

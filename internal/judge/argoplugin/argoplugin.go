@@ -8,7 +8,7 @@
 //
 // The metric's plugin config, under the key Name, is a JSON object of
 // strings with judge.ParseParams' keys (selector, slis, mode, window,
-// since, warmup, prometheus). A measurement's phase is the verdict's:
+// strings with judge.ParseParams' keys (selector, slis, mode, window,
 // PASS Successful, FAIL Failed, NO DATA Inconclusive, ERROR Error; its
 // value is the verdict and its metadata carry the reasons and the parity
 // table (docs/argo-rollouts.md).
