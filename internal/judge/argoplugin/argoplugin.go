@@ -8,10 +8,10 @@
 //
 // The metric's plugin config, under the key Name, is a JSON object of
 // strings with judge.ParseParams' keys (selector, slis, mode, window,
-// strings with judge.ParseParams' keys (selector, slis, mode, window,
-// since, warmup, step, sample, prometheus). A measurement's phase is the verdict's:
-// value is the verdict and its metadata carry the reasons and the parity
-// table (docs/argo-rollouts.md).
+// since, warmup, step, sample, prometheus). A measurement's phase is the
+// verdict's: PASS Successful, FAIL Failed, NO DATA Inconclusive, ERROR
+// Error; its value is the verdict and its metadata carry the reasons and
+// the parity table (docs/argo-rollouts.md).
 //
 // # Tenancy
 //
