@@ -51,37 +51,41 @@ func (r relabel) promConfig() map[string]any {
 }
 
 // serviceMonitorRelabelings returns the relabelings and metric relabelings of the first
-// endpoint of the first ServiceMonitor in the manifests, skipping the controller's.
+// endpoint of the first ServiceMonitor or PodMonitor in the manifests, skipping the
+// controller's.
 func serviceMonitorRelabelings(t *testing.T, manifests []byte) (target, metric []relabel) {
 	t.Helper()
+	type endpoint struct {
+		Relabelings       []relabel `json:"relabelings"`
+		MetricRelabelings []relabel `json:"metricRelabelings"`
+	}
 	for doc := range strings.SplitSeq(string(manifests), "\n---") {
-		if !strings.Contains(doc, "kind: ServiceMonitor") || strings.Contains(doc, "component: controller") {
+		if !strings.Contains(doc, "kind: ServiceMonitor") && !strings.Contains(doc, "kind: PodMonitor") || strings.Contains(doc, "component: controller") {
 			continue
 		}
 		var sm struct {
 			Spec struct {
-				Endpoints []struct {
-					Relabelings       []relabel `json:"relabelings"`
-					MetricRelabelings []relabel `json:"metricRelabelings"`
-				} `json:"endpoints"`
+				Endpoints    []endpoint `json:"endpoints"`
+				PodEndpoints []endpoint `json:"podMetricsEndpoints"`
 			} `json:"spec"`
 		}
 		if err := yaml.Unmarshal([]byte(doc), &sm); err != nil {
-			t.Fatalf("decoding the ServiceMonitor: %v", err)
+			t.Fatalf("decoding the monitor: %v", err)
 		}
-		if len(sm.Spec.Endpoints) == 0 {
-			t.Fatal("the ServiceMonitor has no endpoint")
+		eps := append(sm.Spec.Endpoints, sm.Spec.PodEndpoints...)
+		if len(eps) == 0 {
+			t.Fatal("the monitor has no endpoint")
 		}
-		return sm.Spec.Endpoints[0].Relabelings, sm.Spec.Endpoints[0].MetricRelabelings
+		return eps[0].Relabelings, eps[0].MetricRelabelings
 	}
-	t.Fatal("no ServiceMonitor in the manifests")
+	t.Fatal("no ServiceMonitor or PodMonitor in the manifests")
 	return nil, nil
 }
 
 // TestTrackFollowsThePodLabel runs the real Prometheus with the relabelings of a
 // ServiceMonitor on targets whose processes all say gray_status="true", and checks each
-// target's series: with the chart's ServiceMonitor (serviceMonitor.trackFromPodLabel, the kind
-// values) a pod whose poolparity.dev/gray-status label says "false" (relabelled in place at an
+// target's series: with the chart's ServiceMonitor or PodMonitor (serviceMonitor.trackFromPodLabel,
+// the kind values) a pod whose poolparity.dev/gray-status label says "false" (relabelled in place at an
 // Argo Rollouts promotion) is on the stable track with no exported copy of the process's label
 // left, and a pod without the label keeps the process's; with the Flagger example
 // (deploy/flagger/canary.yaml) the track is the Service's label and job and service are the
@@ -102,6 +106,9 @@ func TestTrackFollowsThePodLabel(t *testing.T) {
 		want      map[string]map[string]string
 	}{
 		{"the chart's ServiceMonitor", deploytest.HelmTemplate(t, render.ValueSet{Name: "kind", Files: []string{"values-kind.yaml"}}),
+			[]map[string]string{{podMeta: "false", "pod": "promoted"}, {podMeta: "true", "pod": "canary"}, {"pod": "unlabelled"}},
+			map[string]map[string]string{"promoted": {"gray_status": "false"}, "canary": {"gray_status": "true"}, "unlabelled": {"gray_status": "true"}}},
+		{"the chart's PodMonitor", deploytest.HelmTemplate(t, render.ValueSet{Name: "kind", Files: []string{"values-kind.yaml"}}, "--set", "serviceMonitor.kind=PodMonitor"),
 			[]map[string]string{{podMeta: "false", "pod": "promoted"}, {podMeta: "true", "pod": "canary"}, {"pod": "unlabelled"}},
 			map[string]map[string]string{"promoted": {"gray_status": "false"}, "canary": {"gray_status": "true"}, "unlabelled": {"gray_status": "true"}}},
 		{"the Flagger example's ServiceMonitor", flagger,

@@ -312,6 +312,31 @@ func (k *Kube) DeleteJob(ctx context.Context, ns, name string) error {
 	})
 }
 
+// DeleteNamespaces deletes the namespaces names (those that exist) with everything in them, and
+// waits up to timeout until all are gone: a step that ran beside others leaves nothing that holds
+// CPU or memory requests for the steps after it.
+func (k *Kube) DeleteNamespaces(ctx context.Context, timeout time.Duration, names ...string) error {
+	fg := metav1.DeletePropagationForeground
+	for _, ns := range names {
+		err := k.CS.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{PropagationPolicy: &fg})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting namespace %s: %w", ns, err)
+		}
+	}
+	return Until(ctx, 2*time.Second, timeout, "namespaces "+strings.Join(names, ", ")+" to be deleted", func(ctx context.Context) (bool, error) {
+		for _, ns := range names {
+			_, err := k.CS.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			if err == nil {
+				return false, nil
+			}
+			if !apierrors.IsNotFound(err) {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+}
+
 // PodLogs returns the last tail lines (all when tail is 0) of every container of the pods in
 // ns matching selector, each headed by its pod and container.
 func (k *Kube) PodLogs(ctx context.Context, ns, selector string, tail int64) (string, error) {

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/template"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -50,28 +49,32 @@ const (
 	argoRelease = "argo"
 	// argoReplicas is the Rollout's: one canary pod and one stable pod at 50%.
 	argoReplicas = 2
-	// argoWatch bounds one canary of the step. The judge samples its 1m rules every minute
-	// (the catalog's statistical step: the plugin has no step of its own), so a PASS takes
-	// several minutes of evidence.
-	argoWatch = 15 * time.Minute
+	// argoWatch bounds one canary of the step. The judge samples the 20s rules every 20 s and
+	// decides on its fifth sample at the earliest.
+	argoWatch = 10 * time.Minute
 	// argoRelabelWatch bounds the wait for the promoted pods' series to carry gray_status="false".
 	argoRelabelWatch = 4 * time.Minute
 )
 
 // argoJudgeValues are the chart values of the release in argoAppNS: no tracks (the Rollout is
-// the service), its rules and the plugin's AnalysisTemplate for the judge's options as the
-// canary step's PoolCanaries use them: Sequential, heap bytes allocated per request only, 20 s
-// of warm-up, a measurement every 20 s. The threshold family is the 1m one (values-test.yaml).
+// the service), a PodMonitor over the Rollout's pods (their track follows the pod label Argo
+// changes in place at promotion), its rules and the plugin's AnalysisTemplate for the judge's
+// options as the canary step's PoolCanaries use them: Sequential, heap bytes allocated per
+// request only, 20 s of warm-up, the 20s rules sampled every 20 s, a measurement every 20 s.
+// The threshold family is the 1m one (values-test.yaml).
 func argoJudgeValues() []string {
 	return []string{
 		"--set", "tracks.stable.enabled=false", "--set", "tracks.gray.enabled=false",
+		"--set", "serviceMonitor.kind=PodMonitor",
+		"--set", "controller.argoRollouts.plugin.step=20s",
+		"--set", "controller.argoRollouts.plugin.sample=20s",
 		"--set", "controller.argoRollouts.plugin.enabled=true",
 		"--set", "controller.argoRollouts.plugin.mode=Sequential",
 		"--set", "controller.argoRollouts.plugin.slis=heap-alloc-per-request",
 		"--set", "controller.argoRollouts.plugin.window=1m",
 		"--set", "controller.argoRollouts.plugin.warmup=20s",
 		"--set", "controller.argoRollouts.plugin.interval=20s",
-		"--set", "controller.argoRollouts.plugin.count=45",
+		"--set", "controller.argoRollouts.plugin.count=30",
 	}
 }
 
@@ -209,7 +212,8 @@ func argoDeployment(u *unstructured.Unstructured, controllerImage, pluginImage s
 // argoRolloutTmpl is the Rollout of the reference service: the poolparity image, the basic
 // canary (replica counts: one canary pod of two at 50%), the judge's AnalysisTemplate as an
 // analysis step, and the track as the pods' label poolparity.dev/gray-status (canaryMetadata,
-// stableMetadata), which the chart's ServiceMonitor makes the series' gray_status.
+// stableMetadata), which the chart's PodMonitor makes the series' gray_status. The chart's
+// split Service, which the load targets, selects the pods of both.
 const argoRolloutTmpl = `apiVersion: argoproj.io/v1alpha1
 kind: Rollout
 metadata:
@@ -234,63 +238,15 @@ spec:
     metadata:
       labels: {app.kubernetes.io/name: poolparity, app.kubernetes.io/instance: {{.Release}}, app.kubernetes.io/component: app}
     spec:
-      automountServiceAccountToken: false
-      enableServiceLinks: false
-      securityContext:
-        runAsNonRoot: true
-        runAsUser: 65532
-        runAsGroup: 65532
-        seccompProfile: {type: RuntimeDefault}
-      containers:
-        - name: poolparity
-          image: {{.Image}}
-          imagePullPolicy: IfNotPresent
-          ports: [{name: http, containerPort: 8080}]
-          env:
-            - {name: POOL_MODE, value: {{.PoolMode}}}
-            - {name: REDIS_ADDR, value: "{{.Redis}}"}
-            - name: REDIS_PASSWORD
-              valueFrom: {secretKeyRef: {name: "{{.RedisSecret}}", key: redis-password}}
-          readinessProbe:
-            httpGet: {path: /readyz, port: http}
-            periodSeconds: 2
-          resources:
-            requests: {cpu: 50m, memory: 32Mi}
-            limits: {memory: 192Mi}
-          securityContext:
-            allowPrivilegeEscalation: false
-            readOnlyRootFilesystem: true
-            capabilities: {drop: ["ALL"]}
----
-# What the chart's ServiceMonitor scrapes of the Rollout: a Service carrying poolparity.dev/track
-# over its pods (the chart's split Service, which the load targets, carries none).
-apiVersion: v1
-kind: Service
-metadata:
-  name: {{.Name}}-rollout
-  labels: {app.kubernetes.io/name: poolparity, app.kubernetes.io/instance: {{.Release}}, app.kubernetes.io/component: app, poolparity.dev/track: rollout}
-spec:
-  selector: {app.kubernetes.io/name: poolparity, app.kubernetes.io/instance: {{.Release}}, app.kubernetes.io/component: app}
-  ports:
-    - {name: http, port: 80, targetPort: http}
-`
+{{template "servicePod" .}}`
 
-// argoRollout renders the step's Rollout running poolMode, with its scrape Service.
+// argoRollout renders the step's Rollout running poolMode.
 func argoRollout(image, poolMode string) ([]byte, error) {
-	t, err := template.New("rollout").Option("missingkey=error").Parse(argoRolloutTmpl)
-	if err != nil {
-		return nil, err
-	}
 	full := fullnameOf(argoRelease)
-	var b bytes.Buffer
-	err = t.Execute(&b, map[string]any{
+	return renderWithServicePod("Rollout", argoRolloutTmpl, map[string]any{
 		"Name": full, "Release": argoRelease, "Replicas": argoReplicas, "Template": full + "-judge",
 		"Image": image, "PoolMode": poolMode, "Redis": full + "-redis:6379", "RedisSecret": full + "-redis",
 	})
-	if err != nil {
-		return nil, fmt.Errorf("rendering the Rollout: %w", err)
-	}
-	return b.Bytes(), nil
 }
 
 // rolloutState is the part of a Rollout's status the step follows.
@@ -465,25 +421,40 @@ func (r ArgoResult) Table(harness.Results) string {
 }
 
 // argoStep installs Argo Rollouts with the judge's plugin and rolls the reference service out
-// twice: a pooled canary over an unpooled stable (promoted on the plugin's Successful), then an
-// unpooled one over the promoted pooled stable (aborted on its Failed).
+// twice: a pooled canary over an unpooled stable (promoted on the plugin's Successful), then a
+// pool misuse, misuse-reset, over the promoted pooled stable (aborted on its Failed). At its end
+// it deletes its namespaces.
 type argoStep struct{}
 
 // argoDef declares the "argo" step.
 func argoDef() harness.Def {
-	return harness.Def{Step: argoStep{}, Needs: []string{"env", "helm-install"},
-		Doc: "Argo Rollouts with the judge's metric plugin: a pooled canary promoted, an unpooled one aborted, and the promoted pods' track relabel timed."}
+	return harness.Def{Step: argoStep{}, Needs: []string{"env", "helm-install"}, Default: true, Beside: SideBySide,
+		Doc: "Argo Rollouts with the judge's metric plugin: a pooled canary promoted, a pool misuse aborted, and the promoted pods' track relabel timed."}
 }
 
 // Name implements Step.
 func (argoStep) Name() string { return "argo" }
 
 // Run implements Step.
-func (argoStep) Run(ctx context.Context, env *harness.Env) (harness.Outcome, error) {
+func (s argoStep) Run(ctx context.Context, env *harness.Env) (harness.Outcome, error) {
 	k, err := env.Kube()
 	if err != nil {
 		return harness.Outcome{}, err
 	}
+	o, err := s.run(ctx, env, k)
+	// The Rollout's pods, Redis and the controller hold CPU and memory requests the steps after
+	// this one need.
+	cleanup := time.Now()
+	if derr := k.DeleteNamespaces(context.WithoutCancel(ctx), 3*time.Minute, argoAppNS, argoNS); derr != nil {
+		err = errors.Join(err, derr)
+	} else {
+		env.Logf("argo: namespaces %s and %s deleted in %s", argoAppNS, argoNS, time.Since(cleanup).Round(time.Second))
+	}
+	return o, err
+}
+
+// run is the step's work, before the clean-up.
+func (argoStep) run(ctx context.Context, env *harness.Env, k *kube.Kube) (harness.Outcome, error) {
 	prom := fmt.Sprintf("http://%s.%s.svc:9090", promServiceOf(env), monitoringNS)
 	controller, err := installArgo(ctx, env, k, prom)
 	if err != nil {
@@ -520,7 +491,7 @@ func (argoStep) Run(ctx context.Context, env *harness.Env) (harness.Outcome, err
 		mode string
 	}{
 		{ArgoRun{Name: "argo-pooled", Modes: "unpooled -> pooled", Want: "Promoted"}, "pooled"},
-		{ArgoRun{Name: "argo-unpooled", Modes: "pooled -> unpooled", Want: "Aborted"}, "unpooled"},
+		{ArgoRun{Name: "argo-misuse", Modes: "pooled -> misuse-reset", Want: "Aborted"}, "misuse-reset"},
 	}
 	var failed []string
 	for _, r := range runs {
@@ -543,7 +514,7 @@ func (argoStep) Run(ctx context.Context, env *harness.Env) (harness.Outcome, err
 	if len(failed) > 0 {
 		return o.done(), errors.New(strings.Join(failed, "; "))
 	}
-	o.Note = "promoted the pooled canary on the judge's Successful, aborted the unpooled one on its Failed"
+	o.Note = "promoted the pooled canary on the judge's Successful, aborted the pool misuse on its Failed"
 	return o.done(), nil
 }
 

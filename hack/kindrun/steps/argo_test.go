@@ -147,10 +147,10 @@ func TestArgoManifestRefusesAChangedInstall(t *testing.T) {
 }
 
 // TestArgoRollout decodes the step's Rollout strictly into Argo's own type: the judge's template
-// as an analysis step after the 50% step, the tracks as pod labels, the pool mode, and a scrape
-// Service that selects the pods and carries the track label the chart's ServiceMonitor needs.
+// as an analysis step after the 50% step, the tracks as pod labels, the pool mode, and the pod
+// labels the chart's PodMonitor selects, with no Service beside it.
 func TestArgoRollout(t *testing.T) {
-	for _, mode := range []string{"pooled", "unpooled"} {
+	for _, mode := range []string{"pooled", "misuse-reset"} {
 		t.Run(mode, func(t *testing.T) {
 			y, err := argoRollout(images.ServiceTag, mode)
 			if err != nil {
@@ -173,15 +173,12 @@ func TestArgoRollout(t *testing.T) {
 			if !slices.ContainsFunc(env, func(e corev1.EnvVar) bool { return e.Name == "POOL_MODE" && e.Value == mode }) {
 				t.Errorf("env %+v, want POOL_MODE=%s", env, mode)
 			}
-			var svc corev1.Service
-			objectOf(t, y, "Service", full+"-rollout", &svc)
-			for k, v := range svc.Spec.Selector {
-				if ro.Spec.Template.Labels[k] != v {
-					t.Errorf("the scrape Service selects %s=%s, the pods have %q", k, v, ro.Spec.Template.Labels[k])
-				}
+			if got := ro.Spec.Template.Labels; got["app.kubernetes.io/instance"] != argoRelease || got["app.kubernetes.io/component"] != "app" {
+				t.Errorf("the pods' labels %v do not match the chart's PodMonitor (instance %s, component app)", got, argoRelease)
 			}
-			if svc.Labels["poolparity.dev/track"] == "" || svc.Labels["app.kubernetes.io/instance"] != argoRelease {
-				t.Errorf("the scrape Service's labels %v do not match the chart's ServiceMonitor", svc.Labels)
+			if n := len(yamlDocs(y)); n != 1 {
+				t.Errorf("%d objects, want the Rollout alone: ", n)
+				t.Error("the Rollout comes with a Service: the chart's PodMonitor scrapes the pods, and a Service with poolparity.dev/track would scrape them twice")
 			}
 		})
 	}
@@ -212,7 +209,8 @@ func TestArgoJudgeTemplate(t *testing.T) {
 	if err := yaml.Unmarshal(m.Provider.Plugin["poolparity/judge"], &cfg); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"mode": "Sequential", "slis": "heap-alloc-per-request", "window": "1m", "warmup": "20s", "selector": "job={{args.job}}"}
+	want := map[string]string{"mode": "Sequential", "slis": "heap-alloc-per-request", "window": "1m", "warmup": "20s", "selector": "job={{args.job}}",
+		"step": "20s", "sample": "20s"}
 	for k, v := range want {
 		if cfg[k] != v {
 			t.Errorf("plugin config %s=%q, want %q", k, cfg[k], v)
@@ -222,10 +220,18 @@ func TestArgoJudgeTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var podMonitor bool
 	for _, u := range objs {
 		if k := u.GetKind(); k == "Deployment" || k == "HorizontalPodAutoscaler" {
 			t.Errorf("the release renders %s %s: the Rollout is its only service", k, u.GetName())
 		}
+		podMonitor = podMonitor || u.GetKind() == "PodMonitor"
+		if u.GetKind() == "ServiceMonitor" && u.GetLabels()["app.kubernetes.io/component"] == "" {
+			t.Errorf("the release renders the ServiceMonitor %s: the Rollout's pods are scraped by the PodMonitor", u.GetName())
+		}
+	}
+	if !podMonitor {
+		t.Error("no PodMonitor: a pod Argo relabels in place would keep its old track for minutes")
 	}
 }
 

@@ -1,7 +1,6 @@
 package steps
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"text/template"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,25 +47,25 @@ var canaryGVR = schema.GroupVersionResource{Group: "flagger.app", Version: "v1be
 // is changed to gray, and the rollout must end in phase want.
 type flaggerSpec struct{ name, stable, gray, want string }
 
-// defaultFlaggerCanaries: the pooled gray is promoted (it allocates less per request), the
-// unpooled one against a pooled stable is rolled back by the judge's FAIL, as the canary
-// step's PoolCanaries.
+// defaultFlaggerCanaries: the pooled gray is promoted (it allocates less per request); a pool
+// misuse against a pooled stable, misuse-reset (buffers pre-sized to 8 MiB and zeroed on every
+// Put: several times pooled's heap bytes per request, docs/pool-misuse.md), is rolled back by
+// the judge's FAIL.
 func defaultFlaggerCanaries() []flaggerSpec {
 	return []flaggerSpec{
 		{name: "flagger-pooled", stable: "unpooled", gray: "pooled", want: "Succeeded"},
-		{name: "flagger-unpooled", stable: "pooled", gray: "unpooled", want: "Failed"},
+		{name: "flagger-misuse", stable: "pooled", gray: "misuse-reset", want: "Failed"},
 	}
 }
 
 // flaggerStep installs Flagger and the judge and runs its Canaries at once.
 type flaggerStep struct{ canaries []flaggerSpec }
 
-// flaggerDef declares the "flagger" step, run by name (beside the scenarios when named with them).
-// It is not in `all`: its Canaries' primaries, the judge and Redis stay in poolparity-flagger
-// after it, and in the CI run they left the canary step's pods Pending.
+// flaggerDef declares the "flagger" step, beside the scenarios. At its end it deletes its
+// namespaces: what it left there once held the canary step's pods Pending.
 func flaggerDef() harness.Def {
-	return harness.Def{Step: flaggerStep{canaries: defaultFlaggerCanaries()}, Needs: []string{"env", "helm-install"},
-		Doc: "Flagger (Gateway API provider) rolls out two Canaries through the Gateway on the judge's webhooks: one promoted, one rolled back.", Beside: SideBySide}
+	return harness.Def{Step: flaggerStep{canaries: defaultFlaggerCanaries()}, Needs: []string{"env", "helm-install"}, Default: true,
+		Doc: "Flagger (Gateway API provider) rolls out two Canaries through the Gateway on the judge's webhooks: the pooled one promoted, a pool misuse rolled back.", Beside: SideBySide}
 }
 
 // Name implements Step.
@@ -308,7 +306,8 @@ spec:
 // flaggerCanaryTmpl is one Canary and the Deployment it targets: the reference service in pool
 // mode Stable, with the release's Redis; the Gateway API provider routes it through the run's
 // Gateway by its host name; the judge's two hooks gate the steps and the promotion with the
-// sequential test on heap bytes allocated per request, as the canary step's PoolCanaries.
+// sequential test on heap bytes allocated per request sampled every 20 s, as the canary step's
+// PoolCanaries.
 const flaggerCanaryTmpl = `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -322,36 +321,7 @@ spec:
     metadata:
       labels: {app: {{.Name}}, app.kubernetes.io/name: poolparity, app.kubernetes.io/instance: {{.Name}}, app.kubernetes.io/component: app}
     spec:
-      automountServiceAccountToken: false
-      enableServiceLinks: false
-      securityContext:
-        runAsNonRoot: true
-        runAsUser: 65532
-        runAsGroup: 65532
-        seccompProfile: {type: RuntimeDefault}
-      containers:
-        - name: poolparity
-          image: {{.Image}}
-          imagePullPolicy: IfNotPresent
-          ports: [{name: http, containerPort: 8080}]
-          env:
-            # The track is the Service's label (the ServiceMonitor's relabeling); the process's
-            # own gray_status is dropped at scrape time.
-            - {name: POOL_MODE, value: {{.Stable}}}
-            - {name: REDIS_ADDR, value: "{{.Redis}}"}
-            - name: REDIS_PASSWORD
-              valueFrom: {secretKeyRef: {name: "{{.RedisSecret}}", key: redis-password}}
-          readinessProbe:
-            httpGet: {path: /readyz, port: http}
-            periodSeconds: 2
-          resources:
-            requests: {cpu: 50m, memory: 32Mi}
-            limits: {memory: 192Mi}
-          securityContext:
-            allowPrivilegeEscalation: false
-            readOnlyRootFilesystem: true
-            capabilities: {drop: ["ALL"]}
----
+{{template "servicePod" .}}---
 apiVersion: flagger.app/v1beta1
 kind: Canary
 metadata:
@@ -387,24 +357,15 @@ spec:
         url: {{.Judge}}/flagger/confirm-promotion
         timeout: 15s
         metadata: {{template "judge" .}}
-{{define "judge"}}{selector: "job={{.Name}}", slis: "heap-alloc-per-request", mode: "Sequential", window: "1m", warmup: "20s"}{{end}}`
+{{define "judge"}}{selector: "job={{.Name}}", slis: "heap-alloc-per-request", mode: "Sequential", window: "1m", warmup: "20s", step: "20s", sample: "20s"}{{end}}`
 
 // renderFlagger renders tmpl (flaggerScrapeTmpl or flaggerCanaryTmpl) for c.
 func renderFlagger(tmpl string, c flaggerSpec, image, judge string) ([]byte, error) {
-	t, err := template.New("flagger").Option("missingkey=error").Parse(tmpl)
-	if err != nil {
-		return nil, fmt.Errorf("parsing the flagger step's template: %w", err)
-	}
-	var y bytes.Buffer
 	full := fullnameOf(flaggerRelease)
-	err = t.Execute(&y, map[string]any{
-		"Name": c.name, "Stable": c.stable, "Image": image, "Redis": full + "-redis:6379", "RedisSecret": full + "-redis",
+	return renderWithServicePod("Canary "+c.name, tmpl, map[string]any{
+		"Name": c.name, "PoolMode": c.stable, "Image": image, "Redis": full + "-redis:6379", "RedisSecret": full + "-redis",
 		"Host": canaryHost(c.name), "Gateway": gatewayName, "GatewayNamespace": gatewayNS, "Judge": judge, "Interval": flaggerInterval,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("rendering Canary %s: %w", c.name, err)
-	}
-	return y.Bytes(), nil
 }
 
 // judgeURL is the base URL of the release's judge.
@@ -422,6 +383,20 @@ func (s flaggerStep) Run(ctx context.Context, env *harness.Env) (harness.Outcome
 	if err != nil {
 		return harness.Outcome{}, err
 	}
+	o, err := s.run(ctx, env, k, start)
+	// The Canaries' primaries, the judge, Redis and Flagger hold CPU and memory requests the
+	// steps after this one need.
+	cleanup := time.Now()
+	if derr := k.DeleteNamespaces(context.WithoutCancel(ctx), 3*time.Minute, flaggerRunNS, flaggerNS); derr != nil {
+		err = errors.Join(err, derr)
+	} else {
+		env.Logf("flagger: namespaces %s and %s deleted in %s", flaggerRunNS, flaggerNS, time.Since(cleanup).Round(time.Second))
+	}
+	return o, err
+}
+
+// run is the step's work, before the clean-up.
+func (s flaggerStep) run(ctx context.Context, env *harness.Env, k *kube.Kube, start time.Time) (harness.Outcome, error) {
 	if err := restrictedNamespace(ctx, env, flaggerRunNS); err != nil {
 		return harness.Outcome{}, err
 	}
@@ -467,7 +442,7 @@ func (s flaggerStep) Run(ctx context.Context, env *harness.Env) (harness.Outcome
 	if len(failed) > 0 {
 		return o.done(), errors.New(strings.Join(failed, "; "))
 	}
-	o.Note = fmt.Sprintf("Flagger promoted the pooled gray and rolled back the unpooled one on the judge's verdicts (step %s)", time.Since(start).Round(time.Second))
+	o.Note = fmt.Sprintf("Flagger promoted the pooled gray and rolled back the pool misuse on the judge's verdicts (%s before the clean-up)", time.Since(start).Round(time.Second))
 	return o.done(), nil
 }
 

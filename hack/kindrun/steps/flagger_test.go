@@ -228,10 +228,10 @@ func TestJudgeAnswers(t *testing.T) {
 }
 
 func TestFlaggerProblems(t *testing.T) {
-	pooled, unpooled := defaultFlaggerCanaries()[0], defaultFlaggerCanaries()[1]
+	pooled, misuse := defaultFlaggerCanaries()[0], defaultFlaggerCanaries()[1]
 	promoted := FlaggerRun{Phase: "Succeeded", Confirmed: true, StableSeries: 10 * time.Second, OldGone: 25 * time.Second,
 		Tracks: []string{"false/pooled", "false/unpooled", "true/pooled"}}
-	rolledBack := FlaggerRun{Phase: "Failed", Fails: 1, StableSeries: -1, OldGone: -1, Tracks: []string{"false/pooled", "true/unpooled"}}
+	rolledBack := FlaggerRun{Phase: "Failed", Fails: 1, StableSeries: -1, OldGone: -1, Tracks: []string{"false/pooled", "true/misuse-reset"}}
 	with := func(r FlaggerRun, f func(*FlaggerRun)) FlaggerRun { f(&r); return r }
 	tests := []struct {
 		name string
@@ -240,7 +240,7 @@ func TestFlaggerProblems(t *testing.T) {
 		want []string // a substring of each problem, in order
 	}{
 		{name: "promoted on the judge's PASS, the promoted pods stable", c: pooled, r: promoted},
-		{name: "rolled back on the judge's FAIL", c: unpooled, r: rolledBack},
+		{name: "rolled back on the judge's FAIL", c: misuse, r: rolledBack},
 		{name: "rolled back instead of promoted", c: pooled, r: with(promoted, func(r *FlaggerRun) { r.Phase = "Failed" }), want: []string{"ended Failed, want Succeeded"}},
 		{name: "promoted without the confirm hook", c: pooled, r: with(promoted, func(r *FlaggerRun) { r.Confirmed = false }), want: []string{"without the judge's confirm-promotion"}},
 		{name: "the promoted pods never stable", c: pooled, r: with(promoted, func(r *FlaggerRun) {
@@ -254,11 +254,11 @@ func TestFlaggerProblems(t *testing.T) {
 			slices.Sort(r.Tracks)
 		}), want: []string{"a gray series ran stable's pool mode unpooled"}},
 		{name: "a FAIL against the promoted gray", c: pooled, r: with(promoted, func(r *FlaggerRun) { r.Fails = 2 }), want: []string{"FAIL 2 times"}},
-		{name: "rolled back without a FAIL", c: unpooled, r: with(rolledBack, func(r *FlaggerRun) { r.Fails = 0 }), want: []string{"without a FAIL"}},
-		{name: "the rolled-back mode on stable", c: unpooled, r: with(rolledBack, func(r *FlaggerRun) { r.Tracks = append(r.Tracks, "false/unpooled") }),
-			want: []string{"rolled-back pool mode unpooled"}},
-		{name: "no gray series at all", c: unpooled, r: with(rolledBack, func(r *FlaggerRun) { r.Tracks = []string{"false/pooled"} }),
-			want: []string{"no gray series of pool mode unpooled"}},
+		{name: "rolled back without a FAIL", c: misuse, r: with(rolledBack, func(r *FlaggerRun) { r.Fails = 0 }), want: []string{"without a FAIL"}},
+		{name: "the rolled-back mode on stable", c: misuse, r: with(rolledBack, func(r *FlaggerRun) { r.Tracks = append(r.Tracks, "false/misuse-reset") }),
+			want: []string{"rolled-back pool mode misuse-reset"}},
+		{name: "no gray series at all", c: misuse, r: with(rolledBack, func(r *FlaggerRun) { r.Tracks = []string{"false/pooled"} }),
+			want: []string{"no gray series of pool mode misuse-reset"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 // Package steps holds the steps of a kind run that work on the cluster once it is up: the
 // dependencies (Prometheus, metrics-server, the Gateway, KEDA), the chart, the scenarios, the
-// weighted route, the example service, chaos, the PoolCanaries and the HPA groups; and the
+// example service, Flagger's Canaries and Argo's Rollout, the weighted route, chaos, the
+// PoolCanaries and the HPA groups; and the
 // registry of every step (Defs), the cluster's and the images' included.
 package steps
 
@@ -19,16 +20,16 @@ import (
 func Defs() []harness.Def {
 	return []harness.Def{
 		cluster.EngineDef(), images.Def(), cluster.UpDef(), cluster.LoadDef(), depsDef(), installDef(),
-		scenariosDef(), exampleDef(), routingDef(), chaosDef(), canaryDef(), hpaGroupsDef(),
+		scenariosDef(), exampleDef(), flaggerDef(), argoDef(), routingDef(), chaosDef(), canaryDef(), hpaGroupsDef(),
 		cluster.DownDef(),
 		// Run only by name.
-		loadDef(), parityDef(), hpaGroupsFullDef(), flaggerDef(), argoDef(),
+		loadDef(), parityDef(), hpaGroupsFullDef(),
 	}
 }
 
 // SideBySide is the Beside group of the steps that run together: the scenarios on the chart's
-// release, and beside them the example's releases (and Flagger's Canaries, when named), each in
-// a namespace of its own.
+// release, and beside them the example's releases, Flagger's Canaries and Argo's Rollout, each
+// in namespaces of its own, which Flagger's and Argo's steps delete at their end.
 const SideBySide = "side-by-side"
 
 // Registry returns a registry of Defs.
