@@ -477,7 +477,7 @@ func (argoStep) run(ctx context.Context, env *harness.Env, k *kube.Kube) (harnes
 	}
 	stable := first.States[len(first.States)-1].Stable
 	full := fullnameOf(argoRelease)
-	job, err := startLoadIn(ctx, env, k, argoAppNS, argoRelease, fmt.Sprintf("http://%s:80", full), 2*argoWatch+argoRelabelWatch, env.Cfg.LoadRPS)
+	job, err := startLoadIn(ctx, env, k, argoAppNS, argoRelease, fmt.Sprintf("http://%s:80", full), 2*argoWatch+argoRelabelWatch, rolloutLoadRPS)
 	if err != nil {
 		return o.done(), err
 	}

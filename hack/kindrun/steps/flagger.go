@@ -40,6 +40,11 @@ const (
 	flaggerSettle = 2 * time.Minute
 )
 
+// rolloutLoadRPS is the request rate of each Canary's and the Rollout's load: the judge reads
+// heap bytes per request, whose pooled and misuse effects are large, and the steps run beside
+// the scenarios on 2 cores.
+const rolloutLoadRPS = 30
+
 // canaryGVR is Flagger's Canary resource.
 var canaryGVR = schema.GroupVersionResource{Group: "flagger.app", Version: "v1beta1", Resource: "canaries"}
 
@@ -468,7 +473,7 @@ func runFlaggerCanary(ctx context.Context, env *harness.Env, k *kube.Kube, q par
 	if err != nil {
 		return r, err
 	}
-	job, err := startLoadIn(ctx, env, k, ns, c.name, fmt.Sprintf("http://%s.%s:80", traefikService, gatewayNS), flaggerWatch+2*time.Minute, env.Cfg.LoadRPS,
+	job, err := startLoadIn(ctx, env, k, ns, c.name, fmt.Sprintf("http://%s.%s:80", traefikService, gatewayNS), flaggerWatch+2*time.Minute, rolloutLoadRPS,
 		"-host", canaryHost(c.name))
 	if err != nil {
 		return r, err
