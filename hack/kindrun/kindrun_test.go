@@ -63,7 +63,7 @@ func TestParseConfig(t *testing.T) {
 
 // TestAllIsWhatMakeTestKindRuns holds `all` (make test-kind, CI) to its steps and their order.
 func TestAllIsWhatMakeTestKindRuns(t *testing.T) {
-	want := []string{"env", "kind-images", "kind-up", "kind-load", "kind-deps", "helm-install", "scenarios", "example", "flagger", "argo", "routing", "chaos", "canary", "hpa-groups", "kind-down"}
+	want := []string{"env", "kind-images", "kind-up", "kind-load", "kind-deps", "helm-install", "scenarios", "flagger", "argo", "routing", "example", "chaos", "canary", "hpa-groups", "kind-down"}
 	r := testRegistry(t)
 	if got := r.Default(); !slices.Equal(got, want) {
 		t.Errorf("all runs %v, want %v", got, want)

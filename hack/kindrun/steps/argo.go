@@ -66,6 +66,7 @@ func argoJudgeValues() []string {
 	return []string{
 		"--set", "tracks.stable.enabled=false", "--set", "tracks.gray.enabled=false",
 		"--set", "serviceMonitor.kind=PodMonitor",
+		"--set", "redis.resources.requests.cpu=10m",
 		"--set", "controller.argoRollouts.plugin.step=20s",
 		"--set", "controller.argoRollouts.plugin.sample=20s",
 		"--set", "controller.argoRollouts.plugin.enabled=true",

@@ -112,7 +112,7 @@ type exampleStep struct{}
 
 // exampleDef declares the "example" step.
 func exampleDef() harness.Def {
-	return harness.Def{Step: exampleStep{}, Needs: []string{"env", "helm-install"}, Target: "example", Doc: "Load the example service (examples/imagesvc) and judge it with docs/adopt.md's command: PASS, Redis and GC share not judged.", Default: true, Beside: SideBySide}
+	return harness.Def{Step: exampleStep{}, Needs: []string{"env", "helm-install"}, Target: "example", Doc: "Load the example service (examples/imagesvc) and judge it with docs/adopt.md's command: PASS, Redis and GC share not judged.", Default: true, Beside: BesideRouting}
 }
 
 // Name implements Step.

@@ -270,6 +270,7 @@ func flaggerChartValues(env *harness.Env) []string {
 		"--set", "judge.enabled=true", "--set", "judge.namespaces={"+flaggerRunNS+"}",
 		"--set", "judge.image.repository="+repo, "--set", "judge.image.tag="+tag,
 		"--set", "judge.prometheus.endpoints={"+promURL(env)+"}",
+		"--set", "redis.resources.requests.cpu=10m",
 	)
 }
 

@@ -58,7 +58,7 @@ type routingStep struct{}
 
 // routingDef declares the "routing" step.
 func routingDef() harness.Def {
-	return harness.Def{Step: routingStep{}, Needs: []string{"env", "helm-install"}, Target: "routing", Doc: "Hold the chart's HTTPRoute at gray 10% through Traefik while load drives the HPAs; the share at the Gateway every 10 s.", Default: true}
+	return harness.Def{Step: routingStep{}, Needs: []string{"env", "helm-install"}, Target: "routing", Doc: "Hold the chart's HTTPRoute at gray 10% through Traefik while load drives the HPAs; the share at the Gateway every 10 s.", Default: true, Beside: BesideRouting}
 }
 
 // Name implements Step.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -261,8 +262,11 @@ func runScenario(ctx context.Context, env *harness.Env, k *kube.Kube, q parity.Q
 }
 
 // loadJob renders the bounded load Job named job: the in-cluster load generator against target
-// at rps for d, with the generator's extra flags (e.g. -get for the example service).
+// at rps for d, with the generator's extra flags (e.g. -get for the example service). Its CPU
+// request follows the rate (50m at 60 req/s, at least 10m): the node's requests are shared by
+// the steps side by side.
 func loadJob(job, image, target string, d time.Duration, rps float64, extra ...string) []byte {
+	cpu := max(10, int(math.Ceil(rps*50/60)))
 	var flags strings.Builder
 	for _, f := range extra {
 		fmt.Fprintf(&flags, ", %q", f)
@@ -295,13 +299,13 @@ spec:
           # over the ready pods of both tracks.
           args: ["-target", "%[4]s", "-duration", "%[5]s", "-rps", "%[6]g", "-concurrency", "16", "-keep-alive=false", "-max-error-ratio", "0.05"%[7]s]
           resources:
-            requests: {cpu: 50m, memory: 32Mi}
+            requests: {cpu: %[8]dm, memory: 32Mi}
             limits: {memory: 128Mi}
           securityContext:
             allowPrivilegeEscalation: false
             readOnlyRootFilesystem: true
             capabilities: {drop: ["ALL"]}
-`, job, int(d.Seconds())+120, image, target, d, rps, flags.String()))
+`, job, int(d.Seconds())+120, image, target, d, rps, flags.String(), cpu))
 }
 
 // startLoadAt (re)creates a bounded load Job named after name against target and returns its

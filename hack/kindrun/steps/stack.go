@@ -108,9 +108,17 @@ func depsOffline(ctx context.Context, env *harness.Env) (string, error) {
 		"-n", "kube-system", "--kubeconfig", env.Kubeconfig,
 		"--set", "image.repository=" + repo, "--set", "image.tag=v" + tag,
 		"--set", "args={--kubelet-insecure-tls,--kubelet-preferred-address-types=InternalIP,--metric-resolution=15s}",
+		// One node's metrics: the chart's 100m request would hold a twentieth of the node.
+		"--set", "resources.requests.cpu=20m",
 		"--wait", "--timeout", "4m"}})
 	if err != nil {
 		return "", fmt.Errorf("installing metrics-server: %w", err)
+	}
+	// kind runs two CoreDNS replicas of 100m each for one node: one serves it, and the 100m
+	// is the node's for the steps side by side.
+	one := []byte(`{"spec":{"replicas":1}}`)
+	if _, err := k.CS.AppsV1().Deployments("kube-system").Patch(ctx, "coredns", types.MergePatchType, one, metav1.PatchOptions{FieldManager: kube.FieldManager}); err != nil {
+		return "", fmt.Errorf("scaling CoreDNS to one replica: %w", err)
 	}
 	gw, err := installGateway(ctx, env, k)
 	if err != nil {
