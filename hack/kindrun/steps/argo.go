@@ -442,16 +442,9 @@ func (s argoStep) Run(ctx context.Context, env *harness.Env) (harness.Outcome, e
 	if err != nil {
 		return harness.Outcome{}, err
 	}
-	o, err := s.run(ctx, env, k)
 	// The Rollout's pods, Redis and the controller hold CPU and memory requests the steps after
 	// this one need.
-	cleanup := time.Now()
-	if derr := k.DeleteNamespaces(context.WithoutCancel(ctx), 3*time.Minute, argoAppNS, argoNS); derr != nil {
-		err = errors.Join(err, derr)
-	} else {
-		env.Logf("argo: namespaces %s and %s deleted in %s", argoAppNS, argoNS, time.Since(cleanup).Round(time.Second))
-	}
-	return o, err
+	return thenDeleteNamespaces(ctx, env, k, "argo", func() (harness.Outcome, error) { return s.run(ctx, env, k) }, argoAppNS, argoNS)
 }
 
 // run is the step's work, before the clean-up.

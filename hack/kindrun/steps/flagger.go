@@ -390,15 +390,21 @@ func (s flaggerStep) Run(ctx context.Context, env *harness.Env) (harness.Outcome
 	if err != nil {
 		return harness.Outcome{}, err
 	}
-	o, err := s.run(ctx, env, k, start)
 	// The Canaries' primaries, the judge, Redis and Flagger hold CPU and memory requests the
 	// steps after this one need.
-	cleanup := time.Now()
-	if derr := k.DeleteNamespaces(context.WithoutCancel(ctx), 3*time.Minute, flaggerRunNS, flaggerNS); derr != nil {
-		err = errors.Join(err, derr)
-	} else {
-		env.Logf("flagger: namespaces %s and %s deleted in %s", flaggerRunNS, flaggerNS, time.Since(cleanup).Round(time.Second))
+	return thenDeleteNamespaces(ctx, env, k, "flagger", func() (harness.Outcome, error) { return s.run(ctx, env, k, start) }, flaggerRunNS, flaggerNS)
+}
+
+// thenDeleteNamespaces runs a step's work, then deletes its namespaces whatever the outcome,
+// even when ctx is cancelled (a step beside it failed): a failed deletion is part of the step's
+// error.
+func thenDeleteNamespaces(ctx context.Context, env *harness.Env, k *kube.Kube, step string, work func() (harness.Outcome, error), namespaces ...string) (harness.Outcome, error) {
+	o, err := work()
+	start := time.Now()
+	if derr := k.DeleteNamespaces(context.WithoutCancel(ctx), 3*time.Minute, namespaces...); derr != nil {
+		return o, errors.Join(err, derr)
 	}
+	env.Logf("%s: namespaces %s deleted in %s", step, strings.Join(namespaces, ", "), time.Since(start).Round(time.Second))
 	return o, err
 }
 
