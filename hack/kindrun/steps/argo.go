@@ -407,7 +407,7 @@ type ArgoResult struct {
 func (r ArgoResult) Table(harness.Results) string {
 	var w strings.Builder
 	fmt.Fprintf(&w, "\n== Argo Rollouts (%s): the judge's metric plugin, %d pods, basic canary at 50%%\n", r.Controller, argoReplicas)
-	fmt.Fprintf(&w, "  %-14s %-20s %-9s %-9s %8s  %-10s %9s %9s %9s  %s\n", "canary", "pool modes", "want", "got", "after", "analysis", "pod lbl", "series", "no gray", "measurements")
+	fmt.Fprintf(&w, "  %-14s %-24s %-9s %-9s %8s  %-10s %9s %9s %9s  %s\n", "canary", "pool modes", "want", "got", "after", "analysis", "pod lbl", "series", "no gray", "measurements")
 	for _, c := range r.Runs {
 		rel := func(d time.Duration) string {
 			if d == 0 {
@@ -415,7 +415,7 @@ func (r ArgoResult) Table(harness.Results) string {
 			}
 			return d.Round(time.Second).String()
 		}
-		fmt.Fprintf(&w, "  %-14s %-20s %-9s %-9s %8s  %-10s %9s %9s %9s  %s%s\n", c.Name, c.Modes, c.Want, c.Got, c.After.Round(time.Second), c.Analysis,
+		fmt.Fprintf(&w, "  %-14s %-24s %-9s %-9s %8s  %-10s %9s %9s %9s  %s%s\n", c.Name, c.Modes, c.Want, c.Got, c.After.Round(time.Second), c.Analysis,
 			rel(c.PodRelabel), rel(c.SeriesRelabel), rel(c.GrayGone), verdictCounts(c.Measurements), okText(c.OK))
 	}
 	return w.String()

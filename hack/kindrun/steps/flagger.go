@@ -174,13 +174,13 @@ func (r FlaggerResult) Table(harness.Results) string {
 	var w strings.Builder
 	fmt.Fprintf(&w, "\n== Flagger Canaries (Gateway API provider, the judge's webhooks), timed from the Deployment's change\n")
 	fmt.Fprintf(&w, "  (stable series: after Promoting, the promoted pods' first series with gray_status=\"false\" / the old mode's last gone)\n")
-	fmt.Fprintf(&w, "  %-18s %-20s %-10s %-10s %10s %10s %14s %6s %9s  %s\n", "canary", "modes", "want", "phase", "promoting", "end", "stable series", "FAILs", "confirmed", "tracks seen")
+	fmt.Fprintf(&w, "  %-18s %-24s %-10s %-10s %10s %10s %14s %6s %9s  %s\n", "canary", "modes", "want", "phase", "promoting", "end", "stable series", "FAILs", "confirmed", "tracks seen")
 	for _, run := range r.Runs {
 		stable := "-"
 		if run.Promoting > 0 {
 			stable = sinceCell(run.StableSeries) + " / " + sinceCell(run.OldGone)
 		}
-		fmt.Fprintf(&w, "  %-18s %-20s %-10s %-10s %10s %10s %14s %6d %9v  %s%s\n", run.Name, run.Modes, run.Want, run.Phase,
+		fmt.Fprintf(&w, "  %-18s %-24s %-10s %-10s %10s %10s %14s %6d %9v  %s%s\n", run.Name, run.Modes, run.Want, run.Phase,
 			durationCell(run.Promoting), durationCell(run.End), stable, run.Fails, run.Confirmed, strings.Join(run.Tracks, " "), okText(run.OK))
 		for _, p := range run.Problems {
 			fmt.Fprintf(&w, "    problem: %s\n", p)
