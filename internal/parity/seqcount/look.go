@@ -35,12 +35,12 @@ func (j *judge) look() {
 		j.c = j.priorScale(j.lim.Floor, j.lim.Margin)
 		j.cPass = j.priorScale(Bound{}, j.lim.Margin)
 	}
-	drift := j.drift()
-	j.logEF = logMixtureE(sF, max(j.infl*vF, stableFactor(floor)*drift), j.c)
+	drift, shared := j.drift()
+	j.logEF = logMixtureE(sF, max(j.infl*vF, driftFactor(floor, shared)*drift), j.c)
 	j.logEP = 0
 	if passable {
 		sP, vP, _ := j.sums(margin)
-		j.logEP = logMixtureE(-sP, max(j.infl*vP, stableFactor(margin)*drift), j.cPass)
+		j.logEP = logMixtureE(-sP, max(j.infl*vP, driftFactor(margin, shared)*drift), j.cPass)
 	}
 	j.floorUsed, j.marginUsed = floor, margin
 	logBar := math.Log(j.bar)
@@ -186,24 +186,25 @@ func divided(xs []float64, k float64) []float64 {
 	return out
 }
 
-// stableFactor is the factor 1 + (1+Rel)^2 of driftVar at the boundary b: gray's drift and
-// stable's, scaled by the boundary.
-func stableFactor(b Bound) float64 { return 1 + (1+b.Rel)*(1+b.Rel) }
-
-// drift returns driftSum over stable's history and the window's stable steps (0 without history).
-func (j *judge) drift() float64 {
+// drift returns driftSum over stable's history and the window's stable steps, and the share of it
+// that gray's steps show to be shared (sharedShare); 0, 0 without history.
+func (j *judge) drift() (sum, shared float64) {
 	if len(j.hist) == 0 {
-		return 0
+		return 0, 0
 	}
-	num := make([]float64, 0, len(j.hist)+len(j.obs))
+	n := len(j.obs)
+	num := make([]float64, 0, len(j.hist)+n)
 	req := make([]float64, 0, cap(num))
 	for _, h := range j.hist {
 		num, req = append(num, h.Num), append(req, h.Requests)
 	}
-	var rg float64
-	for _, o := range j.obs {
+	ng, rg, ns, rs := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	var mg float64
+	for i, o := range j.obs {
 		num, req = append(num, o.ns), append(req, o.rs)
-		rg += o.rg / float64(len(j.obs))
+		ng[i], rg[i], ns[i], rs[i] = o.ng, o.rg, o.ns, o.rs
+		mg += o.rg / float64(n)
 	}
-	return driftSum(num, req, len(j.obs), rg)
+	v, oneStep := driftSum(num, req, n, mg)
+	return v, sharedShare(ng, rg, ns, rs, oneStep)
 }
