@@ -742,7 +742,7 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client, pprofAddrs
 			}
 			return ptr.Deref(d.Spec.Replicas, -1)
 		}
-		waitFor(t, 20*time.Second, "the first step with a baseline as large as gray (9 + 1 + 1)", func() (bool, string) {
+		waitFor(t, time.Minute, "the first step with a baseline as large as gray (9 + 1 + 1)", func() (bool, string) {
 			s, g := deployReplicas(ctx, t, c, ns, "shop")
 			b := baselineReplicas()
 			return s == 9 && g == 1 && b == 1, fmt.Sprintf("stable %d, gray %d, baseline %d", s, g, b)
