@@ -55,7 +55,7 @@ type flaggerSpec struct{ name, stable, gray, want string }
 // defaultFlaggerCanaries: the pooled gray is promoted (it allocates less per request); a pool
 // misuse against a pooled stable, misuse-reset (buffers pre-sized to 8 MiB and zeroed on every
 // Put, docs/pool-misuse.md), is rolled back by the judge's FAIL on CPU per request. Its heap
-// bytes allocated per request did not tell: in a kind run the judge PASSed them (the 8 MiB
+// bytes allocated per request did not tell: in a kind run the judge never FAILed them (the 8 MiB
 // buffers are allocated again only when a GC empties the pools).
 func defaultFlaggerCanaries() []flaggerSpec {
 	return []flaggerSpec{
