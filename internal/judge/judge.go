@@ -81,8 +81,8 @@ type Request struct {
 	// catalog's (1m).
 	Step time.Duration
 	// Sample is the rule family the test samples (e.g. "20s"); empty means
-	// the catalog's (1m). A family whose range exceeds Step is refused by
-	// the evaluator (overlapping samples).
+	// the catalog's (1m). A family whose range exceeds the step is an
+	// invalid request (overlapping samples).
 	Sample string
 }
 

@@ -45,8 +45,8 @@ const (
 	ParamStep = "step"
 	// ParamSample is the rule family the test samples, a Prometheus
 	// duration (20s for the ..._rate20s rules; the catalog's, 1m, when
-	// empty). Its range must not exceed step, or samples overlap and the
-	// judge answers ERROR saying so.
+	// empty). Its range must not exceed step, or samples overlap: the
+	// request is refused as invalid, saying so.
 	ParamSample = "sample"
 )
 

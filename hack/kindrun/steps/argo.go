@@ -60,8 +60,8 @@ const (
 // the service), a PodMonitor over the Rollout's pods (their track follows the pod label Argo
 // changes in place at promotion), its rules and the plugin's AnalysisTemplate for the judge's
 // options as the canary step's PoolCanaries use them: Sequential, heap bytes allocated and CPU
-// per request (the misuse shows in CPU), 20 s of warm-up, the 20s rules sampled every 20 s, a measurement every 20 s.
-// The threshold family is the 1m one (values-test.yaml).
+// per request (the misuse shows in CPU), 20 s of warm-up, the 20s rules sampled every 20 s, a
+// measurement every 20 s. The threshold family is the 1m one (values-test.yaml).
 func argoJudgeValues() []string {
 	return []string{
 		"--set", "tracks.stable.enabled=false", "--set", "tracks.gray.enabled=false",

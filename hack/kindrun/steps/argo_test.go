@@ -177,8 +177,7 @@ func TestArgoRollout(t *testing.T) {
 				t.Errorf("the pods' labels %v do not match the chart's PodMonitor (instance %s, component app)", got, argoRelease)
 			}
 			if n := len(yamlDocs(y)); n != 1 {
-				t.Errorf("%d objects, want the Rollout alone: ", n)
-				t.Error("the Rollout comes with a Service: the chart's PodMonitor scrapes the pods, and a Service with poolparity.dev/track would scrape them twice")
+				t.Errorf("%d objects, want the Rollout alone: the chart's PodMonitor scrapes the pods, and a Service with poolparity.dev/track would scrape them twice", n)
 			}
 		})
 	}

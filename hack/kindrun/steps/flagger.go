@@ -40,11 +40,6 @@ const (
 	flaggerSettle = 2 * time.Minute
 )
 
-// rolloutLoadRPS is the request rate of each Canary's and the Rollout's load: the judge reads
-// heap bytes and CPU per request, whose pooled and misuse effects are large, and the steps run beside
-// the scenarios on 2 cores.
-const rolloutLoadRPS = 30
-
 // canaryGVR is Flagger's Canary resource.
 var canaryGVR = schema.GroupVersionResource{Group: "flagger.app", Version: "v1beta1", Resource: "canaries"}
 

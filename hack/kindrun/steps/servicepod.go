@@ -12,8 +12,8 @@ import (
 // .RedisSecret), under the restricted Pod Security Standard as the chart's tracks. The track is
 // not the process's: Prometheus takes it from a Service's or the pod's labels and drops the
 // process's own gray_status. The memory limit leaves room for misuse-reset's 8 MiB buffers; the
-// CPU request is small (no HPA reads it, and the judge reads heap bytes per request), so that
-// the pods fit on the node beside the scenarios.
+// CPU request is small (no HPA reads it, and the judge reads heap bytes and CPU per request,
+// which the request does not change), so that the pods fit on the node beside the scenarios.
 const servicePodTmpl = `{{define "servicePod"}}      automountServiceAccountToken: false
       enableServiceLinks: false
       securityContext:
@@ -42,6 +42,11 @@ const servicePodTmpl = `{{define "servicePod"}}      automountServiceAccountToke
             readOnlyRootFilesystem: true
             capabilities: {drop: ["ALL"]}
 {{end}}`
+
+// rolloutLoadRPS is the request rate of each Canary's and the Rollout's load: the judge reads
+// heap bytes and CPU per request, whose pooled and misuse effects are large, and the steps run
+// beside the scenarios on 2 cores.
+const rolloutLoadRPS = 30
 
 // renderWithServicePod renders tmpl, which may use {{template "servicePod" .}}, with data; a
 // key tmpl or the pod spec needs and data lacks is an error.
