@@ -30,6 +30,9 @@ type CanaryRun struct {
 	Phase string   `json:"phase"`
 	Steps []string `json:"steps"` // the phases, weights and verdicts seen, in order
 	OK    bool     `json:"ok"`
+	// Judge is the statistical test's message of the last analysis (status.lastAnalysis.statistical):
+	// why a canary that stalled was neither passed nor failed.
+	Judge string `json:"judge,omitempty"`
 	// History is every status seen, in order (polled every canaryPoll).
 	History []canaryPoint `json:"history"`
 }
@@ -79,8 +82,8 @@ const canaryPoll = 2 * time.Second
 // canaryWatch bounds one canary's rollout in the kind run, and its load. Measured (2026-11-25):
 // Prometheus scrapes a new canary's targets 2-2.5 minutes after its ServiceMonitor is created
 // (kubelet's syncFrequency is 10 s here, so not only the config Secret's refresh), so the
-// helm-install step creates the ServiceMonitors minutes ahead (applyCanaryScrape); the sequential
-// judge decides on its fifth 20 s sample, so the first step ends 2-4 minutes in. The
+// helm-install step creates the ServiceMonitors minutes ahead (applyCanaryScrape); the count-based
+// judge decides from its sixth usable 20 s step, so the first step ends 2-4 minutes in. The
 // promoted one's evidence then starts again after the Prometheus outage (its data are gone):
 // about 2.5 minutes more after Prometheus is back. The watch only bounds the step: a canary
 // that ends sooner ends it sooner.
@@ -187,7 +190,7 @@ func (s canaryStep) Run(ctx context.Context, env *harness.Env) (harness.Outcome,
 			failed = append(failed, fmt.Sprintf("%s: %v", r.Name, errs[i]))
 			continue
 		} else if !r.OK {
-			failed = append(failed, fmt.Sprintf("%s ended %s, want %s (%s)", r.Name, r.Phase, r.Want, strings.Join(r.Steps, " -> ")))
+			failed = append(failed, fmt.Sprintf("%s ended %s, want %s (%s; the judge's last word: %s)", r.Name, r.Phase, r.Want, strings.Join(r.Steps, " -> "), r.Judge))
 		}
 		w, err := k.RouteWeights(ctx, env.Cfg.Namespace, r.Name)
 		if err != nil {
@@ -342,6 +345,9 @@ func watchCanary(ctx context.Context, env *harness.Env, k *kube.Kube, r CanaryRu
 			r.Steps = append(r.Steps, seen)
 			env.Logf("%s (%s): %s", r.Name, r.Modes, seen)
 			last = seen
+		}
+		if la := pc.Status.LastAnalysis; la != nil && la.Statistical != nil {
+			r.Judge = la.Statistical.Message
 		}
 		r.Phase = string(pc.Status.Phase)
 		r.OK = r.Phase == r.Want

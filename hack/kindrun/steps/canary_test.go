@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,13 +12,14 @@ import (
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/hack/kindrun/harness"
-	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/catalog"
 )
 
 // TestCanaryManifest renders images/canary.yaml as the canary step does and decodes its
 // PoolCanary strictly (a misspelt field fails here, not 30 minutes into a kind run): the kind
-// run's canaries use the sequential judge with a warm-up (issue 27), sample rules of a family
-// values-test.yaml records, and keep the stepInterval the controller faults assume.
+// run's canaries use the count-based judge with a warm-up (issues 27 and 37) on SLIs it judges
+// from the count rules (a sampleRule would put an SLI back on the per-minute test), values-test.yaml
+// records those rules, and the stepInterval is the one the controller faults assume.
 func TestCanaryManifest(t *testing.T) {
 	env := harness.NewEnv(harness.Config{Namespace: "poolparity", Release: "poolparity"}, io.Discard)
 	c := canarySpec{name: "canary-pooled", stable: "unpooled", gray: "pooled", steps: []int{25, 50}}
@@ -53,15 +53,17 @@ func TestCanaryManifest(t *testing.T) {
 	}
 	var vt struct {
 		Rules struct {
-			Windows []string `json:"windows"`
+			Counts struct {
+				Enabled *bool `json:"enabled"`
+			} `json:"counts"`
 		} `json:"rules"`
 	}
 	if err := yaml.Unmarshal(values, &vt); err != nil {
 		t.Fatal(err)
 	}
 	a := pc.Spec.Analysis
-	if a.Statistical.Mode != v1alpha1.StatisticalSequential {
-		t.Errorf("statistical.mode %q, want Sequential", a.Statistical.Mode)
+	if a.Statistical.Mode != v1alpha1.StatisticalCounts {
+		t.Errorf("statistical.mode %q, want Counts", a.Statistical.Mode)
 	}
 	if a.Warmup == nil || a.Warmup.Duration <= 0 {
 		t.Errorf("analysis.warmup %v, want a warm-up", a.Warmup)
@@ -70,17 +72,15 @@ func TestCanaryManifest(t *testing.T) {
 		t.Errorf("stepInterval %s, want canaryStepInterval %s", pc.Spec.StepInterval.Duration, canaryStepInterval)
 	}
 	for _, sli := range a.SLIs {
-		rng, ok := parity.RuleRange(sli.SampleRule)
-		if !ok {
-			t.Errorf("SLI %s: sampleRule %q names no range", sli.Name, sli.SampleRule)
-			continue
+		if sli.SampleRule != "" {
+			t.Errorf("SLI %s has sampleRule %q: it would be judged by the per-minute test, not the count-based one", sli.Name, sli.SampleRule)
 		}
-		if rng > a.Statistical.Step.Duration {
-			t.Errorf("SLI %s: sampleRule range %s is longer than the step %s: the samples overlap", sli.Name, rng, a.Statistical.Step.Duration)
+		if s, ok := catalog.Default().Get(catalog.ID(sli.Name)); !ok || s.Counts == nil {
+			t.Errorf("SLI %s has no count inputs in the catalog: the count-based test cannot judge it", sli.Name)
 		}
-		if w := sli.SampleRule[strings.LastIndex(sli.SampleRule, "rate")+len("rate"):]; !slices.Contains(vt.Rules.Windows, w) {
-			t.Errorf("SLI %s: sampleRule %q reads window %q, which values-test.yaml's rules.windows %v does not record", sli.Name, sli.SampleRule, w, vt.Rules.Windows)
-		}
+	}
+	if c := vt.Rules.Counts.Enabled; c != nil && !*c {
+		t.Error("values-test.yaml turns rules.counts off: the count-based test would have no counters to read")
 	}
 	if len(a.SLIs) == 0 || a.Statistical.Step.Duration != 20*time.Second {
 		t.Errorf("%d SLIs at step %s, want SLIs sampled every 20s", len(a.SLIs), a.Statistical.Step.Duration)
@@ -112,5 +112,21 @@ func TestCheckRouteHistory(t *testing.T) {
 				t.Errorf("checkRouteHistory = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestCanaryTableNamesTheJudge: the report gives each canary's last word from the judge, so a
+// canary that stalled says why (an allowance that made a PASS impossible, too few steps).
+func TestCanaryTableNamesTheJudge(t *testing.T) {
+	r := CanaryResult{Canary: []CanaryRun{
+		{Name: "stalled", Phase: "Progressing", Want: "Promoted", Judge: "heap alloc per request: NO DATA: PASS impossible"},
+		{Name: "quiet", Phase: "Promoted", Want: "Promoted", OK: true},
+	}}
+	got := r.Table(nil)
+	if !strings.Contains(got, "   judge: heap alloc per request: NO DATA: PASS impossible\n") {
+		t.Errorf("the table does not give the stalled canary's judge message:\n%s", got)
+	}
+	if strings.Count(got, "judge:") != 1 {
+		t.Errorf("want one judge line (none for a canary without a message):\n%s", got)
 	}
 }

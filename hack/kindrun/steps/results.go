@@ -92,6 +92,9 @@ func (r CanaryResult) Table(harness.Results) string {
 	w.WriteString(chaosTable(r.Chaos))
 	for _, c := range r.Canary {
 		fmt.Fprintf(&w, "\n== PoolCanary %s: phase %s (want %s) after %s%s\n", c.Name, c.Phase, c.Want, strings.Join(c.Steps, " -> "), okText(c.OK))
+		if c.Judge != "" {
+			fmt.Fprintf(&w, "   judge: %s\n", c.Judge)
+		}
 	}
 	return w.String()
 }
