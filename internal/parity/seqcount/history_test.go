@@ -81,18 +81,20 @@ func TestUpperFactor(t *testing.T) {
 	}
 }
 
-// TestPodSpreadPooled checks the pod spread against a hand computation: the within-track sums of
-// squares of both tracks' pods' log rates over their degrees of freedom.
+// TestPodSpreadPooled checks the Proportion pod spread against a hand computation: the
+// within-track sums of squares of both tracks' pods' log rates over their degrees of freedom, less
+// the pods' mean 1/events.
 func TestPodSpreadPooled(t *testing.T) {
-	p := newPodTally(PerRequest)
+	p := newPodTally(Proportion)
 	p.add(Step{
-		Stable: Counts{Pods: []Counts{{Pod: "s1", Num: 100, Requests: 100}, {Pod: "s2", Num: 200, Requests: 100}}},
-		Gray:   Counts{Pods: []Counts{{Pod: "g1", Num: 300, Requests: 100}, {Pod: "g2", Num: 300, Requests: 100}, {Pod: "g3", Num: 600, Requests: 100}}},
+		Stable: Counts{Pods: []Counts{{Pod: "s1", Num: 99.5, Requests: 9999}, {Pod: "s2", Num: 199.5, Requests: 9999}}},
+		Gray:   Counts{Pods: []Counts{{Pod: "g1", Num: 299.5, Requests: 9999}, {Pod: "g2", Num: 299.5, Requests: 9999}, {Pod: "g3", Num: 599.5, Requests: 9999}}},
 	})
-	// stable: logs 0, ln 2, mean ln2/2, SS (ln 2)^2/2; gray: ln 3, ln 3, ln 6, SS (ln 2)^2 (2/3);
-	// df 1 + 2 = 3.
+	// smoothed rates 0.01, 0.02 | 0.03, 0.03, 0.06: stable SS (ln 2)^2/2, gray (ln 2)^2 (2/3), df 3;
+	// less the mean of 1/(num+0.5) over the five pods.
 	l2 := math.Ln2 * math.Ln2
-	want := math.Sqrt((l2/2 + l2*2/3) / 3)
+	vn := (1.0/100 + 1.0/200 + 1.0/300 + 1.0/300 + 1.0/600) / 5
+	want := math.Sqrt((l2/2+l2*2/3)/3 - vn)
 	got, why := p.spread()
 	if math.Abs(got-want) > 1e-12 {
 		t.Errorf("spread = %.15g (%s), want %.15g", got, why, want)
@@ -101,6 +103,97 @@ func TestPodSpreadPooled(t *testing.T) {
 	one.add(Step{Stable: Counts{Pods: []Counts{{Pod: "s1", Num: 1, Requests: 1}}}, Gray: Counts{Pods: []Counts{{Pod: "g1", Num: 2, Requests: 1}}}})
 	if got, why := one.spread(); got != 0 || why == "" {
 		t.Errorf("one pod per track: spread %g (%q), want 0 and why", got, why)
+	}
+}
+
+// TestPodSpreadPerRequest checks the PerRequest pod spread: a hand case against numpy (the
+// computation in the comment below), and in simulation that
+// pods without lasting offsets give a spread near 0 in most draws while lasting offsets are
+// recovered.
+func TestPodSpreadPerRequest(t *testing.T) {
+	// numpy: per pod r = sum N / sum R, v = n/(n-1) sum (N - r R)^2 / (sum N)^2; per track
+	// SS of log r about its mean less (k-1)/k sum v; pooled over df = 1 + 1: sqrt = 0.09659676662641455.
+	p := newPodTally(PerRequest)
+	pods := map[string][][2]float64{
+		"s1": {{100, 50}, {130, 60}, {90, 40}}, "s2": {{220, 100}, {180, 100}, {260, 110}},
+		"g1": {{300, 100}, {280, 90}}, "g2": {{700, 200}, {800, 190}},
+	}
+	for i := range 3 {
+		var st Step
+		for _, name := range []string{"s1", "s2", "g1", "g2"} {
+			if i >= len(pods[name]) {
+				continue
+			}
+			c := Counts{Pod: name, Num: pods[name][i][0], Requests: pods[name][i][1]}
+			if name[0] == 's' {
+				st.Stable.Pods = append(st.Stable.Pods, c)
+			} else {
+				st.Gray.Pods = append(st.Gray.Pods, c)
+			}
+		}
+		p.add(st)
+	}
+	if got, why := p.spread(); math.Abs(got-0.09659676662641455) > 1e-12 {
+		t.Errorf("hand case: spread %.17g (%s), want numpy's 0.09659676662641455", got, why)
+	}
+
+	// Simulation: 4 stable and 1 gray pods (and 2 + 2), 90 steps of 20 s at 150 req/s, a per-request
+	// amount with CV 1 summed (normal approximation), lasting log offsets of sd sigma per pod.
+	for _, tc := range []struct {
+		name           string
+		stable, gray   int
+		sigma          float64
+		zeroAtLeast    float64 // share of draws with spread 0 (or at most tiny)
+		meanLo, meanHi float64 // the spread's mean over the draws
+	}{
+		{"no offsets, 4 + 1 pods", 4, 1, 0, 0.6, 0, 0.01},
+		{"no offsets, 2 + 2 pods", 2, 2, 0, 0.6, 0, 0.01},
+		{"offsets sd 0.1, 4 + 1 pods", 4, 1, 0.1, 0, 0.07, 0.13},
+		{"offsets sd 0.1, 2 + 2 pods", 2, 2, 0.1, 0, 0.05, 0.13},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(11, uint64(tc.stable)*10+uint64(tc.sigma*100)))
+			const draws = 300
+			var zero int
+			var sum float64
+			for range draws {
+				p := newPodTally(PerRequest)
+				off := make([]float64, tc.stable+tc.gray)
+				for k := range off {
+					off[k] = math.Exp(tc.sigma * rng.NormFloat64())
+				}
+				for range 90 {
+					var st Step
+					for k := range off {
+						share := 0.9 / float64(tc.stable)
+						if k >= tc.stable {
+							share = 0.1 / float64(tc.gray)
+						}
+						if tc.stable == tc.gray {
+							share = 0.5 / float64(tc.stable)
+						}
+						req := poissonish(rng, 150*20*share)
+						num := 1.4e-3 * off[k] * (req + math.Sqrt(req)*rng.NormFloat64())
+						c := Counts{Pod: string(rune('a' + k)), Num: math.Max(num, 0), Requests: req}
+						if k < tc.stable {
+							st.Stable.Pods = append(st.Stable.Pods, c)
+						} else {
+							st.Gray.Pods = append(st.Gray.Pods, c)
+						}
+					}
+					p.add(st)
+				}
+				got, _ := p.spread()
+				if got < 1e-3 {
+					zero++
+				}
+				sum += got
+			}
+			share, mean := float64(zero)/draws, sum/draws
+			if share < tc.zeroAtLeast || mean < tc.meanLo || mean > tc.meanHi {
+				t.Errorf("spread 0 in %.2f of draws (want >= %.2f), mean %.4f (want [%g, %g])", share, tc.zeroAtLeast, mean, tc.meanLo, tc.meanHi)
+			}
+		})
 	}
 }
 
