@@ -111,30 +111,34 @@ func TestPodSpreadPooled(t *testing.T) {
 // pods without lasting offsets give a spread near 0 in most draws while lasting offsets are
 // recovered.
 func TestPodSpreadPerRequest(t *testing.T) {
-	// numpy: per pod r = sum N / sum R, v = n/(n-1) sum (N - r R)^2 / (sum N)^2; per track
-	// SS of log r about its mean less (k-1)/k sum v; pooled over df = 1 + 1: sqrt = 0.09659676662641455.
+	// numpy (the track's step totals the sums over its pods): per pod r = sum N / sum R, rbar and
+	// rho_i the track's pooled and step rates, w = sum R / the track's, e_i = N_i - r R_i rho_i/rbar,
+	// v = n/(n-1) sum e_i^2 / (1-w) / (sum N)^2; per track SS of log r about its mean less
+	// (k-1)/k sum v; pooled over df = 2 + 1: sqrt = 0.0575635646228026.
 	p := newPodTally(PerRequest)
 	pods := map[string][][2]float64{
-		"s1": {{100, 50}, {130, 60}, {90, 40}}, "s2": {{220, 100}, {180, 100}, {260, 110}},
+		"s1": {{100, 50}, {130, 60}, {90, 40}}, "s2": {{220, 100}, {180, 100}, {260, 110}}, "s3": {{50, 30}, {70, 30}, {40, 20}},
 		"g1": {{300, 100}, {280, 90}}, "g2": {{700, 200}, {800, 190}},
 	}
 	for i := range 3 {
 		var st Step
-		for _, name := range []string{"s1", "s2", "g1", "g2"} {
+		for _, name := range []string{"s1", "s2", "s3", "g1", "g2"} {
 			if i >= len(pods[name]) {
 				continue
 			}
 			c := Counts{Pod: name, Num: pods[name][i][0], Requests: pods[name][i][1]}
+			tr := &st.Gray
 			if name[0] == 's' {
-				st.Stable.Pods = append(st.Stable.Pods, c)
-			} else {
-				st.Gray.Pods = append(st.Gray.Pods, c)
+				tr = &st.Stable
 			}
+			tr.Pods = append(tr.Pods, c)
+			tr.Num += c.Num
+			tr.Requests += c.Requests
 		}
 		p.add(st)
 	}
-	if got, why := p.spread(); math.Abs(got-0.09659676662641455) > 1e-12 {
-		t.Errorf("hand case: spread %.17g (%s), want numpy's 0.09659676662641455", got, why)
+	if got, why := p.spread(); math.Abs(got-0.0575635646228026) > 1e-12 {
+		t.Errorf("hand case: spread %.17g (%s), want numpy's 0.0575635646228026", got, why)
 	}
 
 	// Simulation: 4 stable and 1 gray pods (and 2 + 2), 90 steps of 20 s at 150 req/s, a per-request
@@ -143,13 +147,19 @@ func TestPodSpreadPerRequest(t *testing.T) {
 		name           string
 		stable, gray   int
 		sigma          float64
+		drift          float64 // sd of a per-step log factor shared by a track's pods
 		zeroAtLeast    float64 // share of draws with spread 0 (or at most tiny)
 		meanLo, meanHi float64 // the spread's mean over the draws
 	}{
-		{"no offsets, 4 + 1 pods", 4, 1, 0, 0.6, 0, 0.01},
-		{"no offsets, 2 + 2 pods", 2, 2, 0, 0.6, 0, 0.01},
-		{"offsets sd 0.1, 4 + 1 pods", 4, 1, 0.1, 0, 0.07, 0.13},
-		{"offsets sd 0.1, 2 + 2 pods", 2, 2, 0.1, 0, 0.05, 0.13},
+		{"no offsets, 4 + 1 pods", 4, 1, 0, 0, 0.6, 0, 0.01},
+		{"no offsets, 2 + 2 pods", 2, 2, 0, 0, 0.6, 0, 0.01},
+		{"offsets sd 0.1, 4 + 1 pods", 4, 1, 0.1, 0, 0, 0.07, 0.13},
+		{"offsets sd 0.1, 2 + 2 pods", 2, 2, 0.1, 0, 0, 0.05, 0.13},
+		// a track's drift moves its pods together: no spread between them, and not their sampling
+		// noise either (taken off whole, it would hide the offsets)
+		{"track drift sd 0.2, no offsets, 4 + 1 pods", 4, 1, 0, 0.2, 0.6, 0, 0.01},
+		{"track drift sd 0.2, offsets sd 0.1, 4 + 1 pods", 4, 1, 0.1, 0.2, 0, 0.07, 0.13},
+		{"track drift sd 0.2, offsets sd 0.1, 2 + 2 pods", 2, 2, 0.1, 0.2, 0, 0.05, 0.13},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(11, uint64(tc.stable)*10+uint64(tc.sigma*100)))
@@ -164,6 +174,7 @@ func TestPodSpreadPerRequest(t *testing.T) {
 				}
 				for range 90 {
 					var st Step
+					ds, dg := math.Exp(tc.drift*rng.NormFloat64()), math.Exp(tc.drift*rng.NormFloat64())
 					for k := range off {
 						share := 0.9 / float64(tc.stable)
 						if k >= tc.stable {
@@ -173,13 +184,19 @@ func TestPodSpreadPerRequest(t *testing.T) {
 							share = 0.5 / float64(tc.stable)
 						}
 						req := poissonish(rng, 150*20*share)
-						num := 1.4e-3 * off[k] * (req + math.Sqrt(req)*rng.NormFloat64())
-						c := Counts{Pod: string(rune('a' + k)), Num: math.Max(num, 0), Requests: req}
+						d := dg
 						if k < tc.stable {
-							st.Stable.Pods = append(st.Stable.Pods, c)
-						} else {
-							st.Gray.Pods = append(st.Gray.Pods, c)
+							d = ds
 						}
+						num := 1.4e-3 * off[k] * d * (req + math.Sqrt(req)*rng.NormFloat64())
+						c := Counts{Pod: string(rune('a' + k)), Num: math.Max(num, 0), Requests: req}
+						tr := &st.Gray
+						if k < tc.stable {
+							tr = &st.Stable
+						}
+						tr.Pods = append(tr.Pods, c)
+						tr.Num += c.Num
+						tr.Requests += c.Requests
 					}
 					p.add(st)
 				}
@@ -190,6 +207,7 @@ func TestPodSpreadPerRequest(t *testing.T) {
 				sum += got
 			}
 			share, mean := float64(zero)/draws, sum/draws
+			t.Logf("spread 0 in %.2f of %d draws, mean %.4f", share, draws, mean)
 			if share < tc.zeroAtLeast || mean < tc.meanLo || mean > tc.meanHi {
 				t.Errorf("spread 0 in %.2f of draws (want >= %.2f), mean %.4f (want [%g, %g])", share, tc.zeroAtLeast, mean, tc.meanLo, tc.meanHi)
 			}

@@ -12,12 +12,14 @@ type podTally struct {
 }
 
 // podSums is one pod's sums over the usable steps: its pooled counts and, for the sampling
-// variance of its pooled rate, the number of steps and the sums of squares and cross-products of
-// its per-step counts.
+// variance of its pooled rate about its track's step rates, the number of steps, its track's
+// pooled counts over the same steps, and the sums of squares and cross-products of its per-step
+// counts with its track's step rate rho_i (the track's Num/Requests in step i).
 type podSums struct {
-	num, req           float64
-	steps              int
-	numSq, numReq, rSq float64
+	num, req               float64
+	steps                  int
+	trackNum, trackReq     float64
+	numSq, numReqRho, rRho float64 // sum N_i^2, sum N_i R_i rho_i, sum (R_i rho_i)^2
 }
 
 func newPodTally(kind Kind) podTally {
@@ -27,12 +29,15 @@ func newPodTally(kind Kind) podTally {
 // add pools one usable step's per-pod counts; a pod entry with non-finite or negative counts is
 // left out of the pod tally (the step's totals are what the test reads).
 func (p podTally) add(st Step) {
-	pool(p.stable, st.Stable.Pods)
-	pool(p.gray, st.Gray.Pods)
+	pool(p.stable, st.Stable)
+	pool(p.gray, st.Gray)
 }
 
-func pool(m map[string]*podSums, pods []Counts) {
-	for i, c := range pods {
+// pool adds one step of a track's pods to m; total is the track's step (its Num and Requests are
+// the step rate's; usable steps have both finite and Requests > 0).
+func pool(m map[string]*podSums, total Counts) {
+	rho := total.Num / total.Requests
+	for i, c := range total.Pods {
 		if !allFinite(c) || c.Num < 0 || c.Requests < 0 || max(c.Num, c.Requests) > maxCount {
 			continue
 		}
@@ -48,24 +53,36 @@ func pool(m map[string]*podSums, pods []Counts) {
 		acc.num += c.Num
 		acc.req += c.Requests
 		acc.steps++
+		acc.trackNum += total.Num
+		acc.trackReq += total.Requests
 		acc.numSq += c.Num * c.Num
-		acc.numReq += c.Num * c.Requests
-		acc.rSq += c.Requests * c.Requests
+		acc.numReqRho += c.Num * c.Requests * rho
+		acc.rRho += c.Requests * rho * c.Requests * rho
 	}
 }
 
-// logVar returns the sampling variance of the log of the pod's pooled rate r = num/req by the
-// delta method, from its own step-to-step variation: the ratio estimator's variance
-// n/(n-1) sum_i (N_i - r R_i)^2 / req^2, over r^2. It reports false with fewer than two steps or
-// no amount (nothing to measure it from).
+// logVar returns the sampling variance of the log of the pod's pooled rate r = num/req about its
+// track, by the delta method, from its own step-to-step variation about its track's step rates:
+// with q_i = rho_i/rbar (rbar the track's pooled rate over the pod's steps) the residuals
+// e_i = N_i - r R_i q_i take out what the track's pods share in step i (a drift of the track, a
+// load change), which is no sampling noise of one pod against another; since rho_i holds a share
+// w = req/trackReq of the pod's own noise, they keep about (1-w) of it, so
+//
+//	v = n/(n-1) sum_i e_i^2 / (1-w) / num^2.
+//
+// It reports false with fewer than two steps, no amount, or a pod that is its whole track.
 func (s *podSums) logVar() (float64, bool) {
-	if s.steps < 2 || !(s.num > 0) || !(s.req > 0) {
+	if s.steps < 2 || !(s.num > 0) || !(s.req > 0) || !(s.trackNum > 0) || !(s.trackReq > 0) {
 		return 0, false
 	}
-	r := s.num / s.req
-	ss := s.numSq - 2*r*s.numReq + r*r*s.rSq // sum_i (N_i - r R_i)^2
+	w := s.req / s.trackReq
+	if !(w < 1-1e-9) {
+		return 0, false
+	}
+	k := (s.num / s.req) / (s.trackNum / s.trackReq) // r/rbar
+	ss := s.numSq - 2*k*s.numReqRho + k*k*s.rRho     // sum_i (N_i - k R_i rho_i)^2
 	n := float64(s.steps)
-	return math.Max(ss, 0) * n / (n - 1) / (s.num * s.num), true
+	return math.Max(ss, 0) * n / (n - 1) / (1 - w) / (s.num * s.num), true
 }
 
 // counts returns the number of gray and stable pods that served requests, at least 1 each (one
@@ -88,8 +105,8 @@ func served(m map[string]*podSums) int {
 // track, by the method of moments of a one-way random-effects model: the within-track sums of
 // squares of the pods' pooled log rates about their track's mean over their degrees of freedom
 // (pods less one, per track, summed), less what the pods' own sampling variances put into them.
-// For PerRequest a pod's sampling variance is measured from its own step-to-step variation
-// (podSums.logVar; a pod with fewer than two usable steps is left out), and a track's pods j with
+// For PerRequest a pod's sampling variance is measured from its own step-to-step variation about
+// its track's step rates (podSums.logVar; a pod with fewer than two usable steps is left out), and a track's pods j with
 // variances v_j add (P-1)/P sum_j v_j to its sum of squares, which is taken off exactly. For
 // Proportion it is about 1/events per pod, and the pods' mean of it over all pods is taken off.
 // It returns 0 and why without a track of two pods.
