@@ -96,10 +96,10 @@
 // over its history and the window so far (N steps), g(k) their autocovariances about their mean,
 // each raised by the long-run variance over N that the mean took out, and L = min(n-1, N/3, 30),
 //
-//	V_drift = (1 + (1+Rel)^2) (rbar Rg)^2 max(0, n g(0) + 2 sum_{k=1..L} (n-k) g(k)) x df/chi2_{df, 0.1},
+//	V_drift = (1 + (1+Rel)^2) (rbar Rg)^2 max(0, n g(0) + 2 sum_{k=1..L} (n-k) g(k)) x df/chi2_{df, 0.01},
 //
 // the variance of a sum of n steps of two tracks wandering as stable does (gray's drift taken to
-// be as large as stable's, which is an assumption), times an upper 90% factor for an estimate of
+// be as large as stable's, which is an assumption), times an upper 99% factor for an estimate of
 // df = N g(0)/lrv effective degrees of freedom (lrv the Bartlett long-run variance at lag L; the
 // chi-squared quantile by Wilson and Hilferty).
 //
