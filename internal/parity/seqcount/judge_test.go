@@ -128,6 +128,13 @@ func TestJudgePodOffsets(t *testing.T) {
 	if impossible.Outcome == seqcount.Pass || !strings.Contains(impossible.Note, "PASS impossible") {
 		t.Errorf("a spread of 1 leaves no room to pass, got %s: %q", impossible.Outcome, impossible.Note)
 	}
+	// An absolute margin (errors: floor +0.1 points, margin +0.25) narrowed by a small allowance is
+	// still beyond the widened floor at stable's rate, though not at a rate of 1: a PASS stays
+	// possible (the limits were once compared at every rate, and any allowance made it impossible).
+	small := seqcount.Test{PodSpread: 0.05}.Judge(seqcount.Proportion, errorLimits, errorSteps(rng, 90, 150, 0.5, 20, 0.001, 0.001))
+	if small.Outcome != seqcount.Pass || strings.Contains(small.Note, "PASS impossible") {
+		t.Errorf("absolute limits, spread 0.05, gray at parity: got %s: %q; want PASS", small.Outcome, small.Note)
+	}
 	none := seqcount.Test{}.Judge(seqcount.Proportion, lim, errorSteps(rng, 30, 150, 0.5, 20, 0.01, 0.01))
 	if none.Bar != 100 || !strings.Contains(none.Note, "no per-pod counts") {
 		t.Errorf("without pods: bar %g, note %q; want 100 and the missing allowance noted", none.Bar, none.Note)

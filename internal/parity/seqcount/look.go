@@ -75,12 +75,15 @@ func (j *judge) boundaries() (floor, margin Bound, passable bool) {
 			spread, src, pg, ps, math.Exp(a))
 	}
 	passable = !j.withhold
-	if !beyond(margin, floor) {
+	if rate := j.sumNs / j.sumRs; !(limitAt(margin, rate) > limitAt(floor, rate)) {
 		passable = false
-		j.podNote += "; PASS impossible: the margin narrowed by the allowance is not beyond the widened floor"
+		j.podNote += "; PASS impossible: the margin narrowed by the allowance is not beyond the widened floor at stable's rate"
 	}
 	return floor, margin, passable
 }
+
+// limitAt returns bound b's limit on gray's rate at stable's rate r.
+func limitAt(b Bound, r float64) float64 { return r*(1+b.Rel) + b.Abs }
 
 // contrasts returns x_i(b) of the usable steps.
 func (j *judge) contrasts(b Bound) []float64 {

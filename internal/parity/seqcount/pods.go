@@ -8,23 +8,37 @@ import (
 // podTally pools each pod's counts over the usable steps, from Counts.Pods.
 type podTally struct {
 	kind         Kind
-	stable, gray map[string]*Counts
+	stable, gray map[string]*podSums
+}
+
+// podSums is one pod's sums over the usable steps: its pooled counts and, for the sampling
+// variance of its pooled rate about its track's step rates, the number of steps, its track's
+// pooled counts over the same steps, and the sums of squares and cross-products of its per-step
+// counts with its track's step rate rho_i (the track's Num/Requests in step i).
+type podSums struct {
+	num, req               float64
+	steps                  int
+	trackNum, trackReq     float64
+	numSq, numReqRho, rRho float64 // sum N_i^2, sum N_i R_i rho_i, sum (R_i rho_i)^2
 }
 
 func newPodTally(kind Kind) podTally {
-	return podTally{kind: kind, stable: map[string]*Counts{}, gray: map[string]*Counts{}}
+	return podTally{kind: kind, stable: map[string]*podSums{}, gray: map[string]*podSums{}}
 }
 
 // add pools one usable step's per-pod counts; a pod entry with non-finite or negative counts is
 // left out of the pod tally (the step's totals are what the test reads).
 func (p podTally) add(st Step) {
-	pool(p.stable, st.Stable.Pods)
-	pool(p.gray, st.Gray.Pods)
+	pool(p.stable, st.Stable)
+	pool(p.gray, st.Gray)
 }
 
-func pool(m map[string]*Counts, pods []Counts) {
-	for i, c := range pods {
-		if !allFinite(c) || c.Num < 0 || c.Requests < 0 {
+// pool adds one step of a track's pods to m; total is the track's step (its Num and Requests are
+// the step rate's; usable steps have both finite and Requests > 0).
+func pool(m map[string]*podSums, total Counts) {
+	rho := total.Num / total.Requests
+	for i, c := range total.Pods {
+		if !allFinite(c) || c.Num < 0 || c.Requests < 0 || max(c.Num, c.Requests) > maxCount {
 			continue
 		}
 		name := c.Pod
@@ -33,12 +47,42 @@ func pool(m map[string]*Counts, pods []Counts) {
 		}
 		acc := m[name]
 		if acc == nil {
-			acc = &Counts{Pod: name}
+			acc = &podSums{}
 			m[name] = acc
 		}
-		acc.Num += c.Num
-		acc.Requests += c.Requests
+		acc.num += c.Num
+		acc.req += c.Requests
+		acc.steps++
+		acc.trackNum += total.Num
+		acc.trackReq += total.Requests
+		acc.numSq += c.Num * c.Num
+		acc.numReqRho += c.Num * c.Requests * rho
+		acc.rRho += c.Requests * rho * c.Requests * rho
 	}
+}
+
+// logVar returns the sampling variance of the log of the pod's pooled rate r = num/req about its
+// track, by the delta method, from its own step-to-step variation about its track's step rates:
+// with q_i = rho_i/rbar (rbar the track's pooled rate over the pod's steps) the residuals
+// e_i = N_i - r R_i q_i take out what the track's pods share in step i (a drift of the track, a
+// load change), which is no sampling noise of one pod against another; since rho_i holds a share
+// w = req/trackReq of the pod's own noise, they keep about (1-w) of it, so
+//
+//	v = n/(n-1) sum_i e_i^2 / (1-w) / num^2.
+//
+// It reports false with fewer than two steps, no amount, or a pod that is its whole track.
+func (s *podSums) logVar() (float64, bool) {
+	if s.steps < 2 || !(s.num > 0) || !(s.req > 0) || !(s.trackNum > 0) || !(s.trackReq > 0) {
+		return 0, false
+	}
+	w := s.req / s.trackReq
+	if !(w < 1-1e-9) {
+		return 0, false
+	}
+	k := (s.num / s.req) / (s.trackNum / s.trackReq) // r/rbar
+	ss := s.numSq - 2*k*s.numReqRho + k*k*s.rRho     // sum_i (N_i - k R_i rho_i)^2
+	n := float64(s.steps)
+	return math.Max(ss, 0) * n / (n - 1) / (1 - w) / (s.num * s.num), true
 }
 
 // counts returns the number of gray and stable pods that served requests, at least 1 each (one
@@ -47,10 +91,10 @@ func (p podTally) counts() (gray, stable int) {
 	return max(served(p.gray), 1), max(served(p.stable), 1)
 }
 
-func served(m map[string]*Counts) int {
+func served(m map[string]*podSums) int {
 	n := 0
 	for _, c := range m {
-		if c.Requests > 0 {
+		if c.req > 0 {
 			n++
 		}
 	}
@@ -58,40 +102,53 @@ func served(m map[string]*Counts) int {
 }
 
 // spread estimates the sd of lasting per-pod offsets of the log rate from the pods within each
-// track: the within-track sums of squares of the pods' pooled log rates about their track's mean
-// over their degrees of freedom (pods less one, per track, summed), less the pods' mean sampling
-// variance (for Proportion, about 1/events per pod; for PerRequest it is not known and nothing is
-// taken off, which overstates the spread). It returns 0 and why without a track of two pods.
+// track, by the method of moments of a one-way random-effects model: the within-track sums of
+// squares of the pods' pooled log rates about their track's mean over their degrees of freedom
+// (pods less one, per track, summed), less what the pods' own sampling variances put into them.
+// For PerRequest a pod's sampling variance is measured from its own step-to-step variation about
+// its track's step rates (podSums.logVar; a pod with fewer than two usable steps is left out), and a track's pods j with
+// variances v_j add (P-1)/P sum_j v_j to its sum of squares, which is taken off exactly. For
+// Proportion it is about 1/events per pod, and the pods' mean of it over all pods is taken off.
+// It returns 0 and why without a track of two pods.
 func (p podTally) spread() (float64, string) {
-	var ss, vn float64
+	var ss, vn, allV float64
 	var df, npods int
-	for _, track := range []map[string]*Counts{p.stable, p.gray} {
-		var logs []float64
+	for _, track := range []map[string]*podSums{p.stable, p.gray} {
+		var logs, vars []float64
 		for _, c := range track {
-			if c.Requests <= 0 {
+			if c.req <= 0 {
 				continue
 			}
 			switch {
 			case p.kind == Proportion:
-				logs = append(logs, math.Log(smoothRate(c.Num, c.Requests)))
-				vn += 1 / (c.Num + 0.5)
-			case c.Num > 0:
-				logs = append(logs, math.Log(c.Num/c.Requests))
+				logs = append(logs, math.Log(smoothRate(c.num, c.req)))
+				vars = append(vars, 1/(c.num+0.5))
 			default:
-				continue
+				v, ok := c.logVar()
+				if !ok {
+					continue
+				}
+				logs = append(logs, math.Log(c.num/c.req))
+				vars = append(vars, v)
 			}
-			npods++
 		}
+		for _, v := range vars {
+			allV += v
+		}
+		npods += len(vars)
 		if len(logs) < 2 {
 			continue
 		}
-		var mean float64
-		for _, l := range logs {
-			mean += l / float64(len(logs))
+		k := float64(len(logs))
+		var mean, sv float64
+		for i, l := range logs {
+			mean += l / k
+			sv += vars[i]
 		}
 		for _, l := range logs {
 			ss += (l - mean) * (l - mean)
 		}
+		vn += (k - 1) / k * sv
 		df += len(logs) - 1
 	}
 	if df < 1 {
@@ -100,7 +157,10 @@ func (p podTally) spread() (float64, string) {
 		}
 		return 0, "not allowed for (no track with two pods with a rate)"
 	}
-	v := ss/float64(df) - vn/float64(npods)
+	v := (ss - vn) / float64(df)
+	if p.kind == Proportion {
+		v = ss/float64(df) - allV/float64(npods)
+	}
 	if v <= 0 {
 		return 0, "estimated 0 from the pods within each track"
 	}
