@@ -115,11 +115,11 @@
 // correlation, so at a small gray share a shared drift is credited only in part. The test reads
 // max(Inflation x V_n, V_drift). In docs/verdict-eval-counts.md (5 SLIs, 200 A/A rollouts per
 // cell, 95% Wilson intervals) a drift shared by both tracks (sd 0.2, 0.5 per minute) FAILs none
-// and PASSes 63.0% [56.1, 69.4] of A/A rollouts within the hour at 150 req/s 90/10 (13% [7.8,
-// 21.0] of 100 without the shared share; 99.0% under independence), after a median of 40
-// minutes; on the same draws with and without the shared share, 69.0% [62.3, 75.0] against 4.5%
-// [2.4, 8.3], and per-track AR(1) drift FAILs the same 2 of 200 (4.5% [2.4, 8.3] in the
-// regenerated report's draws).
+// and PASSes 56.0% [49.1, 62.7] of A/A rollouts within the hour at 150 req/s 90/10 (63.0% with
+// the chi-squared factor at 90%; 13% [7.8, 21.0] of 100 without the shared share; 99.0% under
+// independence), after a median of 50 minutes; on the same draws with and without the shared
+// share (factor at 90%), 69.0% [62.3, 75.0] against 4.5% [2.4, 8.3], and per-track AR(1) drift
+// FAILs the same 2 of 200 (4.0% [2.0, 7.7] in the regenerated report's draws, 4.5% at 90%).
 //
 // Stable's sampling noise is in g(0) too, so under independent counts V_drift is about stable's
 // share of V_n and costs little; under drift it is the level's variance the window cannot see.
