@@ -89,7 +89,7 @@ func limitAt(b Bound, r float64) float64 { return r*(1+b.Rel) + b.Abs }
 func (j *judge) contrasts(b Bound) []float64 {
 	xs := make([]float64, len(j.obs))
 	for i, o := range j.obs {
-		xs[i] = o.ng - o.rg*(o.ns/o.rs*(1+b.Rel)+b.Abs)
+		xs[i] = o.ng - o.rg*limitAt(b, o.ns/o.rs)
 	}
 	return xs
 }
@@ -116,7 +116,7 @@ func (j *judge) sums(b Bound) (s, v, emp float64) {
 // modelVar is the binomial variance of a Proportion step's contrast at the boundary b, with
 // stable's rate the smoothed pooled rate of the steps before.
 func modelVar(o obs, b Bound) float64 {
-	pg := math.Min(math.Max(o.ps*(1+b.Rel)+b.Abs, 0), 1)
+	pg := math.Min(math.Max(limitAt(b, o.ps), 0), 1)
 	k := o.rg * (1 + b.Rel)
 	return o.rg*pg*(1-pg) + k*k*o.ps*(1-o.ps)/o.rs
 }
