@@ -176,3 +176,25 @@ func TestLeftBehind(t *testing.T) {
 		})
 	}
 }
+
+// TestVerdictCause: a verdict judged again before the freeze is noted with its cause, the SLIs its
+// gate FAILed, else its reasons.
+func TestVerdictCause(t *testing.T) {
+	tests := []struct {
+		name string
+		r    parity.Report
+		want string
+	}{
+		{"a failed row", parity.Report{Verdict: parity.Fail, Rows: []parity.Row{{SLI: "CPU per request", Verdict: parity.Fail}, {SLI: "latency p99", Verdict: parity.Pass}}}, "FAIL (CPU per request)"},
+		{"an alert's FAIL names its reasons", parity.Report{Verdict: parity.Fail, Reasons: []string{"alert PoolParityErrorRatio firing"}}, "FAIL (alert PoolParityErrorRatio firing)"},
+		{"no data", parity.Report{Verdict: parity.NoData, Reasons: []string{"too little traffic"}}, "NO DATA (too little traffic)"},
+		{"nothing to say", parity.Report{Verdict: parity.NoData}, "NO DATA"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := verdictCause(tt.r); got != tt.want {
+				t.Errorf("verdictCause = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
