@@ -26,6 +26,7 @@ func counts(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&cfg.RegressionRuns, "regression-runs", cfg.RegressionRuns, "runs per regression cell, over all seeds")
 	fs.Float64Var(&cfg.ResetShare, "reset-share", cfg.ResetShare, "share of runs in which a pod restarts (its counters reset)")
 	fs.DurationVar(&cfg.Timing.Rollout, "rollout", cfg.Timing.Rollout, "how long each rollout is judged (whole minutes)")
+	fs.DurationVar(&cfg.Timing.Lead, "lead", cfg.Timing.Lead, "how long stable serves alone before the gray starts: the count judge's history of stable (the controller reads parity.CountHistory)")
 	fs.IntVar(&cfg.Workers, "workers", 0, "runs in parallel (0: GOMAXPROCS); results do not depend on it")
 	models := fs.String("models", "", "comma-separated noise models to run (default: all)")
 	quick := fs.Bool("quick", false, "a smoke run: models iid and corpus, the first traffic row, 15-minute rollouts, 8 runs per cell (over the seeds)")

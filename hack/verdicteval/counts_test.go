@@ -32,7 +32,7 @@ func TestCountsQuickWritesTheReport(t *testing.T) {
 }
 
 func TestCountsRefusesBadFlags(t *testing.T) {
-	cases := [][]string{{"-seeds", "1,x"}, {"-models", "nosuch"}, {"extra"}, {"-rollout", "90s", "-quick=false", "-models", "iid", "-runs", "1", "-regression-runs", "1"}}
+	cases := [][]string{{"-seeds", "1,x"}, {"-models", "nosuch"}, {"extra"}, {"-quick", "-lead", "1s"}, {"-rollout", "90s", "-quick=false", "-models", "iid", "-runs", "1", "-regression-runs", "1"}}
 	for _, args := range cases {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -17,10 +17,13 @@ type countSLI struct {
 	steps []seqcount.Step
 }
 
-// Contrast is one SLI's per-step count contrasts of a run: gray's rate less the FAIL boundary
-// (Fail) and the PASS boundary (Pass) at stable's rate, summed for the oracle.
+// Contrast is one SLI's per-step count contrasts of a run, in step order: gray's rate less the
+// FAIL boundary (Fail) and the PASS boundary (Pass) at stable's rate, NaN for a step without one;
+// for an SLI whose limits are relative, divided by stable's level over the run.
+// The oracle sums them per horizon across runs. float32 keeps a full evaluation's runs in a few
+// hundred MB; the oracle needs no more digits.
 type Contrast struct {
-	Fail, Pass moments
+	Fail, Pass []float32
 }
 
 // series turns pod counters' series s into seqcount's per-pod series.
@@ -140,10 +143,24 @@ func countStepsAt(su Setup, run Run, slis []sli, edges []time.Time) ([]countSLI,
 func contrasts(cs []countSLI) []Contrast {
 	out := make([]Contrast, len(cs))
 	for i, c := range cs {
-		for _, st := range c.steps {
+		out[i] = Contrast{Fail: make([]float32, len(c.steps)), Pass: make([]float32, len(c.steps))}
+		// Relative limits are judged relative to stable's level, so the contrasts are read on
+		// that scale: a run whose level is higher (a drift shared by both tracks, another latency
+		// bucket) then has the same effect, and only what varies about it counts as noise.
+		scale := 1.0
+		if c.lim.Floor.Abs == 0 && c.lim.Margin.Abs == 0 {
+			var ns, rs float64
+			for _, st := range c.steps {
+				ns, rs = ns+st.Stable.Num, rs+st.Stable.Requests
+			}
+			if level := ns / rs; level > 0 && !math.IsInf(level, 0) {
+				scale = 1 / level
+			}
+		}
+		for k, st := range c.steps {
 			rs, rg := st.Stable.Num/st.Stable.Requests, st.Gray.Num/st.Gray.Requests
-			out[i].Fail.add(rg - (rs*(1+c.lim.Floor.Rel) + c.lim.Floor.Abs))
-			out[i].Pass.add(rg - (rs*(1+c.lim.Margin.Rel) + c.lim.Margin.Abs))
+			out[i].Fail[k] = float32(scale * (rg - (rs*(1+c.lim.Floor.Rel) + c.lim.Floor.Abs)))
+			out[i].Pass[k] = float32(scale * (rg - (rs*(1+c.lim.Margin.Rel) + c.lim.Margin.Abs)))
 		}
 	}
 	return out

@@ -59,8 +59,6 @@ func (m *moments) add(x float64) {
 	}
 }
 
-func (m *moments) merge(o moments) { m.n, m.sum, m.sq = m.n+o.n, m.sum+o.sum, m.sq+o.sq }
-
 // mean and sd of the values summed (NaN without two).
 func (m moments) mean() float64 { return m.sum / m.n }
 

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/poolparity/poolparity/internal/parity"
 )
 
 // Bounds are the service's latency histogram bounds (le), seconds, without +Inf.
@@ -33,9 +35,11 @@ type Timing struct {
 	Start time.Time
 }
 
-// DefaultTiming is 15 s scrapes, a 5-minute lead and a 60-minute rollout.
+// DefaultTiming is 15 s scrapes, a lead of the controller's count history (parity.CountHistory,
+// 30 minutes: the count judge reads stable's steps over it, as the controller does) and a
+// 60-minute rollout.
 func DefaultTiming() Timing {
-	return Timing{Scrape: 15 * time.Second, Lead: 5 * time.Minute, Rollout: time.Hour, Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	return Timing{Scrape: 15 * time.Second, Lead: parity.CountHistory, Rollout: time.Hour, Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 }
 
 // scrapes returns the number of scrapes of a run (the first at Start) and the gray's first.

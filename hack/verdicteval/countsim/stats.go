@@ -94,46 +94,74 @@ func Quantile(xs []float64, q float64) float64 {
 }
 
 // Oracle is what a fixed-horizon one-sided z-test that knows each SLI's true mean contrast and
-// per-step sd (estimated from the cell's simulated count contrasts) needs, in minutes, at
-// alpha/K and a power (at least one step): to FAIL (the SLI most beyond its floor) and to PASS (every SLI within its
-// margin). +Inf when no SLI is beyond its floor, or some SLI is not within its margin.
+// the true variance of its sum over n steps needs, in minutes, at alpha/K and a power: to FAIL
+// (the SLI most beyond its floor) and to PASS (every SLI within its margin). Both moments are
+// estimated per horizon across the cell's simulated runs, so whatever makes the steps of a run
+// dependent (lasting pod offsets, per-track drift) counts as it does for a test of that horizon:
+// a lasting offset that does not average out keeps the variance of the mean from falling as 1/n.
+// +Inf when no SLI is beyond its floor, some SLI is not within its margin, or no horizon within
+// the rollout reaches the power.
 type Oracle struct {
 	// Fail50, Fail95: minutes to FAIL at power 0.5 and 0.95; Pass50, Pass90 to PASS at 0.5, 0.9.
 	Fail50, Fail95, Pass50, Pass90 float64
 }
 
-// OracleOf computes the oracle from the runs' contrasts, at per-rollout alpha over k SLIs and
-// steps of step.
-func OracleOf(runs []RunResult, alpha float64, k int, step time.Duration) Oracle {
-	var sum []Contrast
+// horizonMoments returns, per horizon n (1-based: index n-1), the moments across runs of the sum
+// of one SLI's first n contrasts (a step without a contrast adds nothing), for runs that have
+// the SLI; contrast picks the direction.
+func horizonMoments(runs []RunResult, sli int, contrast func(Contrast) []float32) []moments {
+	var hs []moments
 	for _, r := range runs {
-		for i, c := range r.Contrasts {
-			if i >= len(sum) {
-				sum = append(sum, Contrast{})
-			}
-			sum[i].Fail.merge(c.Fail)
-			sum[i].Pass.merge(c.Pass)
+		if sli >= len(r.Contrasts) {
+			continue
 		}
+		xs := contrast(r.Contrasts[sli])
+		for len(hs) < len(xs) {
+			hs = append(hs, moments{})
+		}
+		var s float64
+		for n, x := range xs {
+			if v := float64(x); !math.IsNaN(v) && !math.IsInf(v, 0) {
+				s += v
+			}
+			hs[n].add(s)
+		}
+	}
+	return hs
+}
+
+// OracleOf computes the oracle from the runs' contrasts, at per-rollout alpha over k SLIs and
+// steps of step. It needs at least two runs of a horizon to estimate its variance.
+func OracleOf(runs []RunResult, alpha float64, k int, step time.Duration) Oracle {
+	nSLI := 0
+	for _, r := range runs {
+		nSLI = max(nSLI, len(r.Contrasts))
 	}
 	za := normQuantile(1 - alpha/float64(k))
-	minutes := func(m moments, sign, power float64) float64 {
-		d, sd := sign*m.mean(), m.sd()
-		if !(d > 0) || math.IsNaN(sd) {
-			return math.Inf(1)
+	// minutes is the shortest horizon at which the test at alpha/k has the power: the sum's
+	// mean, in the direction sign, at least (za + z_power) sds of the sum from zero.
+	minutes := func(hs []moments, sign, power float64) float64 {
+		z := za + normQuantile(power)
+		for n, m := range hs {
+			d, sd := sign*m.mean(), m.sd()
+			if d > 0 && !math.IsNaN(sd) && z*sd <= d {
+				return float64(n+1) * step.Minutes()
+			}
 		}
-		z := (za + normQuantile(power)) * sd / d
-		return math.Max(z*z, 1) * step.Minutes() // a test reads at least one step
+		return math.Inf(1)
 	}
 	o := Oracle{Fail50: math.Inf(1), Fail95: math.Inf(1)}
-	for i, c := range sum {
-		o.Fail50, o.Fail95 = math.Min(o.Fail50, minutes(c.Fail, 1, 0.5)), math.Min(o.Fail95, minutes(c.Fail, 1, 0.95))
-		p50, p90 := minutes(c.Pass, -1, 0.5), minutes(c.Pass, -1, 0.9)
+	for i := range nSLI {
+		fail := horizonMoments(runs, i, func(c Contrast) []float32 { return c.Fail })
+		pass := horizonMoments(runs, i, func(c Contrast) []float32 { return c.Pass })
+		o.Fail50, o.Fail95 = math.Min(o.Fail50, minutes(fail, 1, 0.5)), math.Min(o.Fail95, minutes(fail, 1, 0.95))
+		p50, p90 := minutes(pass, -1, 0.5), minutes(pass, -1, 0.9)
 		if i == 0 {
 			o.Pass50, o.Pass90 = p50, p90
 		}
 		o.Pass50, o.Pass90 = math.Max(o.Pass50, p50), math.Max(o.Pass90, p90)
 	}
-	if len(sum) == 0 {
+	if nSLI == 0 {
 		o.Pass50, o.Pass90 = math.Inf(1), math.Inf(1)
 	}
 	return o

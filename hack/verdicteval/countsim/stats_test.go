@@ -3,9 +3,12 @@ package countsim
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/poolparity/poolparity/internal/parity/seqcount"
 )
 
 func TestWilson(t *testing.T) {
@@ -73,21 +76,75 @@ func TestTraceLooksKeepsThePassBeforeTheFail(t *testing.T) {
 	}
 }
 
+// runsOf builds runs of one SLI from per-run contrast values (the same for FAIL and PASS).
+func runsOf(xs [][]float64) []RunResult {
+	runs := make([]RunResult, len(xs))
+	for r, vs := range xs {
+		c := Contrast{Fail: make([]float32, len(vs))}
+		for k, v := range vs {
+			c.Fail[k] = float32(v)
+		}
+		c.Pass = c.Fail
+		runs[r].Contrasts = []Contrast{c}
+	}
+	return runs
+}
+
 func TestOracleFromKnownContrasts(t *testing.T) {
-	// One SLI whose contrast beyond its floor has mean 1 and sd 2 per 20 s step: at power 0.5 a
-	// z-test at 0.01/8 needs (z * 2 / 1)^2 steps.
-	var m moments
-	for _, x := range []float64{-1, 3, -1, 3} {
-		m.add(x)
+	const alpha, k, steps = 0.01, 8, 180
+	step := 20 * time.Second
+	z := normQuantile(1 - alpha/k)
+	rng := rand.New(rand.NewPCG(7, 11))
+	// Independent steps, mean 1 and sd 2: at power 0.5 the z-test at 0.01/8 needs (2z)^2 steps.
+	iid := make([][]float64, 4000)
+	for r := range iid {
+		iid[r] = make([]float64, steps)
+		for n := range iid[r] {
+			iid[r][n] = 1 + 2*rng.NormFloat64()
+		}
 	}
-	runs := []RunResult{{Contrasts: []Contrast{{Fail: m, Pass: m}}}}
-	o := OracleOf(runs, 0.01, 8, 20*time.Second)
-	z := normQuantile(1 - 0.01/8)
-	if want := z * z * 4 * m.sd() * m.sd() / 4 / 3; math.Abs(o.Fail50-want) > 1e-9 {
-		t.Fatalf("oracle FAIL at power 0.5: %g min, want %g", o.Fail50, want)
+	// The same steps with a lasting offset per run of sd 0.2: the mean's variance falls as
+	// 0.04 + 4/n, so power 0.5 needs n >= 4z^2/(1 - 0.04 z^2) (the sum's sd across runs,
+	// sqrt(0.04 n^2 + 4 n), at most n/z), and power 0.95 at z + 1.645 sds never comes.
+	offset := make([][]float64, len(iid))
+	for r := range offset {
+		u := 0.2 * rng.NormFloat64()
+		offset[r] = make([]float64, steps)
+		for n, x := range iid[r] {
+			offset[r][n] = x + u
+		}
 	}
-	if !math.IsInf(o.Pass50, 1) {
-		t.Fatalf("a gray beyond its margin has an oracle PASS of %g min", o.Pass50)
+	// Two runs with lasting offsets +-3 about a mean of 1: no horizon averages them out.
+	lasting := [][]float64{make([]float64, steps), make([]float64, steps)}
+	for n := range steps {
+		lasting[0][n], lasting[1][n] = 4, -2
+	}
+	minutes := func(n float64) float64 { return math.Ceil(n) * step.Minutes() }
+	tests := []struct {
+		name           string
+		runs           []RunResult
+		fail50, fail95 float64 // want, within 15%
+	}{
+		{"independent steps", runsOf(iid), minutes(4 * z * z), minutes(4 * (z + normQuantile(0.95)) * (z + normQuantile(0.95)))},
+		{"lasting offsets per run", runsOf(offset), minutes(4 * z * z / (1 - 0.04*z*z)), math.Inf(1)},
+		{"offsets that never average out", runsOf(lasting), math.Inf(1), math.Inf(1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := OracleOf(tt.runs, alpha, k, step)
+			for _, c := range []struct {
+				what      string
+				got, want float64
+			}{{"FAIL at power 0.5", o.Fail50, tt.fail50}, {"FAIL at power 0.95", o.Fail95, tt.fail95}} {
+				if math.IsInf(c.want, 1) != math.IsInf(c.got, 1) || (!math.IsInf(c.want, 1) && math.Abs(c.got-c.want) > 0.15*c.want) {
+					t.Errorf("oracle %s: %g min, want %g", c.what, c.got, c.want)
+				}
+			}
+			// The gray is beyond its margin in every case (mean contrast 1 > 0): no oracle PASS.
+			if !math.IsInf(o.Pass50, 1) || !math.IsInf(o.Pass90, 1) {
+				t.Errorf("a gray beyond its margin has an oracle PASS of %g / %g min", o.Pass50, o.Pass90)
+			}
+		})
 	}
 }
 
@@ -151,5 +208,39 @@ func TestEvaluateRefusesAnEmptyConfig(t *testing.T) {
 	cfg.Step = 7 * time.Second
 	if _, err := Evaluate(context.Background(), cfg, nil); err == nil {
 		t.Fatal("a step that does not divide a minute: no error")
+	}
+}
+
+// TestContrastsScaleFree: a z-test is free of stable's level, so the oracle reads relative limits'
+// contrasts divided by it: two runs with the same relative effect at levels 10x apart give the
+// same contrasts; an absolute limit's are left in rate points.
+func TestContrastsScaleFree(t *testing.T) {
+	steps := func(level float64) []seqcount.Step {
+		var out []seqcount.Step
+		for _, x := range []float64{1, 1.2, 0.9} {
+			out = append(out, seqcount.Step{
+				Stable: seqcount.Counts{Num: 1000 * level * x, Requests: 1000},
+				Gray:   seqcount.Counts{Num: 100 * level * x * 1.05, Requests: 100},
+			})
+		}
+		return out
+	}
+	rel := seqcount.Limits{Floor: seqcount.Bound{Rel: 0.02}, Margin: seqcount.Bound{Rel: 0.10}}
+	abs := seqcount.Limits{Floor: seqcount.Bound{Abs: 0.001}, Margin: seqcount.Bound{Abs: 0.005}}
+	low := contrasts([]countSLI{{lim: rel, steps: steps(0.01)}, {lim: abs, steps: steps(0.01)}})
+	high := contrasts([]countSLI{{lim: rel, steps: steps(0.1)}, {lim: abs, steps: steps(0.1)}})
+	for k := range 3 {
+		if d := math.Abs(float64(low[0].Pass[k] - high[0].Pass[k])); d > 1e-6 {
+			t.Errorf("relative limits, step %d: contrasts %g and %g at levels 10x apart", k, low[0].Pass[k], high[0].Pass[k])
+		}
+		// 1.05 x 1 - 1.02 at the first step (level 1 of the run's mean 31/30 levels): positive.
+		if low[0].Fail[0] <= 0 {
+			t.Errorf("relative FAIL contrast %g, want beyond a floor of 2%% at +5%%", low[0].Fail[0])
+		}
+		// Absolute limits: gray's rate less stable's and the bound, in rate points.
+		want := 0.01*[]float64{1, 1.2, 0.9}[k]*0.05 - 0.005
+		if d := math.Abs(float64(low[1].Pass[k]) - want); d > 1e-7 {
+			t.Errorf("absolute limits, step %d: contrast %g, want %g", k, low[1].Pass[k], want)
+		}
 	}
 }
