@@ -124,7 +124,7 @@ func (cfg Config) check() error {
 	case len(cfg.Models) == 0 || len(cfg.Traffics) == 0 || len(cfg.Scenarios) == 0:
 		return errors.New("need a model, a traffic row and a scenario")
 	}
-	return nil
+	return cfg.Timing.check()
 }
 
 func (cfg Config) runsOf(sc Scenario) int {

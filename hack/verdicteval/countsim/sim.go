@@ -138,16 +138,25 @@ func Simulate(su Setup, rng *rand.Rand) (Run, error) {
 	return run, nil
 }
 
+// check refuses a timing the simulation cannot run.
+func (tm Timing) check() error {
+	if tm.Scrape <= 0 || tm.Lead < tm.Scrape || tm.Rollout < tm.Scrape {
+		return fmt.Errorf("timing: scrape %s, lead %s and rollout %s must be positive, the lead and rollout at least a scrape", tm.Scrape, tm.Lead, tm.Rollout)
+	}
+	return nil
+}
+
 // check refuses a setup the simulation cannot run.
 func (su Setup) check() error {
 	tr, tm := su.Traffic, su.Timing
+	if err := tm.check(); err != nil {
+		return err
+	}
 	switch {
 	case tr.StablePods < 1 || tr.GrayPods < 1:
 		return fmt.Errorf("traffic %q: each track needs a pod (stable %d, gray %d)", tr.Name, tr.StablePods, tr.GrayPods)
 	case !(tr.RPS > 0) || !(tr.GrayShare > 0 && tr.GrayShare < 1):
 		return fmt.Errorf("traffic %q: rate %g and gray share %g must be above 0 (the share below 1)", tr.Name, tr.RPS, tr.GrayShare)
-	case tm.Scrape <= 0 || tm.Lead < tm.Scrape || tm.Rollout < tm.Scrape:
-		return fmt.Errorf("timing: scrape %s, lead %s and rollout %s must be positive, the lead and rollout at least a scrape", tm.Scrape, tm.Lead, tm.Rollout)
 	case !(su.Service.Median > 0) || !(su.Service.P99 > su.Service.Median):
 		return fmt.Errorf("service: median %g and p99 %g must be positive and p99 above the median", su.Service.Median, su.Service.P99)
 	}
