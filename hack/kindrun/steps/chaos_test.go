@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/poolparity/poolparity/hack/kindrun/kube/kubetest"
+	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
 )
 
@@ -194,6 +195,34 @@ func TestVerdictCause(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := verdictCause(tt.r); got != tt.want {
 				t.Errorf("verdictCause = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestOverheadOnly: a baseline FAIL is tolerated before the freeze only when CPU per request, its
+// row or its alert, is all that FAILs it.
+func TestOverheadOnly(t *testing.T) {
+	cpuAlert := parity.Alert{Name: "PoolParityCPUPerRequestRegression", State: "firing", Severity: "warning"}
+	cpuRow := parity.Row{ID: catalog.CPUPerRequest, SLI: "CPU per request", Verdict: parity.Fail}
+	errRow := parity.Row{ID: catalog.ErrorRatio, SLI: "error ratio (5xx)", Verdict: parity.Fail}
+	tests := []struct {
+		name string
+		r    parity.Report
+		want bool
+	}{
+		{"stop 46: the CPU alert alone (the row's breach not confirmed)", parity.Report{Verdict: parity.Fail, Alerts: []parity.Alert{cpuAlert}}, true},
+		{"the CPU row alone", parity.Report{Verdict: parity.Fail, Rows: []parity.Row{cpuRow}}, true},
+		{"another row FAILs too", parity.Report{Verdict: parity.Fail, Rows: []parity.Row{cpuRow, errRow}}, false},
+		{"another alert fires", parity.Report{Verdict: parity.Fail, Alerts: []parity.Alert{cpuAlert, {Name: "PoolParityErrorRatioRegression", State: "firing", Severity: "critical"}}}, false},
+		{"a FAIL with no cause named", parity.Report{Verdict: parity.Fail, Reasons: []string{"x"}}, false},
+		{"no data is no baseline", parity.Report{Verdict: parity.NoData}, false},
+		{"a pass needs no excuse", parity.Report{Verdict: parity.Pass}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := overheadOnly(tt.r); got != tt.want {
+				t.Errorf("overheadOnly = %v, want %v", got, tt.want)
 			}
 		})
 	}
