@@ -52,8 +52,12 @@ across the cell's runs, each run's contrasts divided by stable's level over the 
 SLI's limits are relative (a z-test is free of that scale), so lasting pod offsets and drift
 count as much as they do for a test of that length: an offset that never averages out can keep
 the oracle from a target at any horizon ("never": not within the rollout). To FAIL, the SLI
-furthest beyond its floor at power 0.5 (for medians) and 0.95 (for "within 10 min"); to PASS,
-the slowest SLI within its margin at power 0.5 and 0.9. A judge's time is also shown as a multiple of the oracle's.
+furthest beyond its floor at power 0.5 (for medians) and 0.95 (for "within 10 min"), the test's
+critical value at the sd of the same sum with the gray at its floor (the boundary cell of the
+model and traffic: counts beyond the floor vary more, which a test of the floor does not pay)
+and its power at the cell's own sd; to PASS, the slowest SLI within its margin at power 0.5 and
+0.9, both at the cell's sd (no cell holds every SLI at its margin; at parity the sd is the
+smaller, so this oracle errs fast). A judge's time is also shown as a multiple of the oracle's.
 
 `, tm.Scrape, tm.Lead, tm.Rollout, boundsText(), 1000*svc.Median, 1000*svc.P99, 100*svc.Errors,
 		1000*svc.CPU, svc.CPUCV, svc.Heap, svc.HeapCV, 100*cfg.ResetShare,
@@ -133,7 +137,7 @@ func writeResults(b *strings.Builder, cfg Config, cells []Cell) {
 			if c.Model.Name != m.Name {
 				continue
 			}
-			o := OracleOf(c.Runs, cfg.Test.Alpha, cfg.Test.K, cfg.Step)
+			o := cfg.oracle(cells, c)
 			sums := c.summaries()
 			ids := sliNames()
 			for j := range sums {

@@ -99,6 +99,11 @@ func Quantile(xs []float64, q float64) float64 {
 // estimated per horizon across the cell's simulated runs, so whatever makes the steps of a run
 // dependent (lasting pod offsets, per-track drift) counts as it does for a test of that horizon:
 // a lasting offset that does not average out keeps the variance of the mean from falling as 1/n.
+// The FAIL test's critical value is read at the null's sd, the same sum's across the runs of a
+// gray at its floor (the boundary cell) when there are such runs, and its power at the cell's
+// own sd: counts of a gray beyond its floor vary more than at the floor, which the test's
+// critical value does not pay. The PASS test reads both at the cell's sd (no cell holds every
+// SLI at its margin); at parity that sd is the smaller, so the PASS oracle errs fast.
 // +Inf when no SLI is beyond its floor, some SLI is not within its margin, or no horizon within
 // the rollout reaches the power.
 type Oracle struct {
@@ -131,20 +136,26 @@ func horizonMoments(runs []RunResult, sli int, contrast func(Contrast) []float32
 }
 
 // OracleOf computes the oracle from the runs' contrasts, at per-rollout alpha over k SLIs and
-// steps of step. It needs at least two runs of a horizon to estimate its variance.
-func OracleOf(runs []RunResult, alpha float64, k int, step time.Duration) Oracle {
+// steps of step; null holds the runs of the same model and traffic with the gray at its floor
+// (nil: the FAIL test's critical value is read at the runs' own sd). It needs at least two runs of
+// a horizon to estimate its variance.
+func OracleOf(runs, null []RunResult, alpha float64, k int, step time.Duration) Oracle {
 	nSLI := 0
 	for _, r := range runs {
 		nSLI = max(nSLI, len(r.Contrasts))
 	}
 	za := normQuantile(1 - alpha/float64(k))
 	// minutes is the shortest horizon at which the test at alpha/k has the power: the sum's
-	// mean, in the direction sign, at least (za + z_power) sds of the sum from zero.
-	minutes := func(hs []moments, sign, power float64) float64 {
-		z := za + normQuantile(power)
+	// mean, in the direction sign, at least za sds of the null's sum (h0; hs where h0 has no
+	// such horizon) plus z_power sds of its own from zero.
+	minutes := func(hs, h0 []moments, sign, power float64) float64 {
+		zp := normQuantile(power)
 		for n, m := range hs {
-			d, sd := sign*m.mean(), m.sd()
-			if d > 0 && !math.IsNaN(sd) && z*sd <= d {
+			d, sd, sd0 := sign*m.mean(), m.sd(), m.sd()
+			if n < len(h0) && !math.IsNaN(h0[n].sd()) {
+				sd0 = h0[n].sd()
+			}
+			if d > 0 && !math.IsNaN(sd) && za*sd0+zp*sd <= d {
 				return float64(n+1) * step.Minutes()
 			}
 		}
@@ -154,8 +165,9 @@ func OracleOf(runs []RunResult, alpha float64, k int, step time.Duration) Oracle
 	for i := range nSLI {
 		fail := horizonMoments(runs, i, func(c Contrast) []float32 { return c.Fail })
 		pass := horizonMoments(runs, i, func(c Contrast) []float32 { return c.Pass })
-		o.Fail50, o.Fail95 = math.Min(o.Fail50, minutes(fail, 1, 0.5)), math.Min(o.Fail95, minutes(fail, 1, 0.95))
-		p50, p90 := minutes(pass, -1, 0.5), minutes(pass, -1, 0.9)
+		fail0 := horizonMoments(null, i, func(c Contrast) []float32 { return c.Fail })
+		o.Fail50, o.Fail95 = math.Min(o.Fail50, minutes(fail, fail0, 1, 0.5)), math.Min(o.Fail95, minutes(fail, fail0, 1, 0.95))
+		p50, p90 := minutes(pass, nil, -1, 0.5), minutes(pass, nil, -1, 0.9)
 		if i == 0 {
 			o.Pass50, o.Pass90 = p50, p90
 		}

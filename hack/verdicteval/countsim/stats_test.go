@@ -119,19 +119,30 @@ func TestOracleFromKnownContrasts(t *testing.T) {
 	for n := range steps {
 		lasting[0][n], lasting[1][n] = 4, -2
 	}
+	// The null's steps (a gray at its floor): mean 0, sd 1. Against them the critical value is z
+	// sds of 1, the power z_p sds of 2: power 0.5 needs z^2 steps, 0.95 (z + 2 z_0.95)^2.
+	null := make([][]float64, len(iid))
+	for r := range null {
+		null[r] = make([]float64, steps)
+		for n := range null[r] {
+			null[r][n] = rng.NormFloat64()
+		}
+	}
 	minutes := func(n float64) float64 { return math.Ceil(n) * step.Minutes() }
+	z95 := normQuantile(0.95)
 	tests := []struct {
 		name           string
-		runs           []RunResult
+		runs, null     []RunResult
 		fail50, fail95 float64 // want, within 15%
 	}{
-		{"independent steps", runsOf(iid), minutes(4 * z * z), minutes(4 * (z + normQuantile(0.95)) * (z + normQuantile(0.95)))},
-		{"lasting offsets per run", runsOf(offset), minutes(4 * z * z / (1 - 0.04*z*z)), math.Inf(1)},
-		{"offsets that never average out", runsOf(lasting), math.Inf(1), math.Inf(1)},
+		{"independent steps", runsOf(iid), nil, minutes(4 * z * z), minutes(4 * (z + z95) * (z + z95))},
+		{"independent steps against the null's variance", runsOf(iid), runsOf(null), minutes(z * z), minutes((z + 2*z95) * (z + 2*z95))},
+		{"lasting offsets per run", runsOf(offset), nil, minutes(4 * z * z / (1 - 0.04*z*z)), math.Inf(1)},
+		{"offsets that never average out", runsOf(lasting), nil, math.Inf(1), math.Inf(1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := OracleOf(tt.runs, alpha, k, step)
+			o := OracleOf(tt.runs, tt.null, alpha, k, step)
 			for _, c := range []struct {
 				what      string
 				got, want float64

@@ -66,7 +66,13 @@ func (cfg Config) mainCell(cells []Cell, model, key string, j, l int) (Summary, 
 	if !ok {
 		return Summary{}, Oracle{}, false
 	}
-	return c.summaries()[j][l], OracleOf(c.Runs, cfg.Test.Alpha, cfg.Test.K, cfg.Step), true
+	return c.summaries()[j][l], cfg.oracle(cells, c), true
+}
+
+// oracle returns cell c's oracle, its FAIL test's null the boundary cell of c's model and traffic.
+func (cfg Config) oracle(cells []Cell, c Cell) Oracle {
+	null, _ := find(cells, c.Model.Name, c.Traffic.Name, "boundary")
+	return OracleOf(c.Runs, null.Runs, cfg.Test.Alpha, cfg.Test.K, cfg.Step)
 }
 
 func (cfg Config) passTime(cells []Cell, model string, j, l int) string {
