@@ -59,3 +59,24 @@ func TestInflation(t *testing.T) {
 		t.Errorf("constant: %g, want 1", got)
 	}
 }
+
+// TestLogBennettE checks the FAIL test's e-value of Proportion SLIs: with no gray part it is the
+// normal mixture (on the grid, within a few percent of E), a Poisson part makes it smaller than
+// the normal mixture at the same variance (a heavier upper tail costs evidence), and input it
+// cannot use gives E = 1.
+func TestLogBennettE(t *testing.T) {
+	for _, tc := range []struct{ s, v, c float64 }{{3, 2, 0.5}, {12, 10, 0.3}, {40, 50, 1}, {-5, 10, 1}} {
+		got, want := logBennettE(tc.s, 0, tc.v, 0, tc.c), logMixtureE(tc.s, tc.v, tc.c)
+		if math.Abs(got-want) > 0.05 {
+			t.Errorf("s=%g v=%g c=%g, no gray part: log E %.4g, the normal mixture's %.4g", tc.s, tc.v, tc.c, got, want)
+		}
+		if p, n := logBennettE(tc.s, tc.v, 0, 0, tc.c), logMixtureE(tc.s, tc.v, tc.c); tc.s > 0 && !(p < n) {
+			t.Errorf("s=%g v=%g c=%g, all gray: log E %.4g, not below the normal mixture's %.4g", tc.s, tc.v, tc.c, p, n)
+		}
+	}
+	for _, bad := range [][4]float64{{math.NaN(), 1, 0, 1}, {1, -1, 0, 1}, {1, 0, 0, 1}, {1, math.Inf(1), 0, 1}, {1, 1, 0, 0}} {
+		if got := logBennettE(bad[0], bad[1], bad[2], 0, bad[3]); got != 0 {
+			t.Errorf("logBennettE(%v) = %g, want 0", bad, got)
+		}
+	}
+}

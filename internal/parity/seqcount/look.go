@@ -26,21 +26,26 @@ func (j *judge) look() {
 		}
 	}
 	j.infl = inflation(xs, j.t.Lag)
-	sF, vF, empF := j.sums(floor)
-	if j.kind == PerRequest && !(empF > 0) {
+	f := j.sums(floor)
+	if j.kind == PerRequest && !(f.emp > 0) {
 		j.why = "no variation: every step's contrast is the same, so nothing measures its noise"
 		return
 	}
 	if j.c == 0 {
-		j.c = j.priorScale(j.lim.Floor, j.lim.Margin)
-		j.cPass = j.priorScale(Bound{}, j.lim.Margin)
+		j.c = j.priorScale(j.lim.Floor, j.lim.Margin, j.lim.Floor)
+		j.cPass = j.priorScale(Bound{}, j.lim.Margin, j.lim.Margin)
 	}
 	drift, shared := j.drift()
-	j.logEF = logMixtureE(sF, max(j.infl*vF, driftFactor(floor, shared)*drift), j.c)
+	if j.kind == Proportion {
+		k := j.infl * math.Max(1, f.disp)
+		j.logEF = logBennettE(f.s, k*f.gray, k*f.stable, driftFactor(floor, shared)*drift, j.c)
+	} else {
+		j.logEF = logMixtureE(f.s, max(j.infl*f.emp, driftFactor(floor, shared)*drift), j.c)
+	}
 	j.logEP = 0
 	if passable {
-		sP, vP, _ := j.sums(margin)
-		j.logEP = logMixtureE(-sP, max(j.infl*vP, driftFactor(margin, shared)*drift), j.cPass)
+		p := j.sums(margin)
+		j.logEP = logMixtureE(-p.s, max(j.infl*max(p.model(), p.emp), driftFactor(margin, shared)*drift), j.cPass)
 	}
 	j.floorUsed, j.marginUsed = floor, margin
 	logBar := math.Log(j.bar)
@@ -94,37 +99,76 @@ func (j *judge) contrasts(b Bound) []float64 {
 	return xs
 }
 
-// sums returns S = sum x_i(b), the variance V (before inflation) and the empirical part of V.
-func (j *judge) sums(b Bound) (s, v, emp float64) {
-	xs := j.contrasts(b)
-	n := float64(len(xs))
-	var model float64
-	for i, x := range xs {
-		s += x
-		if j.kind == Proportion {
-			model += modelVar(j.obs[i], b)
-		}
-	}
-	mean := s / n
-	for _, x := range xs {
-		emp += (x - mean) * (x - mean)
-	}
-	emp *= n / (n - 1)
-	return s, math.Max(model, emp), emp
+// sum is what a look reads of the contrasts x_i(b) of one boundary b.
+type sum struct {
+	s float64 // S = sum x_i(b)
+	// gray and stable are the model variance of S at b (Proportion; 0 for PerRequest), split into
+	// gray's binomial part, bounded by its Poisson proxy sum R_g p_g, and stable's
+	gray, stable float64
+	emp          float64 // the contrasts' empirical variance about their mean, n/(n-1) sum (x_i - mean)^2
+	disp         float64 // Proportion: the dispersion D beyond the binomial (package doc, "The variance")
 }
 
-// modelVar is the binomial variance of a Proportion step's contrast at the boundary b, with
-// stable's rate the smoothed pooled rate of the steps before.
+// model returns the model variance of S at b.
+func (m sum) model() float64 { return m.gray + m.stable }
+
+// sums returns the contrasts' sum, variances and dispersion at the boundary b.
+func (j *judge) sums(b Bound) sum {
+	xs := j.contrasts(b)
+	n := float64(len(xs))
+	var m sum
+	var rg, ng float64
+	for i, x := range xs {
+		m.s += x
+		rg += j.obs[i].rg
+		ng += j.obs[i].ng
+	}
+	mean := m.s / n
+	for _, x := range xs {
+		m.emp += (x - mean) * (x - mean)
+	}
+	m.emp *= n / (n - 1)
+	if j.kind != Proportion {
+		return m
+	}
+	// D: the residuals about gray's fitted effect d per request over the model variance at
+	// gray's observed rate.
+	d, pg := m.s/rg, smoothRate(ng, rg)
+	var fitted, resid float64
+	for i, x := range xs {
+		o := j.obs[i]
+		g, st := varParts(o, b, limitAt(b, o.ps))
+		m.gray, m.stable = m.gray+g, m.stable+st
+		g, st = varParts(o, b, pg)
+		fitted += g + st
+		e := x - o.rg*d
+		resid += e * e
+	}
+	m.disp = resid * n / (n - 1) / fitted
+	return m
+}
+
+// modelVar is the variance of a Proportion step's contrast at the boundary b (gray's part at its
+// Poisson proxy), with stable's rate the smoothed pooled rate of the steps before.
 func modelVar(o obs, b Bound) float64 {
-	pg := math.Min(math.Max(limitAt(b, o.ps), 0), 1)
+	g, st := varParts(o, b, limitAt(b, o.ps))
+	return g + st
+}
+
+// varParts returns the variance of a Proportion step's contrast x(b) when gray's rate is pg
+// (clipped to [0, 1]): gray's part R_g pg, the Poisson proxy that bounds its binomial cumulants
+// (package doc), and stable's, (R_g (1+Rel))^2 p_s (1-p_s)/R_s.
+func varParts(o obs, b Bound, pg float64) (gray, stable float64) {
+	pg = math.Min(math.Max(pg, 0), 1)
 	k := o.rg * (1 + b.Rel)
-	return o.rg*pg*(1-pg) + k*k*o.ps*(1-o.ps)/o.rs
+	return o.rg * pg, k * k * o.ps * (1 - o.ps) / o.rs
 }
 
 // priorScale returns c, the prior scale of lambda, tuned so that an effect of (to - from) is the
-// one the mixture weighs most, with the variance of a step at to (package doc): the FAIL test's
-// from floor to margin, the PASS test's from parity to margin.
-func (j *judge) priorScale(from, to Bound) float64 {
+// one the mixture weighs most, with the variance of a step at the test's null (package doc): the
+// FAIL test's effect from floor to margin, its null the floor; the PASS test's from parity to
+// margin, its null the margin.
+func (j *judge) priorScale(from, to, null Bound) float64 {
 	first := j.obs[:min(len(j.obs), j.t.MinSteps)]
 	var rg, ns, rs float64
 	for _, o := range first {
@@ -134,11 +178,10 @@ func (j *judge) priorScale(from, to Bound) float64 {
 	}
 	var vRef, rate float64
 	if j.kind == Proportion {
-		vRef, rate = modelVar(first[0], to), first[0].ps
+		vRef, rate = modelVar(first[0], null), first[0].ps
 		rg = first[0].rg
 	} else {
-		_, _, emp := j.sums(to)
-		vRef, rate, rg = emp/float64(len(j.obs)), ns/rs, rg/float64(len(first))
+		vRef, rate, rg = j.sums(null).emp/float64(len(j.obs)), ns/rs, rg/float64(len(first))
 	}
 	d := rate*(to.Rel-from.Rel) + (to.Abs - from.Abs)
 	c := rg * d / vRef

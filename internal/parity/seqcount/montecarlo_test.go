@@ -14,19 +14,19 @@ const (
 	mcSteps = 90
 )
 
-// outcomes judges runs of simulated error counts and returns the outcome counts and the steps to
-// each decision.
-func outcomes(seed uint64, grayShare, ps, pg float64) (count map[seqcount.Outcome]int, steps []int) {
+// outcomes judges runs of simulated error counts, the rollout's alpha split over k SLIs, and
+// returns the outcome counts and the steps to each FAIL.
+func outcomes(seed uint64, k int, grayShare, ps, pg float64) (count map[seqcount.Outcome]int, failSteps []int) {
 	rng := rand.New(rand.NewPCG(seed, 2026))
 	count = map[seqcount.Outcome]int{}
 	for range mcRuns {
-		r := seqcount.Test{}.Judge(seqcount.Proportion, errorLimits, errorSteps(rng, mcSteps, 150, grayShare, 20, ps, pg))
+		r := seqcount.Test{K: k}.Judge(seqcount.Proportion, errorLimits, errorSteps(rng, mcSteps, 150, grayShare, 20, ps, pg))
 		count[r.Outcome]++
-		if r.Outcome != seqcount.Inconclusive {
-			steps = append(steps, r.Steps)
+		if r.Outcome == seqcount.Fail {
+			failSteps = append(failSteps, r.Steps)
 		}
 	}
-	return count, steps
+	return count, failSteps
 }
 
 // TestFalseVerdictRates judges gray exactly at the floor (a FAIL would be false) and exactly at
@@ -44,7 +44,7 @@ func TestFalseVerdictRates(t *testing.T) {
 			{"gray at the floor", 0.001 + errorLimits.Floor.Abs, seqcount.Fail},
 			{"gray at the margin", 0.001 + errorLimits.Margin.Abs, seqcount.Pass},
 		} {
-			count, _ := outcomes(seed, 0.5, 0.001, tc.pg)
+			count, _ := outcomes(seed, 1, 0.5, 0.001, tc.pg)
 			lo, hi := wilson(count[tc.false], mcRuns)
 			t.Logf("seed %d, %s: %d false %s in %d runs of %d steps (95%% Wilson %.4f-%.4f); outcomes %v",
 				seed, tc.name, count[tc.false], tc.false, mcRuns, mcSteps, lo, hi, count)
@@ -55,21 +55,58 @@ func TestFalseVerdictRates(t *testing.T) {
 	}
 }
 
-// TestTimeToFail: errors +0.5 points (0.1% to 0.6%) at 150 req/s split 90/10 fail in a median
-// of at most 6 minutes (18 steps of 20 s; about 5 is measured), in nearly every run, with two seeds.
+// TestTimeToFail: errors +0.5 points (0.1% to 0.6%) at 150 req/s split 90/10, alpha split over
+// the catalog's 8 SLIs, FAIL within 10 minutes (30 steps of 20 s) in at least 95% of runs (issue
+// 37's target, on the point estimate as docs/verdict-eval-counts.md reads it), with two seeds;
+// about 97% is measured. Until stop 47 the FAIL test read the contrasts' empirical variance, that of a
+// gray at 0.6%, three times the floor's, and FAILed within 10 minutes in about half the runs.
 func TestTimeToFail(t *testing.T) {
 	for _, seed := range []uint64{3, 4} {
-		count, steps := outcomes(seed, 0.1, 0.001, 0.006)
+		count, steps := outcomes(seed, 8, 0.1, 0.001, 0.006)
 		slices.Sort(steps)
 		if len(steps) == 0 {
-			t.Fatalf("seed %d: no decision in %d runs: %v", seed, mcRuns, count)
+			t.Fatalf("seed %d: no FAIL in %d runs: %v", seed, mcRuns, count)
+		}
+		within := 0
+		for _, n := range steps {
+			if n <= 30 {
+				within++
+			}
 		}
 		median := steps[len(steps)/2]
-		lo, hi := wilson(count[seqcount.Fail], mcRuns)
-		t.Logf("seed %d: FAIL in %d of %d runs (95%% Wilson %.3f-%.3f), median %d steps (%.1f min), outcomes %v",
-			seed, count[seqcount.Fail], mcRuns, lo, hi, median, float64(median)/3, count)
-		if median > 18 || hi < 0.95 || count[seqcount.Pass] > 0 {
-			t.Errorf("seed %d: median %d steps (want <= 18), FAIL share Wilson upper %.3f (want >= 0.95), %d PASS (want 0)", seed, median, hi, count[seqcount.Pass])
+		lo, hi := wilson(within, mcRuns)
+		t.Logf("seed %d: FAIL within 10 min in %d of %d runs (95%% Wilson %.3f-%.3f), median %d steps (%.1f min), outcomes %v",
+			seed, within, mcRuns, lo, hi, median, float64(median)/3, count)
+		if float64(within) < 0.95*mcRuns || count[seqcount.Pass] > 0 {
+			t.Errorf("seed %d: FAIL within 10 min in %d of %d runs (want >= 95%%), %d PASS (want 0)", seed, within, mcRuns, count[seqcount.Pass])
+		}
+	}
+}
+
+// TestSkewedCountsAtTheFloor: at 20 req/s split 90/10 a 20 s step carries 40 gray requests, and at
+// a 0.2% error floor about one error in twelve steps; stable's 360 requests carry one in three.
+// Such counts are far from normal: gray's upper tail is heavier, and stable's rate, which sets
+// the boundary, is often read low. The FAIL test must still spend at most its share of alpha,
+// alpha/K with the catalog's K = 8: the 95% Wilson interval's lower end at most 0.125%, over 2000
+// runs of 180 steps (an hour) per seed (0 to 2 are measured).
+func TestSkewedCountsAtTheFloor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("4000 judged runs of 180 steps; run without -short")
+	}
+	const runs, steps, alpha, k = 2000, 180, 0.01, 8
+	for _, seed := range []uint64{5, 6} {
+		rng := rand.New(rand.NewPCG(seed, 2026))
+		fails := 0
+		for range runs {
+			r := seqcount.Test{Alpha: alpha, K: k}.Judge(seqcount.Proportion, errorLimits, errorSteps(rng, steps, 20, 0.1, 20, 0.001, 0.002))
+			if r.Outcome == seqcount.Fail {
+				fails++
+			}
+		}
+		lo, hi := wilson(fails, runs)
+		t.Logf("seed %d: %d false FAIL in %d runs (95%% Wilson %.4f-%.4f)", seed, fails, runs, lo, hi)
+		if lo > alpha/k {
+			t.Errorf("seed %d: false FAIL %d/%d, Wilson lower end %.4f above alpha/K %g", seed, fails, runs, lo, alpha/k)
 		}
 	}
 }
