@@ -1,6 +1,7 @@
 package countsim
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -188,5 +189,48 @@ func TestErrorsFailWithinTenMinutes(t *testing.T) {
 	t.Logf("errors +0.5 points FAILed within 10 minutes in %d of %d runs, %d without per-pod counts", within, runs, withoutPods)
 	if within < 95 || within < withoutPods-3 {
 		t.Errorf("FAILed within 10 minutes in %d of %d runs (%d without per-pod counts), want at least 95 and at most 3 fewer", within, runs, withoutPods)
+	}
+}
+
+// TestParityPassTimes judges every SLI on the simulation's counts of a gray at parity (iid, 150
+// req/s split 90/10, stable's 30 minutes of history), 150 runs, and logs each SLI's median and
+// 90th percentile minutes to PASS (docs/controller.md quotes them). The rollout, which PASSes
+// with its last SLI, must PASS after a median of at most 5 minutes and a 90th percentile of at
+// most 10, issue 37's target: 5 and 7.67 are measured, 6 and 8 before the PASS test of a
+// Proportion SLI read gray's lower tail at its Poisson cumulant (stop 47).
+func TestParityPassTimes(t *testing.T) {
+	cfg := DefaultConfig()
+	slis, err := judged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	su := Setup{Service: cfg.Service, Model: cfg.Models[0], Traffic: cfg.Traffics[0], Scenario: cfg.Scenarios[0], Timing: cfg.Timing}
+	const runs = 150
+	per := make([][]float64, len(slis)+1) // the last: the rollout
+	for r := range runs {
+		_, _, cs := simulatedSteps(t, cfg, su, slis, rand.NewPCG(uint64(r), 91))
+		var last float64
+		for i, c := range cs {
+			res := cfg.Test.JudgeAfter(c.kind, c.lim, c.hist, c.steps)
+			m := math.Inf(1)
+			if res.Outcome == seqcount.Pass {
+				m = res.Rejected.Sub(c.steps[0].T).Minutes() + cfg.Step.Minutes()
+			}
+			per[i] = append(per[i], m)
+			last = math.Max(last, m)
+		}
+		per[len(slis)] = append(per[len(slis)], last)
+	}
+	var median, p90 float64
+	for i, xs := range per {
+		median, p90 = Quantile(xs, 0.5), Quantile(xs, 0.9)
+		name := "the rollout"
+		if i < len(slis) {
+			name = string(slis[i].cat.ID)
+		}
+		t.Logf("%s: PASS after a median of %.2f minutes, 90th percentile %.2f", name, median, p90)
+	}
+	if median > 5 || p90 > 10 {
+		t.Errorf("the rollout at parity PASSed after a median of %.2f minutes, 90th percentile %.2f; want at most 5 and 10", median, p90)
 	}
 }

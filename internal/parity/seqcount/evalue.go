@@ -17,26 +17,19 @@ func logMixtureE(s, v, c float64) float64 {
 	return math.Ln2 - 0.5*math.Log1p(c*c*v) + z*z/2 + logPhi(z)
 }
 
-// logBennettE returns log E of the FAIL test of a Proportion SLI: a mixture over lambda >= 0,
-// on a grid of bennettGrid points weighted as the half-normal prior of scale c (normalised, so
-// exactly a mixture of supermartingales), of
-//
-//	exp(lambda s - max(gray (e^lambda - 1 - lambda) + stable lambda^2/2, drift lambda^2/2)):
-//
-// gray's counts enter with their Poisson cumulants, whose upper tail is heavier than a normal's
-// (package doc, "The variance"). 0 (E = 1) when the variances or c are not usable.
-func logBennettE(s, gray, stable, drift, c float64) float64 {
-	if !(c > 0) || math.IsInf(c, 0) || math.IsNaN(s) || !(gray >= 0) || !(stable >= 0) || !(drift >= 0) ||
-		math.IsInf(gray+stable+drift, 0) || !(gray+stable+drift > 0) {
+// logMixtureCum returns log E of a mixture over lambda >= 0, on a grid of cumGrid points weighted
+// as the half-normal prior of scale c (normalised, so exactly a mixture of supermartingales), of
+// exp(lambda s - cum(lambda)), cum an upper bound of the cumulant generating function of the sum
+// s under the test's null (package doc, "The variance"). 0 (E = 1) when s or c is not usable.
+func logMixtureCum(s, c float64, cum func(lambda float64) float64) float64 {
+	if !(c > 0) || math.IsInf(c, 0) || math.IsNaN(s) {
 		return 0
 	}
-	w := bennettWeights()
+	w := cumWeights()
 	best, terms := math.Inf(-1), make([]float64, len(w))
 	for k := range w {
-		l := c * bennettStep * (float64(k) + 0.5)
-		psi := math.Expm1(l) - l
-		cum := math.Max(gray*psi+stable*l*l/2, drift*l*l/2)
-		terms[k] = math.Log(w[k]) + l*s - cum
+		l := c * cumStep * (float64(k) + 0.5)
+		terms[k] = math.Log(w[k]) + l*s - cum(l)
 		if math.IsNaN(terms[k]) {
 			terms[k] = math.Inf(-1)
 		}
@@ -52,19 +45,34 @@ func logBennettE(s, gray, stable, drift, c float64) float64 {
 	return best + math.Log(sum)
 }
 
-// The grid of logBennettE: bennettGrid points of lambda/c, bennettStep apart from bennettStep/2,
-// so up to 6 prior sds.
+// poissonUp and poissonDown are the cumulants per unit of mean of a Poisson count's upper and
+// lower deviations, e^l - 1 - l and e^-l - 1 + l: the first above l^2/2 (a heavier upper tail
+// than a normal's), the second below it.
+func poissonUp(l float64) float64   { return math.Expm1(l) - l }
+func poissonDown(l float64) float64 { return math.Expm1(-l) + l }
+
+// jumpCum is the cumulant per unit of variance of a sum of Poisson events of size h, read upward:
+// (e^(l h) - 1 - l h)/h^2, l^2/2 as h goes to 0.
+func jumpCum(l, h float64) float64 {
+	if !(h > 1e-9) {
+		return l * l / 2
+	}
+	return poissonUp(l*h) / (h * h)
+}
+
+// The grid of logMixtureCum: cumGrid points of lambda/c, cumStep apart from cumStep/2, so up to 6
+// prior sds.
 const (
-	bennettGrid = 40
-	bennettStep = 0.15
+	cumGrid = 40
+	cumStep = 0.15
 )
 
-// bennettWeights returns the half-normal prior's weights at the grid's points, summing to 1.
-func bennettWeights() []float64 {
-	w := make([]float64, bennettGrid)
+// cumWeights returns the half-normal prior's weights at the grid's points, summing to 1.
+func cumWeights() []float64 {
+	w := make([]float64, cumGrid)
 	var tot float64
 	for k := range w {
-		u := bennettStep * (float64(k) + 0.5)
+		u := cumStep * (float64(k) + 0.5)
 		w[k] = math.Exp(-u * u / 2)
 		tot += w[k]
 	}

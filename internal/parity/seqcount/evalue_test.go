@@ -60,23 +60,35 @@ func TestInflation(t *testing.T) {
 	}
 }
 
-// TestLogBennettE checks the FAIL test's e-value of Proportion SLIs: with no gray part it is the
-// normal mixture (on the grid, within a few percent of E), a Poisson part makes it smaller than
-// the normal mixture at the same variance (a heavier upper tail costs evidence), and input it
-// cannot use gives E = 1.
-func TestLogBennettE(t *testing.T) {
+// TestLogMixtureCum checks the grid mixture: with a normal cumulant it is the closed-form normal
+// mixture within a few percent of E; a Poisson upper cumulant makes it smaller (a heavier upper
+// tail costs evidence) and a Poisson lower one larger; a cumulant that overflows gives no
+// evidence, and s or c it cannot use gives E = 1.
+func TestLogMixtureCum(t *testing.T) {
 	for _, tc := range []struct{ s, v, c float64 }{{3, 2, 0.5}, {12, 10, 0.3}, {40, 50, 1}, {-5, 10, 1}} {
-		got, want := logBennettE(tc.s, 0, tc.v, 0, tc.c), logMixtureE(tc.s, tc.v, tc.c)
+		normal := func(l float64) float64 { return tc.v * l * l / 2 }
+		got, want := logMixtureCum(tc.s, tc.c, normal), logMixtureE(tc.s, tc.v, tc.c)
 		if math.Abs(got-want) > 0.05 {
-			t.Errorf("s=%g v=%g c=%g, no gray part: log E %.4g, the normal mixture's %.4g", tc.s, tc.v, tc.c, got, want)
+			t.Errorf("s=%g v=%g c=%g, normal cumulant: log E %.4g, the closed form's %.4g", tc.s, tc.v, tc.c, got, want)
 		}
-		if p, n := logBennettE(tc.s, tc.v, 0, 0, tc.c), logMixtureE(tc.s, tc.v, tc.c); tc.s > 0 && !(p < n) {
-			t.Errorf("s=%g v=%g c=%g, all gray: log E %.4g, not below the normal mixture's %.4g", tc.s, tc.v, tc.c, p, n)
+		up := logMixtureCum(tc.s, tc.c, func(l float64) float64 { return tc.v * poissonUp(l) })
+		down := logMixtureCum(tc.s, tc.c, func(l float64) float64 { return tc.v * poissonDown(l) })
+		if tc.s > 0 && !(up < got && got < down) {
+			t.Errorf("s=%g v=%g c=%g: log E %.4g (Poisson up), %.4g (normal), %.4g (Poisson down), want increasing", tc.s, tc.v, tc.c, up, got, down)
 		}
 	}
-	for _, bad := range [][4]float64{{math.NaN(), 1, 0, 1}, {1, -1, 0, 1}, {1, 0, 0, 1}, {1, math.Inf(1), 0, 1}, {1, 1, 0, 0}} {
-		if got := logBennettE(bad[0], bad[1], bad[2], 0, bad[3]); got != 0 {
-			t.Errorf("logBennettE(%v) = %g, want 0", bad, got)
+	if got := logMixtureCum(1e300, 1e300, func(l float64) float64 { return math.Inf(1) }); !math.IsInf(got, -1) {
+		t.Errorf("an infinite cumulant: log E %g, want -Inf", got)
+	}
+	for _, bad := range [][2]float64{{math.NaN(), 1}, {1, 0}, {1, math.Inf(1)}, {1, -1}} {
+		if got := logMixtureCum(bad[0], bad[1], func(l float64) float64 { return l * l / 2 }); got != 0 {
+			t.Errorf("logMixtureCum(%v) = %g, want 0", bad, got)
 		}
+	}
+	if got, want := jumpCum(0.7, 0), 0.7*0.7/2; math.Abs(got-want) > 1e-15 {
+		t.Errorf("jumpCum(0.7, 0) = %g, want %g", got, want)
+	}
+	if got, want := jumpCum(0.7, 1e-4), 0.7*0.7/2; math.Abs(got/want-1) > 1e-3 {
+		t.Errorf("jumpCum(0.7, 1e-4) = %g, want about %g", got, want)
 	}
 }

@@ -36,16 +36,26 @@ func (j *judge) look() {
 		j.cPass = j.priorScale(Bound{}, j.lim.Margin, j.lim.Margin)
 	}
 	drift, shared := j.drift()
+	dv := driftFactor(floor, shared) * drift
 	if j.kind == Proportion {
 		k := j.infl * math.Max(1, f.disp)
-		j.logEF = logBennettE(f.s, k*f.gray, k*f.stable, driftFactor(floor, shared)*drift, j.c)
+		j.logEF = logMixtureCum(f.s, j.c, func(l float64) float64 {
+			return math.Max(k*(f.gray*poissonUp(l)+f.stable*l*l/2), dv*l*l/2)
+		})
 	} else {
-		j.logEF = logMixtureE(f.s, max(j.infl*f.emp, driftFactor(floor, shared)*drift), j.c)
+		j.logEF = logMixtureE(f.s, max(j.infl*f.emp, dv), j.c)
 	}
 	j.logEP = 0
 	if passable {
 		p := j.sums(margin)
-		j.logEP = logMixtureE(-p.s, max(j.infl*max(p.model(), p.emp), driftFactor(margin, shared)*drift), j.cPass)
+		dv := driftFactor(margin, shared) * drift
+		if j.kind == Proportion {
+			j.logEP = logMixtureCum(-p.s, j.cPass, func(l float64) float64 {
+				return math.Max(j.infl*max(p.gray*poissonDown(l)+p.stable*jumpCum(l, p.jump), p.emp*l*l/2), dv*l*l/2)
+			})
+		} else {
+			j.logEP = logMixtureE(-p.s, max(j.infl*p.emp, dv), j.cPass)
+		}
 	}
 	j.floorUsed, j.marginUsed = floor, margin
 	logBar := math.Log(j.bar)
@@ -107,10 +117,8 @@ type sum struct {
 	gray, stable float64
 	emp          float64 // the contrasts' empirical variance about their mean, n/(n-1) sum (x_i - mean)^2
 	disp         float64 // Proportion: the dispersion D beyond the binomial (package doc, "The variance")
+	jump         float64 // Proportion: the largest weight of one stable event in x_i(b), R_g (1+Rel)/R_s
 }
-
-// model returns the model variance of S at b.
-func (m sum) model() float64 { return m.gray + m.stable }
 
 // sums returns the contrasts' sum, variances and dispersion at the boundary b.
 func (j *judge) sums(b Bound) sum {
@@ -139,6 +147,7 @@ func (j *judge) sums(b Bound) sum {
 		o := j.obs[i]
 		g, st := varParts(o, b, limitAt(b, o.ps))
 		m.gray, m.stable = m.gray+g, m.stable+st
+		m.jump = math.Max(m.jump, o.rg*(1+b.Rel)/o.rs)
 		g, st = varParts(o, b, pg)
 		fitted += g + st
 		e := x - o.rg*d
