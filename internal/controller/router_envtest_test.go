@@ -3,7 +3,9 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +35,26 @@ type configMapRouter struct {
 	name, namespace string
 	deps            trafficrouting.Deps
 	cm              *corev1.ConfigMap
+	written         *weightLog // every weight the API server took, when set
+}
+
+// weightLog keeps the weights a router wrote, "gray/stable", in order; safe for concurrent use.
+// A test reads it rather than polling the ConfigMap, which a step of one second can outrun.
+type weightLog struct {
+	mu sync.Mutex
+	ws []string
+}
+
+func (l *weightLog) add(w string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ws = append(l.ws, w)
+}
+
+func (l *weightLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.ws)
 }
 
 // reasonWeightsMissing is the Degraded reason while the ConfigMap does not exist.
@@ -76,6 +98,9 @@ func (r *configMapRouter) SetWeight(ctx context.Context, weight int32) (trafficr
 	if err := r.deps.Client.Patch(ctx, r.cm, patch, client.FieldOwner(r.deps.FieldOwner)); err != nil {
 		return change, nil, fmt.Errorf("setting the weights of ConfigMap %s: %w", r.name, err)
 	}
+	if r.written != nil {
+		r.written.add(gray + "/" + stable)
+	}
 	change.Changed = true
 	return change, nil, nil
 }
@@ -99,7 +124,12 @@ func TestANewRouterIsOnePackage(t *testing.T) {
 	c := env.Client
 
 	routers := trafficrouting.NewRegistry(replicasplit.New)
-	if err := routers.Register("gatewayAPI", newConfigMapRouter); err != nil {
+	written := &weightLog{}
+	if err := routers.Register("gatewayAPI", func(pc *v1alpha1.PoolCanary, deps trafficrouting.Deps) trafficrouting.Router {
+		r := newConfigMapRouter(pc, deps).(*configMapRouter)
+		r.written = written
+		return r
+	}); err != nil {
 		t.Fatal(err)
 	}
 	controllertest.Start(t, env.Config, scheme, prometheus.NewRegistry(), func(r *controller.PoolCanaryReconciler) { r.Routers = routers })
@@ -127,11 +157,18 @@ func TestANewRouterIsOnePackage(t *testing.T) {
 	if err := c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "weights"}}); err != nil {
 		t.Fatal(err)
 	}
-	waitPromotedThrough(ctx, t, c, ns, "the ConfigMap", func() (string, error) {
+	waitFor(t, 30*time.Second, "phase Promoted and the ConfigMap at 0/100", func() (bool, string) {
 		var cm corev1.ConfigMap
-		err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "weights"}, &cm)
-		return cm.Data["gray"] + "/" + cm.Data["stable"], err
-	}, []string{"25/75", "50/50", "0/100"})
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "weights"}, &cm); err != nil {
+			return false, err.Error()
+		}
+		w := cm.Data["gray"] + "/" + cm.Data["stable"]
+		cur := getCanary(ctx, t, c, ns, "shop")
+		return cur.Status.Phase == v1alpha1.PhasePromoted && w == "0/100", fmt.Sprintf("phase %s, the ConfigMap %s", cur.Status.Phase, w)
+	})
+	if want, got := []string{"25/75", "50/50", "0/100"}, written.all(); !isSubsequence(want, got) {
+		t.Errorf("the router wrote %v to the ConfigMap, want it to step through %v", got, want)
+	}
 	got := getCanary(ctx, t, c, ns, "shop")
 	if ptr.Deref(got.Status.RouteWeight, -1) != 0 {
 		t.Errorf("after promotion: routeWeight %v, want 0", got.Status.RouteWeight)
