@@ -67,9 +67,15 @@ func upperFactor(df float64) float64 {
 		df = 1
 	}
 	const z01 = -2.3263478740408408
+	return 1 / chi2OverDF(df, z01)
+}
+
+// chi2OverDF returns q/df, q the quantile of chi-squared with df >= 1 degrees of freedom at the
+// standard normal quantile z, by Wilson and Hilferty: (1 - h + z sqrt(h))^3 with h = 2/(9 df), its
+// base kept at 0.05 or above (a far lower quantile at one degree of freedom would go negative).
+func chi2OverDF(df, z float64) float64 {
 	h := 2 / (9 * df)
-	q := df * math.Pow(math.Max(1-h+z01*math.Sqrt(h), 0.05), 3)
-	return df / q
+	return math.Pow(math.Max(1-h+z*math.Sqrt(h), 0.05), 3)
 }
 
 // sharedShare returns a lower 99% confidence bound, clipped to [0, 1], of the long-run

@@ -108,7 +108,8 @@ func served(m map[string]*podSums) int {
 // For PerRequest a pod's sampling variance is measured from its own step-to-step variation about
 // its track's step rates (podSums.logVar; a pod with fewer than two usable steps is left out), and a track's pods j with
 // variances v_j add (P-1)/P sum_j v_j to its sum of squares, which is taken off exactly. For
-// Proportion it is about 1/events per pod, and the pods' mean of it over all pods is taken off.
+// Proportion it is about 1/events per pod, and the pods' mean of it over all pods, times
+// noiseQuantile, is taken off.
 // It returns 0 and why without a track of two pods.
 func (p podTally) spread() (float64, string) {
 	var ss, vn, allV float64
@@ -167,8 +168,8 @@ func (p podTally) spread() (float64, string) {
 	return math.Sqrt(v), "estimated from the pods within each track"
 }
 
-// noiseQuantile returns q/df, q the 95% quantile of chi-squared with df degrees of freedom (Wilson
-// and Hilferty): the pods' sum of squares over df exceeds their mean sampling variance by this
+// noiseQuantile returns q/df, q the 95% quantile of chi-squared with df degrees of freedom
+// (chi2OverDF): the pods' sum of squares over df exceeds their mean sampling variance by this
 // factor in 5% of draws when there are no offsets. A Proportion spread is what the pods show beyond
 // it: the pods' sampling variance, about 1/events, comes from the few events of each pod and is
 // itself the bulk of their scatter, so the plain moment estimate (factor 1) allowed a spread in
@@ -180,6 +181,5 @@ func noiseQuantile(df float64) float64 {
 		df = 1
 	}
 	const z95 = 1.6448536269514722
-	h := 2 / (9 * df)
-	return math.Pow(1-h+z95*math.Sqrt(h), 3)
+	return chi2OverDF(df, z95)
 }
