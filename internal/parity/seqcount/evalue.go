@@ -25,11 +25,11 @@ func logMixtureCum(s, c float64, cum func(lambda float64) float64) float64 {
 	if !(c > 0) || math.IsInf(c, 0) || math.IsNaN(s) {
 		return 0
 	}
-	w := cumWeights()
-	best, terms := math.Inf(-1), make([]float64, len(w))
-	for k := range w {
+	var terms [cumGrid]float64
+	best := math.Inf(-1)
+	for k, lw := range cumLogWeights {
 		l := c * cumStep * (float64(k) + 0.5)
-		terms[k] = math.Log(w[k]) + l*s - cum(l)
+		terms[k] = lw + l*s - cum(l)
 		if math.IsNaN(terms[k]) {
 			terms[k] = math.Inf(-1)
 		}
@@ -67,20 +67,20 @@ const (
 	cumStep = 0.15
 )
 
-// cumWeights returns the half-normal prior's weights at the grid's points, summing to 1.
-func cumWeights() []float64 {
-	w := make([]float64, cumGrid)
+// cumLogWeights holds the logs of the half-normal prior's weights at the grid's points, the
+// weights summing to 1. It is computed once, when the package loads, and only read after that.
+var cumLogWeights = func() (lw [cumGrid]float64) {
 	var tot float64
-	for k := range w {
+	for k := range lw {
 		u := cumStep * (float64(k) + 0.5)
-		w[k] = math.Exp(-u * u / 2)
-		tot += w[k]
+		lw[k] = -u * u / 2
+		tot += math.Exp(lw[k])
 	}
-	for k := range w {
-		w[k] /= tot
+	for k := range lw {
+		lw[k] -= math.Log(tot)
 	}
-	return w
-}
+	return lw
+}()
 
 // logPhi returns log Phi(z) of the standard normal distribution function, with the tail's
 // asymptotic series where Erfc underflows.

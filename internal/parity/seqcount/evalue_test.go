@@ -85,10 +85,31 @@ func TestLogMixtureCum(t *testing.T) {
 			t.Errorf("logMixtureCum(%v) = %g, want 0", bad, got)
 		}
 	}
+	var tot float64
+	for _, lw := range cumLogWeights {
+		tot += math.Exp(lw)
+	}
+	if math.Abs(tot-1) > 1e-12 {
+		t.Errorf("the grid's weights sum to %.15g, want 1", tot)
+	}
 	if got, want := jumpCum(0.7, 0), 0.7*0.7/2; math.Abs(got-want) > 1e-15 {
 		t.Errorf("jumpCum(0.7, 0) = %g, want %g", got, want)
 	}
 	if got, want := jumpCum(0.7, 1e-4), 0.7*0.7/2; math.Abs(got/want-1) > 1e-3 {
 		t.Errorf("jumpCum(0.7, 1e-4) = %g, want about %g", got, want)
+	}
+}
+
+// BenchmarkLogMixtureCum measures one grid mixture with a Poisson cumulant, which the judge
+// computes twice per SLI at every look; it must not allocate.
+func BenchmarkLogMixtureCum(b *testing.B) {
+	b.ReportAllocs()
+	cum := func(l float64) float64 { return 12 * poissonUp(l) }
+	var sink float64
+	for b.Loop() {
+		sink += logMixtureCum(9, 0.4, cum)
+	}
+	if math.IsNaN(sink) {
+		b.Fatal("NaN")
 	}
 }

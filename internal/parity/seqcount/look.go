@@ -48,13 +48,13 @@ func (j *judge) look() {
 	j.logEP = 0
 	if passable {
 		p := j.sums(margin)
-		dv := driftFactor(margin, shared) * drift
+		dvPass := driftFactor(margin, shared) * drift
 		if j.kind == Proportion {
 			j.logEP = logMixtureCum(-p.s, j.cPass, func(l float64) float64 {
-				return math.Max(j.infl*max(p.gray*poissonDown(l)+p.stable*jumpCum(l, p.jump), p.emp*l*l/2), dv*l*l/2)
+				return math.Max(j.infl*max(p.gray*poissonDown(l)+p.stable*jumpCum(l, p.jump), p.emp*l*l/2), dvPass*l*l/2)
 			})
 		} else {
-			j.logEP = logMixtureE(-p.s, max(j.infl*p.emp, dv), j.cPass)
+			j.logEP = logMixtureE(-p.s, max(j.infl*p.emp, dvPass), j.cPass)
 		}
 	}
 	j.floorUsed, j.marginUsed = floor, margin
