@@ -147,12 +147,13 @@ func leadEdges(since time.Time, history, step time.Duration) []time.Time {
 }
 
 // history returns stable's counts of the first lead steps (before the
-// rollout's start) and the steps after them.
+// rollout's start), with their per-pod counts (the pod spread reads them),
+// and the steps after them.
 func history(steps []seqcount.Step, lead int) ([]seqcount.Counts, []seqcount.Step) {
 	lead = min(lead, len(steps))
 	hist := make([]seqcount.Counts, lead)
 	for i, st := range steps[:lead] {
-		hist[i] = seqcount.Counts{Num: st.Stable.Num, Requests: st.Stable.Requests}
+		hist[i] = st.Stable
 	}
 	return hist, steps[lead:]
 }

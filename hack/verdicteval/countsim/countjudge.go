@@ -100,7 +100,7 @@ func countSteps(su Setup, run Run, slis []sli, edges []time.Time) ([]countSLI, e
 	}
 	for i, c := range out {
 		for _, st := range c.steps[:len(lead)] {
-			out[i].hist = append(out[i].hist, seqcount.Counts{Num: st.Stable.Num, Requests: st.Stable.Requests})
+			out[i].hist = append(out[i].hist, st.Stable)
 		}
 		out[i].steps = c.steps[len(lead):]
 	}

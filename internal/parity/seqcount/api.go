@@ -72,9 +72,11 @@ type Test struct {
 	MinSteps int
 	// Lag is how many step lags the autocorrelation inflation reads; default 3.
 	Lag int
-	// PodSpread is a known sd of lasting per-pod log offsets of the rate. Zero (the default) or
-	// negative means estimate it from both tracks' per-pod counts (Counts.Pods), or allow nothing for
-	// pod offsets when the steps carry no per-pod counts (the Note says so).
+	// PodSpread is a known sd of lasting per-pod log offsets of the rate, allowed for at the
+	// normal's quantile. Zero (the default) or negative means estimate it from both tracks'
+	// per-pod counts (Counts.Pods), allowed for at Student's t quantile on the estimate's degrees
+	// of freedom for PerRequest and at the normal's for Proportion (package doc, "Pod offsets"),
+	// or allow nothing for pod offsets when the steps carry no per-pod counts (the Note says so).
 	PodSpread float64
 }
 

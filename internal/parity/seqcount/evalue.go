@@ -107,3 +107,50 @@ func zUpper(p float64) float64 {
 	}
 	return (lo + hi) / 2
 }
+
+// tUpper returns the quantile t of Student's t with df >= 1 degrees of freedom with P(T > t) = p,
+// for 0 < p < 1/2, by bisection on the exact finite series of its distribution function for an
+// integer df (Abramowitz and Stegun 26.7.3 and 26.7.4).
+func tUpper(p float64, df int) float64 {
+	df = max(df, 1)
+	lo, hi := 0.0, 1.0
+	for tTail(hi, df) > p && hi < 1e12 {
+		lo, hi = hi, 2*hi
+	}
+	for range 200 {
+		mid := (lo + hi) / 2
+		if tTail(mid, df) > p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// tTail returns P(T > t) for t >= 0 and Student's t with df >= 1 degrees of freedom.
+func tTail(t float64, df int) float64 {
+	th := math.Atan(t / math.Sqrt(float64(df)))
+	s, c2 := math.Sin(th), math.Cos(th)*math.Cos(th)
+	var a float64 // P(|T| < t)
+	if df%2 == 0 {
+		term, sum := 1.0, 1.0
+		for k := 2; k <= df-2; k += 2 {
+			term *= c2 * float64(k-1) / float64(k)
+			sum += term
+		}
+		a = s * sum
+	} else {
+		a = th
+		if df > 1 {
+			term, sum := 1.0, 1.0
+			for k := 3; k <= df-2; k += 2 {
+				term *= c2 * float64(k-1) / float64(k)
+				sum += term
+			}
+			a += s * math.Cos(th) * sum
+		}
+		a *= 2 / math.Pi
+	}
+	return (1 - a) / 2
+}

@@ -113,3 +113,47 @@ func BenchmarkLogMixtureCum(b *testing.B) {
 		b.Fatal("NaN")
 	}
 }
+
+// TestCumRoot: with no stable part the FAIL bound's best lambda is Poisson's, log(1 + e/g); with
+// almost no gray part it is the normal's, e/st; in between the slope is met.
+func TestCumRoot(t *testing.T) {
+	if got, want := cumRoot(0.004*300, 0.002*300, 0), math.Log(3); math.Abs(got-want) > 1e-9 {
+		t.Errorf("cumRoot, gray only: %g, want %g", got, want)
+	}
+	if got, want := cumRoot(2, 1e-12, 4), 0.5; math.Abs(got-want) > 1e-6 {
+		t.Errorf("cumRoot, stable only: %g, want %g", got, want)
+	}
+	if l := cumRoot(5, 1, 2); math.Abs(math.Expm1(l)+2*l-5) > 1e-9 {
+		t.Errorf("cumRoot(5, 1, 2) = %g: slope %g, want 5", l, math.Expm1(l)+2*l)
+	}
+	if got := cumRoot(1e6, 1e-3, 0); !(got > 20 && got < 30) {
+		t.Errorf("cumRoot of a huge effect: %g, want log(1e9) = 20.7", got)
+	}
+}
+
+// TestTUpper checks Student's t quantiles against tables (scipy.stats.t.isf) for odd and even
+// degrees of freedom, and that they approach the normal's as df grows.
+func TestTUpper(t *testing.T) {
+	for _, tc := range []struct {
+		p    float64
+		df   int
+		want float64
+	}{
+		{0.05, 1, 6.313751514675},
+		{0.025, 2, 4.302652729749},
+		{0.025, 3, 3.182446305284},
+		{0.005, 10, 3.169272672617},
+		{0.025, 30, 2.042272456301},
+		{0.000625, 2, 28.257747834806}, // closed form at df 2: a sqrt(2/(1-a^2)), a = 1-2p
+	} {
+		if got := tUpper(tc.p, tc.df); math.Abs(got/tc.want-1) > 1e-6 {
+			t.Errorf("tUpper(%g, %d) = %.10g, want %.10g", tc.p, tc.df, got, tc.want)
+		}
+	}
+	if got, z := tUpper(0.000625, 400), zUpper(0.000625); !(got > z && got < z*1.01) {
+		t.Errorf("tUpper(0.000625, 400) = %g, want just above the normal's %g", got, z)
+	}
+	if got := tUpper(0.01, 0); math.Abs(got-tUpper(0.01, 1)) > 1e-12 {
+		t.Errorf("tUpper with df 0 = %g, want df 1's", got)
+	}
+}

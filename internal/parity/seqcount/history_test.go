@@ -93,30 +93,31 @@ func TestPodSpreadPooled(t *testing.T) {
 	l2 := math.Ln2 * math.Ln2
 	vn := (1.0/100 + 1.0/200 + 1.0/300 + 1.0/300 + 1.0/600) / 5
 	want := math.Sqrt((l2/2+l2*2/3)/3 - 7.8147/3*vn)
-	got, why := p.spread()
+	got, _, why := p.spread()
 	if math.Abs(got-want) > 1e-3*want {
 		t.Errorf("spread = %.15g (%s), want %.15g", got, why, want)
 	}
 	one := newPodTally(PerRequest)
 	one.add(Step{Stable: Counts{Pods: []Counts{{Pod: "s1", Num: 1, Requests: 1}}}, Gray: Counts{Pods: []Counts{{Pod: "g1", Num: 2, Requests: 1}}}})
-	if got, why := one.spread(); got != 0 || why == "" {
+	if got, _, why := one.spread(); got != 0 || why == "" {
 		t.Errorf("one pod per track: spread %g (%q), want 0 and why", got, why)
 	}
 }
 
-// TestPodSpreadPerRequest checks the PerRequest pod spread: a hand case against numpy (the
+// TestPodSpreadPerRequest checks the PerRequest pod spread: a hand case against a transcription in Python (the
 // computation in the comment below), and in simulation that
 // pods without lasting offsets give a spread near 0 in most draws while lasting offsets are
 // recovered.
 func TestPodSpreadPerRequest(t *testing.T) {
-	// numpy (the track's step totals the sums over its pods): per pod r = sum N / sum R, rbar and
+	// Python (the track's step totals the sums over its pods): per pod r = sum N / sum R, rbar and
 	// rho_i the track's pooled and step rates, w = sum R / the track's, e_i = N_i - r R_i rho_i/rbar,
 	// v = n/(n-1) sum e_i^2 / (1-w) / (sum N)^2; per track SS of log r about its mean less
-	// (k-1)/k sum v; pooled over df = 2 + 1: sqrt = 0.0575635646228026.
+	// q (k-1)/k sum v, q = noiseQuantile(3) = 2.591667663116112 (Wilson-Hilferty's 95% quantile of
+	// chi-squared over its 3 degrees of freedom), pooled over df = 2 + 1: sqrt = 0.5006374908957367.
 	p := newPodTally(PerRequest)
 	pods := map[string][][2]float64{
-		"s1": {{100, 50}, {130, 60}, {90, 40}}, "s2": {{220, 100}, {180, 100}, {260, 110}}, "s3": {{50, 30}, {70, 30}, {40, 20}},
-		"g1": {{300, 100}, {280, 90}}, "g2": {{700, 200}, {800, 190}},
+		"s1": {{100, 50}, {130, 60}, {90, 40}}, "s2": {{220, 100}, {180, 100}, {260, 110}}, "s3": {{25, 30}, {35, 30}, {20, 20}},
+		"g1": {{300, 100}, {280, 90}}, "g2": {{1400, 200}, {1600, 190}},
 	}
 	for i := range 3 {
 		var st Step
@@ -135,8 +136,8 @@ func TestPodSpreadPerRequest(t *testing.T) {
 		}
 		p.add(st)
 	}
-	if got, why := p.spread(); math.Abs(got-0.0575635646228026) > 1e-12 {
-		t.Errorf("hand case: spread %.17g (%s), want numpy's 0.0575635646228026", got, why)
+	if got, df, why := p.spread(); math.Abs(got-0.5006374908957367) > 1e-12 || df != 3 {
+		t.Errorf("hand case: spread %.17g on %d degrees of freedom (%s), want Python's 0.5006374908957367 on 3", got, df, why)
 	}
 
 	// Simulation: 4 stable and 1 gray pods (and 2 + 2), 90 steps of 20 s at 150 req/s, a per-request
@@ -149,13 +150,13 @@ func TestPodSpreadPerRequest(t *testing.T) {
 		zeroAtLeast    float64 // share of draws with spread 0 (or at most tiny)
 		meanLo, meanHi float64 // the spread's mean over the draws
 	}{
-		{"no offsets, 4 + 1 pods", 4, 1, 0, 0, 0.6, 0, 0.01},
-		{"no offsets, 2 + 2 pods", 2, 2, 0, 0, 0.6, 0, 0.01},
+		{"no offsets, 4 + 1 pods", 4, 1, 0, 0, 0.9, 0, 0.01},
+		{"no offsets, 2 + 2 pods", 2, 2, 0, 0, 0.9, 0, 0.01},
 		{"offsets sd 0.1, 4 + 1 pods", 4, 1, 0.1, 0, 0, 0.07, 0.13},
 		{"offsets sd 0.1, 2 + 2 pods", 2, 2, 0.1, 0, 0, 0.05, 0.13},
 		// a track's drift moves its pods together: no spread between them, and not their sampling
 		// noise either (taken off whole, it would hide the offsets)
-		{"track drift sd 0.2, no offsets, 4 + 1 pods", 4, 1, 0, 0.2, 0.6, 0, 0.01},
+		{"track drift sd 0.2, no offsets, 4 + 1 pods", 4, 1, 0, 0.2, 0.9, 0, 0.01},
 		{"track drift sd 0.2, offsets sd 0.1, 4 + 1 pods", 4, 1, 0.1, 0.2, 0, 0.07, 0.13},
 		{"track drift sd 0.2, offsets sd 0.1, 2 + 2 pods", 2, 2, 0.1, 0.2, 0, 0.05, 0.13},
 	} {
@@ -198,7 +199,7 @@ func TestPodSpreadPerRequest(t *testing.T) {
 					}
 					p.add(st)
 				}
-				got, _ := p.spread()
+				got, _, _ := p.spread()
 				if got < 1e-3 {
 					zero++
 				}

@@ -87,8 +87,9 @@ func (t Test) Judge(kind Kind, lim Limits, steps []Step) Result {
 
 // JudgeAfter is Judge with stable's history: its counts per step (of the steps' length, in time
 // order) before the gray started. Their step-to-step variation bounds the variance of the window's
-// contrasts from below (package doc, "Stable's history"); steps that are not finite, negative or
-// without requests are left out of it.
+// contrasts from below (package doc, "Stable's history"), and for PerRequest their per-pod counts
+// (Counts.Pods), when given, join the window's in the estimate of the pod spread (package doc,
+// "Pod offsets"); steps that are not finite, negative or without requests are left out of it.
 func (t Test) JudgeAfter(kind Kind, lim Limits, history []Counts, steps []Step) Result {
 	t = t.withDefaults()
 	res := Result{Bar: float64(t.K) / t.Alpha, EFail: 1, EPass: 1, Inflation: 1, Ratio: math.NaN()}
@@ -100,6 +101,9 @@ func (t Test) JudgeAfter(kind Kind, lim Limits, history []Counts, steps []Step) 
 	for _, h := range history {
 		if allFinite(h) && h.Num >= 0 && h.Requests > 0 && max(h.Num, h.Requests) <= maxCount && (kind != Proportion || h.Num <= h.Requests) {
 			j.hist = append(j.hist, Counts{Num: h.Num, Requests: h.Requests})
+			if kind == PerRequest {
+				j.pods.addHistory(h)
+			}
 		}
 	}
 	for _, st := range steps {

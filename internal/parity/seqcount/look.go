@@ -74,20 +74,31 @@ func (j *judge) look() {
 // boundaries returns the floor and margin after the pod-offset allowance (package doc) and whether
 // a PASS is possible at all; it sets j.bar and j.podNote.
 func (j *judge) boundaries() (floor, margin Bound, passable bool) {
-	spread, src := j.t.PodSpread, "given"
+	spread, df, src := j.t.PodSpread, 0, "given"
 	if spread <= 0 {
-		spread, src = j.pods.spread()
+		spread, df, src = j.pods.spread()
 	}
 	floor, margin = j.lim.Floor, j.lim.Margin
 	j.bar = float64(j.t.K) / j.t.Alpha
 	j.podNote = "pod offsets: " + src
 	if spread > 0 {
 		pg, ps := j.pods.counts()
-		a := zUpper(j.t.Alpha/(2*float64(j.t.K))) * spread * math.Sqrt(1/float64(pg)+1/float64(ps))
+		q := zUpper(j.t.Alpha / (2 * float64(j.t.K)))
+		if df > 0 && j.kind == PerRequest {
+			q = tUpper(j.t.Alpha/(2*float64(j.t.K)), df)
+		}
+		a := q * spread * math.Sqrt(1/float64(pg)+1/float64(ps))
 		floor, margin = scaled(floor, math.Exp(a)), scaled(margin, math.Exp(-a))
 		j.bar *= 2
-		j.podNote = fmt.Sprintf("pod offsets: sd %.3g (%s) over %d gray and %d stable pods, allowance x%.4g on the limits, half of alpha spent on it",
-			spread, src, pg, ps, math.Exp(a))
+		est := "known"
+		switch {
+		case df > 0 && j.kind == PerRequest:
+			est = fmt.Sprintf("%d degrees of freedom, Student's t %.3g", df, q)
+		case df > 0:
+			est = fmt.Sprintf("%d degrees of freedom, the normal's %.3g", df, q)
+		}
+		j.podNote = fmt.Sprintf("pod offsets: sd %.3g (%s; %s) over %d gray and %d stable pods, allowance x%.4g on the limits, half of alpha spent on it",
+			spread, src, est, pg, ps, math.Exp(a))
 	}
 	passable = !j.withhold
 	if rate := j.sumNs / j.sumRs; !(limitAt(margin, rate) > limitAt(floor, rate)) {
@@ -157,13 +168,6 @@ func (j *judge) sums(b Bound) sum {
 	return m
 }
 
-// modelVar is the variance of a Proportion step's contrast at the boundary b (gray's part at its
-// Poisson proxy), with stable's rate the smoothed pooled rate of the steps before.
-func modelVar(o obs, b Bound) float64 {
-	g, st := varParts(o, b, limitAt(b, o.ps))
-	return g + st
-}
-
 // varParts returns the variance of a Proportion step's contrast x(b) when gray's rate is pg
 // (clipped to [0, 1]): gray's part R_g pg, the Poisson proxy that bounds its binomial cumulants
 // (package doc), and stable's, (R_g (1+Rel))^2 p_s (1-p_s)/R_s.
@@ -176,7 +180,11 @@ func varParts(o obs, b Bound, pg float64) (gray, stable float64) {
 // priorScale returns c, the prior scale of lambda, tuned so that an effect of (to - from) is the
 // one the mixture weighs most, with the variance of a step at the test's null (package doc): the
 // FAIL test's effect from floor to margin, its null the floor; the PASS test's from parity to
-// margin, its null the margin.
+// margin, its null the margin. For the FAIL test of a Proportion SLI, whose gray counts enter at
+// their Poisson cumulant, c is the lambda that cumulant bound's own likelihood picks for the
+// effect (cumRoot), log(1 + d/p) for gray's part alone; the normal's d/p is twice as large at
+// errors +0.5 points (p 0.002, d 0.004), and the mixture then weighs lambdas no gray at that
+// effect reaches (package doc, "The prior").
 func (j *judge) priorScale(from, to, null Bound) float64 {
 	first := j.obs[:min(len(j.obs), j.t.MinSteps)]
 	var rg, ns, rs float64
@@ -185,15 +193,19 @@ func (j *judge) priorScale(from, to, null Bound) float64 {
 		ns += o.ns
 		rs += o.rs
 	}
-	var vRef, rate float64
+	var vRef, rate, g, st float64
 	if j.kind == Proportion {
-		vRef, rate = modelVar(first[0], null), first[0].ps
-		rg = first[0].rg
+		rate, rg = first[0].ps, first[0].rg
+		g, st = varParts(first[0], null, limitAt(null, rate))
+		vRef = g + st
 	} else {
 		vRef, rate, rg = j.sums(null).emp/float64(len(j.obs)), ns/rs, rg/float64(len(first))
 	}
 	d := rate*(to.Rel-from.Rel) + (to.Abs - from.Abs)
 	c := rg * d / vRef
+	if j.kind == Proportion && null == from && c > 0 && !math.IsInf(c, 0) {
+		c = cumRoot(rg*d, g, st)
+	}
 	if !(c > 0) || math.IsInf(c, 0) {
 		c = math.Sqrt(2 * math.Log(j.bar) / (tuneSteps * vRef))
 	}
@@ -262,4 +274,24 @@ func (j *judge) drift() (sum, shared float64) {
 	}
 	v, oneStep := driftSum(num, req, n, mg)
 	return v, sharedShare(ng, rg, ns, rs, oneStep)
+}
+
+// cumRoot returns the lambda > 0 at which the FAIL test's cumulant bound per step,
+// g (e^l - 1 - l) + st l^2/2, has slope e (g (e^l - 1) + st l = e): the lambda that maximises
+// l e - cum(l), the evidence per step of a gray whose contrast has mean e. It is found by
+// bisection, for e > 0 and g, st >= 0 not both 0.
+func cumRoot(e, g, st float64) float64 {
+	lo, hi := 0.0, 1.0
+	for g*math.Expm1(hi)+st*hi < e && hi < 700 {
+		lo, hi = hi, 2*hi
+	}
+	for range 100 {
+		mid := (lo + hi) / 2
+		if g*math.Expm1(mid)+st*mid < e {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
 }

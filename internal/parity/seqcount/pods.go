@@ -17,6 +17,7 @@ type podTally struct {
 // counts with its track's step rate rho_i (the track's Num/Requests in step i).
 type podSums struct {
 	num, req               float64
+	windowReq              float64 // requests in the window's steps (history steps not counted)
 	steps                  int
 	trackNum, trackReq     float64
 	numSq, numReqRho, rRho float64 // sum N_i^2, sum N_i R_i rho_i, sum (R_i rho_i)^2
@@ -29,13 +30,21 @@ func newPodTally(kind Kind) podTally {
 // add pools one usable step's per-pod counts; a pod entry with non-finite or negative counts is
 // left out of the pod tally (the step's totals are what the test reads).
 func (p podTally) add(st Step) {
-	pool(p.stable, st.Stable)
-	pool(p.gray, st.Gray)
+	pool(p.stable, st.Stable, true)
+	pool(p.gray, st.Gray, true)
+}
+
+// addHistory pools one usable step of stable's history (JudgeAfter): its pods' offsets are the
+// same lasting ones, so their pooled rates over the history and the window carry less sampling
+// noise, but a pod that served only in the history is no pod of the window (counts).
+func (p podTally) addHistory(h Counts) {
+	pool(p.stable, h, false)
 }
 
 // pool adds one step of a track's pods to m; total is the track's step (its Num and Requests are
-// the step rate's; usable steps have both finite and Requests > 0).
-func pool(m map[string]*podSums, total Counts) {
+// the step rate's; usable steps have both finite and Requests > 0); window tells a window's step
+// from a history step.
+func pool(m map[string]*podSums, total Counts, window bool) {
 	rho := total.Num / total.Requests
 	for i, c := range total.Pods {
 		if !allFinite(c) || c.Num < 0 || c.Requests < 0 || max(c.Num, c.Requests) > maxCount {
@@ -52,6 +61,9 @@ func pool(m map[string]*podSums, total Counts) {
 		}
 		acc.num += c.Num
 		acc.req += c.Requests
+		if window {
+			acc.windowReq += c.Requests
+		}
 		acc.steps++
 		acc.trackNum += total.Num
 		acc.trackReq += total.Requests
@@ -85,8 +97,8 @@ func (s *podSums) logVar() (float64, bool) {
 	return math.Max(ss, 0) * n / (n - 1) / (1 - w) / (s.num * s.num), true
 }
 
-// counts returns the number of gray and stable pods that served requests, at least 1 each (one
-// pod is assumed for a track without per-pod counts).
+// counts returns the number of gray and stable pods that served requests in the window, at least
+// 1 each (one pod is assumed for a track without per-pod counts).
 func (p podTally) counts() (gray, stable int) {
 	return max(served(p.gray), 1), max(served(p.stable), 1)
 }
@@ -94,7 +106,7 @@ func (p podTally) counts() (gray, stable int) {
 func served(m map[string]*podSums) int {
 	n := 0
 	for _, c := range m {
-		if c.req > 0 {
+		if c.windowReq > 0 {
 			n++
 		}
 	}
@@ -104,16 +116,17 @@ func served(m map[string]*podSums) int {
 // spread estimates the sd of lasting per-pod offsets of the log rate from the pods within each
 // track, by the method of moments of a one-way random-effects model: the within-track sums of
 // squares of the pods' pooled log rates about their track's mean over their degrees of freedom
-// (pods less one, per track, summed), less what the pods' own sampling variances put into them.
-// For PerRequest a pod's sampling variance is measured from its own step-to-step variation about
-// its track's step rates (podSums.logVar; a pod with fewer than two usable steps is left out), and a track's pods j with
-// variances v_j add (P-1)/P sum_j v_j to its sum of squares, which is taken off exactly. For
-// Proportion it is about 1/events per pod, and the pods' mean of it over all pods, times
-// noiseQuantile, is taken off.
-// It returns 0 and why without a track of two pods.
-func (p podTally) spread() (float64, string) {
+// df (pods less one, per track, summed), less what the pods' own sampling variances put into
+// them. For PerRequest a pod's sampling variance is measured from its own step-to-step variation
+// about its track's step rates (podSums.logVar; a pod with fewer than two usable steps is left
+// out), and a track's pods j with variances v_j add (P-1)/P sum_j v_j to its sum of squares,
+// which is taken off exactly. For Proportion it is about 1/events per pod, and the pods' mean of
+// it over all pods, times noiseQuantile, is taken off. It returns the spread, df (the caller
+// reads Student's t on them) and where the spread comes from; 0 and why without a track of two
+// pods.
+func (p podTally) spread() (sd float64, df int, why string) {
 	var ss, vn, allV float64
-	var df, npods int
+	var npods int
 	for _, track := range []map[string]*podSums{p.stable, p.gray} {
 		var logs, vars []float64
 		for _, c := range track {
@@ -154,18 +167,19 @@ func (p podTally) spread() (float64, string) {
 	}
 	if df < 1 {
 		if len(p.stable) == 0 {
-			return 0, "not allowed for (no per-pod counts)"
+			return 0, 0, "not allowed for (no per-pod counts)"
 		}
-		return 0, "not allowed for (no track with two pods with a rate)"
+		return 0, 0, "not allowed for (no track with two pods with a rate)"
 	}
-	v := (ss - vn) / float64(df)
+	q := noiseQuantile(float64(df))
+	v := (ss - q*vn) / float64(df)
 	if p.kind == Proportion {
-		v = ss/float64(df) - noiseQuantile(float64(df))*allV/float64(npods)
+		v = ss/float64(df) - q*allV/float64(npods)
 	}
 	if v <= 0 {
-		return 0, "estimated 0 from the pods within each track"
+		return 0, df, "estimated 0 from the pods within each track"
 	}
-	return math.Sqrt(v), "estimated from the pods within each track"
+	return math.Sqrt(v), df, "estimated from the pods within each track"
 }
 
 // noiseQuantile returns q/df, q the 95% quantile of chi-squared with df degrees of freedom
