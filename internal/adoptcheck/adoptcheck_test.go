@@ -32,8 +32,8 @@ const (
 // from this clone, makes csvjson's module in a temporary directory outside this one (instrument
 // through a replace, the other modules at pinned versions through the module proxy), builds it,
 // writes the requests file, renders and checks the rules, and runs `poolparity-parity local` with
-// an unpooled stable against three gray builds, at once, 90 seconds of load each (about 2
-// minutes in all). It holds each report.json to adoptcheck.Problems (pooled: PASS; never-reset:
+// an unpooled stable against three gray builds, at once, 90 seconds of load each at 200 requests
+// a second (about 2 minutes in all). It holds each report.json to adoptcheck.Problems (pooled: PASS; never-reset:
 // FAIL through the differential check and the response-size row; never-put: FAIL through the
 // sync.Pool hit-ratio row) and the exit status to the verdict's.
 //
@@ -91,7 +91,7 @@ func TestAdoptWalkThrough(t *testing.T) {
 		{adoptcheck.NeverPut, func(*testing.T, parity.Report) {}},
 	}
 	// The three runs at once, not as parallel subtests (go test runs as many of those as there are
-	// CPUs): each is light, 40 requests a second, and the test's time is one run's.
+	// CPUs): each is light, 200 requests a second, and the test's time is one run's.
 	outs, codes := make([]string, len(cases)), make([]int, len(cases))
 	var wg sync.WaitGroup
 	start = time.Now()

@@ -137,13 +137,15 @@ func (c Config) job() string {
 // selector picks the run's series in every query.
 func (c Config) selector() string { return fmt.Sprintf("job=%q", c.job()) }
 
-// Default returns the defaults: 2 minutes at 50 requests/s, half to gray,
+// Default returns the defaults: 2 minutes at 200 requests/s, half to gray
+// (at a few tens a second per track, a process's CPU with no request at all
+// is a large and uneven share of its CPU per request: docs/adopt.md),
 // the rules' 1m family with 30s alerts, 400 requests compared (with
 // none mismatching, the fewest whose 95% interval lies under diffcheck's 1%
 // maximum: 381).
 func Default() Config {
 	return Config{
-		RPS: 50, GrayWeight: 0.5, Duration: 2 * time.Minute, Concurrency: 32, MetricsPath: "/metrics",
+		RPS: 200, GrayWeight: 0.5, Duration: 2 * time.Minute, Concurrency: 32, MetricsPath: "/metrics",
 		Rules:      rulesgen.Options{Window: "1m", For: "30s"},
 		DiffSample: 400, OutDir: "out", Gate: string(parity.GateConfirmed),
 		ScrapeInterval: 5 * time.Second, Progress: 10 * time.Second,
