@@ -96,10 +96,18 @@ func logPhi(z float64) float64 {
 // zUpper returns the standard normal quantile z with P(Z > z) = p, for 0 < p < 1, by bisection on
 // Erfc (no table; accurate to about 1e-12).
 func zUpper(p float64) float64 {
-	lo, hi := -40.0, 40.0
-	for range 200 {
-		mid := (lo + hi) / 2
-		if 0.5*math.Erfc(mid/math.Sqrt2) > p {
+	return crossing(func(z float64) bool { return 0.5*math.Erfc(z/math.Sqrt2) > p }, -40, 40, 40, 200)
+}
+
+// crossing returns where below, a predicate true up to a point and false beyond it, turns false,
+// given below(lo): while below(hi) and hi < limit, the bracket moves up (lo to hi, hi doubled),
+// then it is halved n times and its midpoint returned. zUpper, tUpper and cumRoot solve by it.
+func crossing(below func(float64) bool, lo, hi, limit float64, n int) float64 {
+	for below(hi) && hi < limit {
+		lo, hi = hi, 2*hi
+	}
+	for range n {
+		if mid := (lo + hi) / 2; below(mid) {
 			lo = mid
 		} else {
 			hi = mid
@@ -113,42 +121,30 @@ func zUpper(p float64) float64 {
 // integer df (Abramowitz and Stegun 26.7.3 and 26.7.4).
 func tUpper(p float64, df int) float64 {
 	df = max(df, 1)
-	lo, hi := 0.0, 1.0
-	for tTail(hi, df) > p && hi < 1e12 {
-		lo, hi = hi, 2*hi
-	}
-	for range 200 {
-		mid := (lo + hi) / 2
-		if tTail(mid, df) > p {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
+	return crossing(func(t float64) bool { return tTail(t, df) > p }, 0, 1, 1e12, 200)
 }
 
 // tTail returns P(T > t) for t >= 0 and Student's t with df >= 1 degrees of freedom.
 func tTail(t float64, df int) float64 {
 	th := math.Atan(t / math.Sqrt(float64(df)))
 	s, c2 := math.Sin(th), math.Cos(th)*math.Cos(th)
-	var a float64 // P(|T| < t)
-	if df%2 == 0 {
+	// series sums 1 + c2 (k0-1)/k0 + c2^2 (k0-1)(k0+1)/(k0 (k0+2)) + ..., its last factor's k at
+	// most df-2: k0 = 2 for an even df, 3 for an odd one.
+	series := func(k0 int) float64 {
 		term, sum := 1.0, 1.0
-		for k := 2; k <= df-2; k += 2 {
+		for k := k0; k <= df-2; k += 2 {
 			term *= c2 * float64(k-1) / float64(k)
 			sum += term
 		}
-		a = s * sum
+		return sum
+	}
+	var a float64 // P(|T| < t)
+	if df%2 == 0 {
+		a = s * series(2)
 	} else {
 		a = th
 		if df > 1 {
-			term, sum := 1.0, 1.0
-			for k := 3; k <= df-2; k += 2 {
-				term *= c2 * float64(k-1) / float64(k)
-				sum += term
-			}
-			a += s * math.Cos(th) * sum
+			a += s * math.Cos(th) * series(3)
 		}
 		a *= 2 / math.Pi
 	}

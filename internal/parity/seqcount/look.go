@@ -184,7 +184,7 @@ func varParts(o obs, b Bound, pg float64) (gray, stable float64) {
 // their Poisson cumulant, c is the lambda that cumulant bound's own likelihood picks for the
 // effect (cumRoot), log(1 + d/p) for gray's part alone; the normal's d/p is twice as large at
 // errors +0.5 points (p 0.002, d 0.004), and the mixture then weighs lambdas no gray at that
-// effect reaches (package doc, "The prior").
+// effect reaches (package doc, "The e-process").
 func (j *judge) priorScale(from, to, null Bound) float64 {
 	first := j.obs[:min(len(j.obs), j.t.MinSteps)]
 	var rg, ns, rs float64
@@ -281,17 +281,5 @@ func (j *judge) drift() (sum, shared float64) {
 // l e - cum(l), the evidence per step of a gray whose contrast has mean e. It is found by
 // bisection, for e > 0 and g, st >= 0 not both 0.
 func cumRoot(e, g, st float64) float64 {
-	lo, hi := 0.0, 1.0
-	for g*math.Expm1(hi)+st*hi < e && hi < 700 {
-		lo, hi = hi, 2*hi
-	}
-	for range 100 {
-		mid := (lo + hi) / 2
-		if g*math.Expm1(mid)+st*mid < e {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
+	return crossing(func(l float64) bool { return g*math.Expm1(l)+st*l < e }, 0, 1, 700, 100)
 }
