@@ -83,20 +83,18 @@ func (j *judge) boundaries() (floor, margin Bound, passable bool) {
 	j.podNote = "pod offsets: " + src
 	if spread > 0 {
 		pg, ps := j.pods.counts()
-		q := zUpper(j.t.Alpha / (2 * float64(j.t.K)))
-		if df > 0 && j.kind == PerRequest {
-			q = tUpper(j.t.Alpha/(2*float64(j.t.K)), df)
-		}
-		a := q * spread * math.Sqrt(1/float64(pg)+1/float64(ps))
-		floor, margin = scaled(floor, math.Exp(a)), scaled(margin, math.Exp(-a))
-		j.bar *= 2
-		est := "known"
+		tail := j.t.Alpha / (2 * float64(j.t.K))
+		q, est := zUpper(tail), "known"
 		switch {
 		case df > 0 && j.kind == PerRequest:
+			q = tUpper(tail, df)
 			est = fmt.Sprintf("%d degrees of freedom, Student's t %.3g", df, q)
 		case df > 0:
 			est = fmt.Sprintf("%d degrees of freedom, the normal's %.3g", df, q)
 		}
+		a := q * spread * math.Sqrt(1/float64(pg)+1/float64(ps))
+		floor, margin = scaled(floor, math.Exp(a)), scaled(margin, math.Exp(-a))
+		j.bar *= 2
 		j.podNote = fmt.Sprintf("pod offsets: sd %.3g (%s; %s) over %d gray and %d stable pods, allowance x%.4g on the limits, half of alpha spent on it",
 			spread, src, est, pg, ps, math.Exp(a))
 	}
