@@ -251,8 +251,9 @@ func divided(xs []float64, k float64) []float64 {
 	return out
 }
 
-// drift returns driftSum over stable's history and the window's stable steps, and the share of it
-// that gray's steps show to be shared (sharedShare); 0, 0 without history.
+// drift returns driftSum over stable's history and the window's stable steps, at the bar that
+// boundaries set, and the share of it that gray's steps show to be shared (sharedShare); 0, 0
+// without history.
 func (j *judge) drift() (sum, shared float64) {
 	if len(j.hist) == 0 {
 		return 0, 0
@@ -270,7 +271,7 @@ func (j *judge) drift() (sum, shared float64) {
 		ng[i], rg[i], ns[i], rs[i] = o.ng, o.rg, o.ns, o.rs
 		mg += o.rg / float64(n)
 	}
-	v, oneStep := driftSum(num, req, n, mg)
+	v, oneStep := driftSum(num, req, n, mg, math.Log(j.bar))
 	return v, sharedShare(ng, rg, ns, rs, oneStep)
 }
 
