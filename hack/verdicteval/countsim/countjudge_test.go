@@ -234,3 +234,43 @@ func TestParityPassTimes(t *testing.T) {
 		t.Errorf("the rollout at parity PASSed after a median of %.2f minutes, 90th percentile %.2f; want at most 5 and 10", median, p90)
 	}
 }
+
+// TestAR1FailTimes judges every SLI on the simulation's counts of a gray whose latency is 40%
+// slower (p99 +40%) under per-track AR(1) drift (the ar1 model: sd 0.095 of the log, 0.5 per
+// minute, latency, CPU and heap), 150 req/s split 90/10, stable's 30 minutes of history, 100
+// runs. The rollout FAILs with its first SLI, and must FAIL after a median of at most 3 minutes,
+// issue 37's target (the oracle needs 1.33): 3.00 is measured here (seed 91; 2.67 on seeds 1-3
+// in docs/verdict-eval-counts.md). It is the target that the history's drift bound held back:
+// with the bound's factor at a 99% chi-squared upper bound (until stop 50) the median was 5.33
+// minutes here and in the report, and this test failed.
+func TestAR1FailTimes(t *testing.T) {
+	cfg := DefaultConfig()
+	slis, err := judged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := Models()
+	mi := slices.IndexFunc(models, func(m Model) bool { return m.Name == "ar1" })
+	si := slices.IndexFunc(cfg.Scenarios, func(s Scenario) bool { return s.Key == "p99+40" })
+	if mi < 0 || si < 0 {
+		t.Fatalf("no ar1 model (%d) or p99+40 scenario (%d)", mi, si)
+	}
+	su := Setup{Service: cfg.Service, Model: models[mi], Traffic: cfg.Traffics[0], Scenario: cfg.Scenarios[si], Timing: cfg.Timing}
+	const runs = 100
+	first := make([]float64, 0, runs)
+	for r := range runs {
+		_, _, cs := simulatedSteps(t, cfg, su, slis, rand.NewPCG(uint64(r), 91))
+		m := math.Inf(1)
+		for _, c := range cs {
+			if res := cfg.Test.JudgeAfter(c.kind, c.lim, c.hist, c.steps); res.Outcome == seqcount.Fail {
+				m = math.Min(m, res.Rejected.Sub(c.steps[0].T).Minutes()+cfg.Step.Minutes())
+			}
+		}
+		first = append(first, m)
+	}
+	median, p90 := Quantile(first, 0.5), Quantile(first, 0.9)
+	t.Logf("p99 +40%% under ar1: FAIL after a median of %.2f minutes, 90th percentile %.2f", median, p90)
+	if median > 3 {
+		t.Errorf("p99 +40%% under ar1 FAILed after a median of %.2f minutes, want at most 3", median)
+	}
+}

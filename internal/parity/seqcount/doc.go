@@ -177,9 +177,10 @@
 // and at 50/50, none at 20 req/s, and 2.2-7.2% at the null's boundary (1.2-3.0% with the 99%
 // factor: the guarantee is approximate under drift, docs/controller.md); a drift shared by both
 // tracks (sd 0.2, 0.5 per minute) FAILs none and PASSes 69.8% [65.1, 74.0] of A/A rollouts within
-// the hour at 150 req/s 90/10 (45.2% with the 99% factor; 99.8% under independence). With 5 minutes of history, as the simulation had until stop 46,
-// the AR(1) drift FAILed 4.0% [2.0, 7.7] of 200 and the shared drift PASSed 56.0% [49.1, 62.7]:
-// a short history underestimates a drift's variance both ways. On the same draws with and without
+// the hour at 150 req/s 90/10 (45.2% with the 99% factor; 99.8% under independence). With 5
+// minutes of history, as the simulation had until stop 46, the AR(1) drift FAILed 4.0% [2.0, 7.7]
+// of 200 and the shared drift PASSed 56.0% [49.1, 62.7]: a short history underestimates a drift's
+// variance both ways. On the same draws with and without
 // the shared share (5 minutes of history, factor at 90%), 69.0% [62.3, 75.0] against 4.5% [2.4,
 // 8.3] PASSed.
 //
@@ -193,8 +194,9 @@
 // (TestJudgeAfterCommonDrift): PASS within the 90 steps in 135 of 200 runs with the shared share,
 // 31 without it (over four more seeds 66% against 14%). These were measured with the factor at
 // 90%; with the factor of stop 50 the tests read 17 of 300 false FAILs with 90 steps of history
-// (68 with the window alone) and 147 of 200 PASSes (11 and 119 with the 99% factor). The estimates are themselves noisy (a few correlation times),
-// so the guarantee is approximate; a longer history is better.
+// (68 with the window alone) and 147 of 200 PASSes (11 and 119 with the 99% factor). The
+// estimates are themselves noisy (a few correlation times), so the guarantee is approximate; a
+// longer history is better.
 //
 // # Pod offsets
 //

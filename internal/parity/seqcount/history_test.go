@@ -239,11 +239,11 @@ func TestPodSpreadPerRequest(t *testing.T) {
 // history of 90 steps (30 minutes at 20 s) cuts that to 17 (5.7%) with the estimate's factor of
 // stop 50, 11 (3.7%) with the 99% chi-squared factor before it, 14 (4.7%) with a 90% one (34 and
 // 21 with 15 and 30 steps of history at 90%: the drift's variance is itself estimated from a few
-// correlation times, and no factor covers every run). Crediting a shared share of the drift (TestJudgeAfterCommonDrift) costs a little here,
-// where a chance correlation of two independent drifts is credited: over seeds 101-104 of 300
-// runs each, 41 of 1200 FAIL (3.4%) against 35 (2.9%) without it. The test holds at most 6% with
-// history and at most a third of the window alone's, so that a judge that loses the history's
-// variance fails.
+// correlation times, and no factor covers every run). Crediting a shared share of the drift
+// (TestJudgeAfterCommonDrift) costs a little here, where a chance correlation of two independent
+// drifts is credited: over seeds 101-104 of 300 runs each, 41 of 1200 FAIL (3.4%) against 35
+// (2.9%) without it (both with the 99% factor). The test holds at most 6% with history and at most
+// a third of the window alone's, so that a judge that loses the history's variance fails.
 func TestJudgeAfterSlowDrift(t *testing.T) {
 	if testing.Short() {
 		t.Skip("600 judged runs; run without -short")
