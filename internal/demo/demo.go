@@ -73,7 +73,8 @@ type runner struct {
 	// procs are the processes the demo starts itself (redis-server, the
 	// collectors); the tracks and Prometheus are localmode's.
 	procs    localproc.Group
-	mu       sync.Mutex // guards closers
+	ports    localproc.Ports // every port of the run, the tracks' and Prometheus' too
+	mu       sync.Mutex      // guards closers
 	closers  []func()
 	tmpDir   string
 	redisArg string
@@ -129,11 +130,12 @@ func (r *runner) run(ctx context.Context) (res Result, err error) {
 	}
 	var pprof [2]int
 	for i := range pprof {
-		if pprof[i], err = localproc.ReservePort(0); err != nil {
+		if pprof[i], err = r.ports.Reserve(0); err != nil {
 			return res, fmt.Errorf("profile port: %w", err)
 		}
 	}
 	lc := LocalConfig(cfg, bin, r.redisArg, pprof)
+	lc.Ports = &r.ports
 	if err := r.startSidecars(ctx, logDir, &lc); err != nil {
 		return res, err
 	}
@@ -406,7 +408,7 @@ func (r *runner) startRedis(ctx context.Context, logDir string) (string, error) 
 	if lookErr != nil {
 		return "", fmt.Errorf("REDIS=server: %w", lookErr)
 	}
-	port, err := localproc.ReservePort(0)
+	port, err := r.ports.Reserve(0)
 	if err != nil {
 		return "", fmt.Errorf("redis port: %w", err)
 	}

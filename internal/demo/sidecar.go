@@ -75,11 +75,11 @@ func (r *runner) newSidecars(ctx context.Context, logDir string) (*sidecars, err
 // variables that make the track push to the collector, once per scrape
 // interval.
 func (s *sidecars) start(ctx context.Context, name string, env []string) (string, []string, error) {
-	otlpPort, err := localproc.ReservePort(0)
+	otlpPort, err := s.r.ports.Reserve(0)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s collector OTLP port: %w", name, err)
 	}
-	promPort, err := localproc.ReservePort(0)
+	promPort, err := s.r.ports.Reserve(0)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s collector Prometheus port: %w", name, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/poolparity/poolparity/internal/diffcheck"
 	"github.com/poolparity/poolparity/internal/loadgen"
+	"github.com/poolparity/poolparity/internal/localproc"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/rulesgen"
 )
@@ -124,6 +125,11 @@ type Config struct {
 	Title string
 	// Context are lines added to the report's context, after its own.
 	Context []parity.KV
+	// Ports hands out the loopback ports of the tracks without a URL and
+	// of Prometheus; a caller that starts processes of its own for the run
+	// passes the one it picks their ports from, so no two get the same.
+	// Nil: the run's own.
+	Ports *localproc.Ports
 }
 
 // job is the Prometheus job of the run.

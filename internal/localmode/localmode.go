@@ -80,8 +80,11 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) (Result, error) {
 			return Result{}, err
 		}
 	}
-	r := &runner{cfg: cfg, stdout: stdout, targets: ts, diffTargets: diff,
+	r := &runner{cfg: cfg, stdout: stdout, targets: ts, diffTargets: diff, ports: cfg.Ports,
 		client: &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil}}}
+	if r.ports == nil {
+		r.ports = new(localproc.Ports)
+	}
 	defer r.teardown()
 	return r.run(ctx)
 }
@@ -115,6 +118,7 @@ type runner struct {
 	diffTargets []targets.Target
 
 	procs  localproc.Group
+	ports  *localproc.Ports
 	tmpDir string
 	logDir string
 }

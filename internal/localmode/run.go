@@ -56,7 +56,7 @@ func (r *runner) startPrometheus(ctx context.Context, bin, rules string, stable,
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		return nil, fmt.Errorf("writing %s: %w", conf, err)
 	}
-	port, err := localproc.ReservePort(0)
+	port, err := r.ports.Reserve(0)
 	if err != nil {
 		return nil, fmt.Errorf("prometheus port: %w", err)
 	}

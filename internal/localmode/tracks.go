@@ -63,10 +63,10 @@ func (t *trackRun) refuse(format string, a ...any) error {
 
 // resolve sets the track's URL, host and port: its URL's, or a free
 // loopback port's. A command's port must be free.
-func (t *trackRun) resolve() error {
+func (t *trackRun) resolve(ports *localproc.Ports) error {
 	raw := t.URL
 	if raw == "" {
-		port, err := localproc.ReservePort(0)
+		port, err := ports.Reserve(0)
 		if err != nil {
 			return fmt.Errorf("%s track's port: %w", t.name, err)
 		}
@@ -88,7 +88,7 @@ func (t *trackRun) resolve() error {
 	if t.Cmd != "" && t.URL != "" {
 		port, err := strconv.Atoi(t.port)
 		if err == nil {
-			_, err = localproc.ReservePort(port)
+			_, err = ports.Reserve(port)
 		}
 		if err != nil {
 			return t.refuse("%v (the port its command is to listen on must be free)", err)
@@ -100,7 +100,7 @@ func (t *trackRun) resolve() error {
 // startTrack starts the track's command if it has one, waits until its
 // metrics answer and checks the track and pool mode they carry.
 func (r *runner) startTrack(ctx context.Context, t *trackRun) error {
-	if err := t.resolve(); err != nil {
+	if err := t.resolve(r.ports); err != nil {
 		return err
 	}
 	metrics := t.url + r.cfg.MetricsPath

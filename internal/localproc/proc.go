@@ -204,18 +204,74 @@ func HTTPOK(client *http.Client, url string) func(context.Context) error {
 	}
 }
 
-// ReservePort returns port when it is free on 127.0.0.1, or a free
-// ephemeral port when port is 0.
-func ReservePort(port int) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		if port != 0 {
+// Ports hands out loopback ports for the processes a run starts, never
+// the same port twice. A port is free when handed out, but nothing holds
+// it until the process it is meant for listens on it: the kernel may give
+// a port just closed to the next bind of port 0, so two picks made one
+// after another, each listening and closing, can return the same port.
+// Ports remembers what it gave and skips it.
+//
+// The zero value is ready to use. Ports is safe for concurrent use.
+type Ports struct {
+	mu    sync.Mutex
+	given map[int]bool
+}
+
+// maxPicks bounds the ephemeral ports Reserve tries before it gives up.
+const maxPicks = 64
+
+// Reserve returns port when it is free on 127.0.0.1 and not handed out
+// before, or, when port is 0, a free ephemeral port not handed out before.
+func (ps *Ports) Reserve(port int) (int, error) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.given == nil {
+		ps.given = map[int]bool{}
+	}
+	if port != 0 {
+		if ps.given[port] {
+			return 0, fmt.Errorf("port %d on 127.0.0.1 is already given to another process of this run", port)
+		}
+		l, err := listenLoopback(port)
+		if err != nil {
 			return 0, fmt.Errorf("port %d on 127.0.0.1 is not free: %w", port, err)
 		}
-		return 0, fmt.Errorf("finding a free port: %w", err)
+		l.Close()
+		ps.given[port] = true
+		return port, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	// Every listener stays open until a new port is found, so the kernel
+	// cannot hand the same one out twice in the loop.
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	for range maxPicks {
+		l, err := listenLoopback(0)
+		if err != nil {
+			return 0, fmt.Errorf("finding a free port: %w", err)
+		}
+		held = append(held, l)
+		if p := l.Addr().(*net.TCPAddr).Port; !ps.given[p] {
+			ps.given[p] = true
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("finding a free port: the kernel gave only ports already handed out, %d times", maxPicks)
+}
+
+// ReservePort returns port when it is free on 127.0.0.1, or a free
+// ephemeral port when port is 0. Two calls may return the same port; a
+// run that starts several processes uses one Ports instead.
+func ReservePort(port int) (int, error) {
+	var ps Ports
+	return ps.Reserve(port)
+}
+
+func listenLoopback(port int) (net.Listener, error) {
+	return net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 }
 
 // Environ returns environ (os.Environ(), or a test's) without the

@@ -3,8 +3,10 @@ package localproc_test
 import (
 	"context"
 	"errors"
+	"net"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,6 +57,63 @@ func TestReservePort(t *testing.T) {
 	}
 	if again, err := localproc.ReservePort(port); err != nil || again != port {
 		t.Errorf("ReservePort(%d) = %d, %v, want the same free port", port, again, err)
+	}
+}
+
+func TestPortsNeverGiveAPortTwice(t *testing.T) {
+	var ps localproc.Ports
+	const n = 200
+	got := make(chan int, n)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range n / 4 {
+				port, err := ps.Reserve(0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got <- port
+			}
+		})
+	}
+	wg.Wait()
+	close(got)
+	seen := map[int]bool{}
+	for port := range got {
+		if port <= 0 || seen[port] {
+			t.Fatalf("Reserve(0) gave port %d twice or out of range", port)
+		}
+		seen[port] = true
+	}
+	if len(seen) != n {
+		t.Fatalf("%d ports, want %d", len(seen), n)
+	}
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	busy := l.Addr().(*net.TCPAddr).Port
+	var given int
+	for p := range seen {
+		given = p
+		break
+	}
+	for _, tc := range []struct {
+		name string
+		port int
+		want string
+	}{
+		{"given before", given, "already given"},
+		{"in use", busy, "not free"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if p, err := ps.Reserve(tc.port); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Reserve(%d) = %d, %v, want an error saying %q", tc.port, p, err, tc.want)
+			}
+		})
 	}
 }
 
