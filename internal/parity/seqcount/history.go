@@ -83,14 +83,6 @@ func estimateFactor(df, L float64) float64 {
 	return math.Max(1, math.Expm1(x)/x)
 }
 
-// chi2OverDF returns q/df, q the quantile of chi-squared with df >= 1 degrees of freedom at the
-// standard normal quantile z, by Wilson and Hilferty: (1 - h + z sqrt(h))^3 with h = 2/(9 df), its
-// base kept at 0.05 or above (a far lower quantile at one degree of freedom would go negative).
-func chi2OverDF(df, z float64) float64 {
-	h := 2 / (9 * df)
-	return math.Pow(math.Max(1-h+z*math.Sqrt(h), 0.05), 3)
-}
-
 // sharedShare returns a lower 99% confidence bound, clipped to [0, 1], of the long-run
 // correlation of gray's and stable's relative step rates over the window (package doc, "Stable's
 // history"): the share of the drift bound that a drift shared by both tracks cancels in the

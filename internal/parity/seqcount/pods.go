@@ -182,18 +182,20 @@ func (p podTally) spread() (sd float64, df int, why string) {
 	return math.Sqrt(v), df, "estimated from the pods within each track"
 }
 
-// noiseQuantile returns q/df, q the 95% quantile of chi-squared with df degrees of freedom
-// (chi2OverDF): the pods' sum of squares over df exceeds their mean sampling variance by this
-// factor in 5% of draws when there are no offsets. A Proportion spread is what the pods show beyond
-// it: the pods' sampling variance, about 1/events, comes from the few events of each pod and is
-// itself the bulk of their scatter, so the plain moment estimate (factor 1) allowed a spread in
-// about two draws in five with no offsets at all (3 degrees of freedom: 4 stable pods), which
-// widened the floor for a FAIL and narrowed the margin for a PASS. With lasting offsets the
+// noiseQuantile returns q/df, q the 95% quantile of chi-squared with df degrees of freedom (at
+// least 1), by Wilson and Hilferty: q/df = (1 - h + z sqrt(h))^3 with h = 2/(9 df) and z the
+// standard normal's 95% quantile. The pods' sum of squares over df exceeds their mean sampling
+// variance by this factor in 5% of draws when there are no offsets. A Proportion spread is what the
+// pods show beyond it: the pods' sampling variance, about 1/events, comes from the few events of
+// each pod and is itself the bulk of their scatter, so the plain moment estimate (factor 1) allowed
+// a spread in about two draws in five with no offsets at all (3 degrees of freedom: 4 stable pods),
+// which widened the floor for a FAIL and narrowed the margin for a PASS. With lasting offsets the
 // sampling variance falls as the events add up, and the spread comes through.
 func noiseQuantile(df float64) float64 {
 	if !(df >= 1) {
 		df = 1
 	}
 	const z95 = 1.6448536269514722
-	return chi2OverDF(df, z95)
+	h := 2 / (9 * df)
+	return math.Pow(1-h+z95*math.Sqrt(h), 3)
 }
