@@ -3,6 +3,7 @@ package seqcount_test
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,5 +147,47 @@ func TestExceedanceRatioGrid(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestLatencyFastServiceFloor: a service answering in a few milliseconds, judged against the
+// catalog's 5 ms floor (the demo's: stable's p95 2.3 ms, so the floor is 3.2 x and the margin
+// 3.3 x). At the bound just below stable's p95 (1 ms) a gray at either would be slower in nearly
+// every request, so the floor and the margin were the same exceedance and every judge said NO
+// DATA ("bad limits"). The bound is raised to where they differ; a gray at parity then PASSes and
+// one 5 x slower FAILs.
+func TestLatencyFastServiceFloor(t *testing.T) {
+	mu, sigma := math.Log(0.00051), 0.91 // p95 2.3 ms, p99 4.2 ms
+	const floor, margin = 3.2, 3.3
+	for _, tc := range []struct {
+		name  string
+		slow  float64
+		want  seqcount.Outcome
+		steps int
+	}{
+		{"at parity", 1, seqcount.Pass, 30},
+		{"5 x slower", 5, seqcount.Fail, 30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stable := lognormalHistogram("s", tc.steps, 1500, mu, sigma)
+			gray := lognormalHistogram("g", tc.steps, 1500, mu+math.Log(tc.slow), sigma)
+			steps, lim, bound, notes, err := seqcount.LatencySteps(stable, gray, stepEdges(tc.steps), 0.95, floor, margin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bound != 0.0025 || len(notes) != 1 || !strings.Contains(notes[0], "judging exceedance of 0.0025s, not 0.001s") {
+				t.Errorf("bound %g, notes %q; want 0.0025 with a note saying why not 0.001", bound, notes)
+			}
+			if !(lim.Margin.Rel > lim.Floor.Rel+0.01) {
+				t.Fatalf("limits %+v: the margin is not beyond the floor", lim)
+			}
+			for i := range steps {
+				steps[i].Gray.Num += float64(i%3) - 1
+				steps[i].Stable.Num += float64(i%2)*2 - 1
+			}
+			if r := (seqcount.Test{}).Judge(seqcount.Proportion, lim, steps); r.Outcome != tc.want {
+				t.Errorf("got %s, want %s: %s", r.Outcome, tc.want, r.Note)
+			}
+		})
 	}
 }

@@ -131,6 +131,25 @@ func chooseBound(surv []float64, q float64) (int, string) {
 	return j, ""
 }
 
+// maxMarginExceedance is the largest share of a gray at the margin's requests that may exceed the
+// judged bound: beyond it, its exceedance and the floor's crowd towards all of the requests.
+const maxMarginExceedance = 0.5
+
+// unsaturatedBound returns the first bound from j up at which stable scaled by the margin m would
+// exceed it in at most maxMarginExceedance of its requests, S(b/m) <= 1/2, with stable's own
+// exceedance there above 0; j when it is such a bound already, or when no bound is.
+func unsaturatedBound(bounds, surv []float64, j int, m float64) int {
+	for k := j; k < len(bounds); k++ {
+		if !(surv[k] > 0) {
+			break
+		}
+		if exceedanceRatio(bounds, surv, k, m)*surv[k] <= maxMarginExceedance {
+			return k
+		}
+	}
+	return j
+}
+
 // exceedanceRatio returns S(b/m)/S(b) for b = bounds[j], with log S read as a function of log
 // latency through the bounds where S > 0 (see logSurvivalAt).
 func exceedanceRatio(bounds, surv []float64, j int, m float64) float64 {
