@@ -15,12 +15,13 @@ var ErrHistogram = errors.New("histograms cannot be judged")
 // The bound b is the finite bucket bound whose stable pooled exceedance S(b) (over all the steps)
 // is the smallest at or above 1-q, the bound just below stable's q-quantile; when even the first
 // bound's exceedance is below 1-q it is the first bound, and when every bound's is above, the
-// last (both noted). When the margin is so wide against stable's latencies (a floor of
-// milliseconds on a service answering in a few) that a gray at the margin would be slower than
-// that bound in more than half its requests, the floor and the margin cannot be told apart there
-// (both exceedances near all of gray's requests): the bound is then the first higher one at which
-// a gray at the margin would exceed it in at most half its requests (noted). It reads only stable,
-// so gray cannot steer it. Each step's Num is the requests
+// last (both noted). When the floor and the margin are wide against stable's latencies (a floor
+// of milliseconds on a service answering in a few), a gray at either would be slower than that
+// bound in nearly every request, or both scaled bounds fall where stable's survival is read flat,
+// and the two cannot be told apart there: the bound is then the first higher one at which a gray
+// at the margin would exceed it in at most half its requests and the margin's exceedance ratio is
+// at least 1% above the floor's (judgeableBound; noted). It reads only stable, so gray cannot
+// steer it. Each step's Num is the requests
 // slower than b (the _count increase minus the le=b bucket's increase) and Requests the _count
 // increase, per track (and per pod in Counts.Pods); a step where a track's _count has no sample
 // has Requests 0, which Judge leaves out.
@@ -49,9 +50,9 @@ func LatencySteps(stable, gray Histogram, edges []time.Time, q float64, floor, m
 	if note != "" {
 		notes = append(notes, note)
 	}
-	if k := unsaturatedBound(stable.Bounds, surv, j, margin); k != j {
-		notes = append(notes, fmt.Sprintf("judging exceedance of %gs, not %gs (the bound below stable's q=%g quantile): a gray at the margin (%.3g x stable's latencies) would be slower than %gs in nearly every request, where the floor and the margin cannot be told apart",
-			stable.Bounds[k], stable.Bounds[j], q, margin, stable.Bounds[j]))
+	if k := judgeableBound(stable.Bounds, surv, j, floor, margin); k != j {
+		notes = append(notes, fmt.Sprintf("judging exceedance of %gs, not %gs (the bound below stable's q=%g quantile): at %gs a gray at the floor (%.3g x stable's latencies) and one at the margin (%.3g x) cannot be told apart",
+			stable.Bounds[k], stable.Bounds[j], q, stable.Bounds[j], floor, margin))
 		j = k
 	}
 	bound = stable.Bounds[j]

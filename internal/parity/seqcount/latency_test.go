@@ -2,6 +2,7 @@ package seqcount_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -151,32 +152,42 @@ func TestExceedanceRatioGrid(t *testing.T) {
 }
 
 // TestLatencyFastServiceFloor: a service answering in a few milliseconds, judged against the
-// catalog's 5 ms floor (the demo's: stable's p95 2.3 ms, so the floor is 3.2 x and the margin
-// 3.3 x). At the bound just below stable's p95 (1 ms) a gray at either would be slower in nearly
-// every request, so the floor and the margin were the same exceedance and every judge said NO
-// DATA ("bad limits"). The bound is raised to where they differ; a gray at parity then PASSes and
-// one 5 x slower FAILs.
+// catalog's 5 ms floor (the demo's: stable's p95 2.3 ms and p99 4.2 ms, so the floor is 3.2 and
+// 2.2 times stable's latency, the margin 3.3 and 2.3 times). At the bound just below stable's
+// quantile a gray at either would be slower in nearly every request, or both scaled bounds fell
+// where the survival curve is read flat, so the floor and the margin were the same exceedance and
+// the judge said NO DATA ("bad limits") however long it ran. The bound is raised to where they
+// differ; a gray at parity then PASSes and one 5 x slower FAILs.
 func TestLatencyFastServiceFloor(t *testing.T) {
 	mu, sigma := math.Log(0.00051), 0.91 // p95 2.3 ms, p99 4.2 ms
-	const floor, margin = 3.2, 3.3
 	for _, tc := range []struct {
-		name  string
-		slow  float64
-		want  seqcount.Outcome
-		steps int
+		name         string
+		q            float64
+		floor, marg  float64
+		slow         float64
+		want         seqcount.Outcome
+		bound, below float64
 	}{
-		{"at parity", 1, seqcount.Pass, 30},
-		{"5 x slower", 5, seqcount.Fail, 30},
+		{"p95 at parity", 0.95, 3.2, 3.3, 1, seqcount.Pass, 0.0025, 0.001},
+		{"p95 5 x slower", 0.95, 3.2, 3.3, 5, seqcount.Fail, 0.0025, 0.001},
+		// At p99 the bound below stable's quantile, 2.5 ms, tells them apart already: it stays.
+		{"p99 at parity", 0.99, 2.2, 2.3, 1, seqcount.Pass, 0.0025, 0},
+		{"p99 5 x slower", 0.99, 2.2, 2.3, 5, seqcount.Fail, 0.0025, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			stable := lognormalHistogram("s", tc.steps, 1500, mu, sigma)
-			gray := lognormalHistogram("g", tc.steps, 1500, mu+math.Log(tc.slow), sigma)
-			steps, lim, bound, notes, err := seqcount.LatencySteps(stable, gray, stepEdges(tc.steps), 0.95, floor, margin)
+			const n = 30
+			stable := lognormalHistogram("s", n, 1500, mu, sigma)
+			gray := lognormalHistogram("g", n, 1500, mu+math.Log(tc.slow), sigma)
+			steps, lim, bound, notes, err := seqcount.LatencySteps(stable, gray, stepEdges(n), tc.q, tc.floor, tc.marg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if bound != 0.0025 || len(notes) != 1 || !strings.Contains(notes[0], "judging exceedance of 0.0025s, not 0.001s") {
-				t.Errorf("bound %g, notes %q; want 0.0025 with a note saying why not 0.001", bound, notes)
+			if tc.below == 0 {
+				if bound != tc.bound || len(notes) != 0 {
+					t.Errorf("bound %g, notes %q; want %g and no note", bound, notes, tc.bound)
+				}
+			} else if want := fmt.Sprintf("judging exceedance of %gs, not %gs", tc.bound, tc.below); bound != tc.bound || len(notes) != 1 || !strings.Contains(notes[0], want) {
+				t.Errorf("bound %g, notes %q; want %g with a note saying %q", bound, notes, tc.bound, want)
 			}
 			if !(lim.Margin.Rel > lim.Floor.Rel+0.01) {
 				t.Fatalf("limits %+v: the margin is not beyond the floor", lim)
@@ -189,5 +200,41 @@ func TestLatencyFastServiceFloor(t *testing.T) {
 				t.Errorf("got %s, want %s: %s", r.Outcome, tc.want, r.Note)
 			}
 		})
+	}
+}
+
+// TestLatencyFlatSurvival: no request of stable's between 1 and 2.5 ms, so its survival is flat
+// there. At the bound below its p99 (5 ms) the floor (2.2 x) and the margin (2.3 x) both scale it
+// into that flat stretch and have the same exceedance ratio; the next bound (10 ms) tells them
+// apart.
+func TestLatencyFlatSurvival(t *testing.T) {
+	bounds := []float64{0.001, 0.0025, 0.005, 0.01, 0.025}
+	surv := []float64{0.2, 0.2, 0.012, 0.003, 0.0005}
+	const n, per = 10, 1000.0
+	hist := func(pod string) seqcount.Histogram {
+		h := seqcount.Histogram{Bounds: bounds, Buckets: make([][]seqcount.Series, len(bounds))}
+		count := seqcount.Series{Pod: pod}
+		for i := 0; i <= n; i++ {
+			count.Samples = append(count.Samples, seqcount.Sample{T: at(float64(i)*20 - 10), V: per * float64(i)})
+		}
+		h.Count = []seqcount.Series{count}
+		for j, s := range surv {
+			b := seqcount.Series{Pod: pod}
+			for i := 0; i <= n; i++ {
+				b.Samples = append(b.Samples, seqcount.Sample{T: at(float64(i)*20 - 10), V: per * float64(i) * (1 - s)})
+			}
+			h.Buckets[j] = []seqcount.Series{b}
+		}
+		return h
+	}
+	_, lim, bound, notes, err := seqcount.LatencySteps(hist("s"), hist("g"), stepEdges(n), 0.99, 2.2, 2.3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "judging exceedance of 0.01s, not 0.005s"; bound != 0.01 || len(notes) != 1 || !strings.Contains(notes[0], want) {
+		t.Errorf("bound %g, notes %q; want 0.01 with a note saying %q", bound, notes, want)
+	}
+	if !(lim.Margin.Rel > lim.Floor.Rel) {
+		t.Errorf("limits %+v: the margin is not beyond the floor", lim)
 	}
 }

@@ -135,15 +135,23 @@ func chooseBound(surv []float64, q float64) (int, string) {
 // judged bound: beyond it, its exceedance and the floor's crowd towards all of the requests.
 const maxMarginExceedance = 0.5
 
-// unsaturatedBound returns the first bound from j up at which stable scaled by the margin m would
-// exceed it in at most maxMarginExceedance of its requests, S(b/m) <= 1/2, with stable's own
-// exceedance there above 0; j when it is such a bound already, or when no bound is.
-func unsaturatedBound(bounds, surv []float64, j int, m float64) int {
+// minLimitGap is the least relative gap between the margin's and the floor's exceedance ratios at
+// the judged bound.
+const minLimitGap = 0.01
+
+// judgeableBound returns the first bound from j up at which the floor f and the margin m can be
+// told apart: stable scaled by m would exceed it in at most maxMarginExceedance of its requests,
+// S(b/m) <= 1/2, and the margin's exceedance ratio is at least minLimitGap above the floor's (both
+// scaled points can fall where S is read flat, between two bounds whose interpolation is held
+// within their values); stable's own exceedance there is above 0. It returns j when j is such a
+// bound already, or when no bound is (checkLimits then refuses the limits).
+func judgeableBound(bounds, surv []float64, j int, f, m float64) int {
 	for k := j; k < len(bounds); k++ {
 		if !(surv[k] > 0) {
 			break
 		}
-		if exceedanceRatio(bounds, surv, k, m)*surv[k] <= maxMarginExceedance {
+		rf, rm := exceedanceRatio(bounds, surv, k, f), exceedanceRatio(bounds, surv, k, m)
+		if rm*surv[k] <= maxMarginExceedance && rm >= rf*(1+minLimitGap) {
 			return k
 		}
 	}
