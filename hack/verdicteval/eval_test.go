@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -131,8 +132,8 @@ func mustLabels(t *testing.T, s string) labels.Labels {
 
 // TestControllerAndCLIAgree replays runs through the real rule engine and the committed rules
 // and judges each analysis window twice on the same data: as poolparity-parity does (the
-// catalog, the confirmed gate) and as a PoolCanary with the CRD's defaults does
-// (controller.AnalyzeWith). Every SLI's verdict and the statistical verdict must agree, and
+// catalog, -gate confirmed) and as a PoolCanary on the matching mode, Confirm, with the CRD's
+// other defaults does (controller.AnalyzeWith). Every SLI's verdict and the statistical verdict must agree, and
 // so must the whole verdict wherever no alert fires (the controller judges the rules, not the
 // alerts).
 func TestControllerAndCLIAgree(t *testing.T) {
@@ -153,7 +154,8 @@ func TestControllerAndCLIAgree(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				a := v1alpha1.Analysis{MatchLabels: map[string]string{"job": "poolparity"}, MinRequests: cat.Guard.MinRequests}
+				a := v1alpha1.Analysis{MatchLabels: map[string]string{"job": "poolparity"}, MinRequests: cat.Guard.MinRequests,
+					Statistical: v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalConfirm}}
 				ctl := controller.AnalyzeWith(ctx, q, &a, controller.Input{Now: ts})
 				compared++
 				cliRows := parity.Confirm(cli.Rows)
@@ -243,5 +245,19 @@ func TestDefaultWarmupIsTheControllers(t *testing.T) {
 				t.Errorf("%s, want %s", tt.got, tt.want)
 			}
 		})
+	}
+}
+
+// TestThresholdsFalseFailIsTheDocuments keeps the rate the reports print beside the thresholds
+// gate (parity.ThresholdsFalseFail) the one docs/verdict-eval.md measures: a regenerated
+// document with another figure fails here until the constant follows it.
+func TestThresholdsFalseFailIsTheDocuments(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "verdict-eval.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "synthetic, A/A, thresholds: NOT met (" + parity.ThresholdsFalseFail + ")."
+	if !strings.Contains(string(b), want) {
+		t.Errorf("docs/verdict-eval.md has no line %q: set parity.ThresholdsFalseFail to its figure", want)
 	}
 }

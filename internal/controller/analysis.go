@@ -102,8 +102,13 @@ func AnalyzeWith(ctx context.Context, q parity.Querier, a *v1alpha1.Analysis, in
 		}
 		out.Statistical = &v1alpha1.StatisticalStatus{Mode: v1alpha1.StatisticalMode(opts.Stat), Verdict: crdVerdict(report.Statistical), Message: truncate(msg)}
 	}
-	if len(report.Notes) > 0 {
-		out.Message = truncate(out.Message + "; " + strings.Join(report.Notes, "; "))
+	notes := report.Notes
+	if opts.Stat == parity.StatOff {
+		// Report mode's evaluation notes it already.
+		notes = append([]string{parity.ThresholdsNote}, notes...)
+	}
+	if len(notes) > 0 {
+		out.Message = truncate(out.Message + "; " + strings.Join(notes, "; "))
 	}
 	out.MeasuredShare = percentText(readRequestShare(ctx, q, opts.Guard.RateExpr, now))
 	return out
@@ -192,10 +197,7 @@ func evaluation(a *v1alpha1.Analysis, in Input) (catalog.Catalog, parity.Options
 // statOptions sets the evaluator's statistical options from analysis.statistical and the
 // rollout's evidence (in), or lists what is invalid in them.
 func statOptions(opts *parity.Options, st v1alpha1.StatisticalTest, in Input) (bad []string) {
-	mode := parity.StatMode(st.Mode)
-	if mode == "" {
-		mode = parity.StatConfirm
-	}
+	mode := parity.StatMode(st.Mode.OrDefault())
 	if _, err := parity.ParseStatMode(string(mode)); err != nil {
 		bad = append(bad, "statistical.mode: "+err.Error())
 	}

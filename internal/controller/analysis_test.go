@@ -11,6 +11,7 @@ import (
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
 	"github.com/poolparity/poolparity/internal/controller"
+	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
@@ -25,6 +26,9 @@ func testAnalysis(url string) v1alpha1.Analysis {
 		RequestWindow:   metav1.Duration{Duration: 5 * time.Minute},
 		MinRequests:     100,
 		FailureLimit:    2,
+		// The thresholds and the per-window test: the fake Prometheus has no counts rules for
+		// the default mode (Counts), which TestPrometheusAnalyzer's default case checks.
+		Statistical: v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalConfirm},
 		SLIs: []v1alpha1.SLI{
 			{Name: "latency-p99", Rule: "job_gray_status:http_request_duration_seconds:p99_rate5m", MaxRatio: ptr.To("1.10")},
 			{Name: "error-ratio", Rule: "job_gray_status:http_request_errors:ratio_rate5m", MaxDelta: ptr.To("0.005")},
@@ -77,7 +81,8 @@ func TestPrometheusAnalyzer(t *testing.T) {
 				a.SLIs[0].Floor = ptr.To("0.06") // gray is 50ms slower
 				a.Statistical.Mode = v1alpha1.StatisticalOff
 			},
-			wantSLI: map[string]v1alpha1.Verdict{"latency-p99": v1alpha1.VerdictPass}},
+			wantMessage: "thresholds alone decide: they have no error control; at parity they failed " + parity.ThresholdsFalseFail,
+			wantSLI:     map[string]v1alpha1.Verdict{"latency-p99": v1alpha1.VerdictPass}},
 		{name: "a ratio breach beyond the floor fails", mode: "regression", wantVerdict: v1alpha1.VerdictFail,
 			analysis: func(a *v1alpha1.Analysis) { a.SLIs[0].Floor = ptr.To("0.005") },
 			wantSLI:  map[string]v1alpha1.Verdict{"latency-p99": v1alpha1.VerdictFail}},
@@ -93,8 +98,12 @@ func TestPrometheusAnalyzer(t *testing.T) {
 				a.SLIs = []v1alpha1.SLI{{Name: "redis-pool-hit-ratio", MinDelta: ptr.To("0.5")}}
 				a.Statistical.Mode = v1alpha1.StatisticalReport // the thresholds alone decide
 			},
-			wantSLI: map[string]v1alpha1.Verdict{"redis-pool-hit-ratio": v1alpha1.VerdictFail}},
-		{name: "by default (Confirm) a breach that equal samples do not confirm passes", mode: "good", wantVerdict: v1alpha1.VerdictPass,
+			wantMessage: "thresholds alone decide: they have no error control; at parity they failed " + parity.ThresholdsFalseFail,
+			wantSLI:     map[string]v1alpha1.Verdict{"redis-pool-hit-ratio": v1alpha1.VerdictFail}},
+		{name: "by default (Counts) a Prometheus without the counts rules is an error, never a pass", mode: "good", wantVerdict: v1alpha1.VerdictError,
+			analysis:    func(a *v1alpha1.Analysis) { a.Statistical.Mode = "" },
+			wantMessage: "the count-based test (a PoolCanary's statistical mode Counts, the default; -gate counts) reads the poolparity.counts rules"},
+		{name: "in Confirm mode a breach that equal samples do not confirm passes", mode: "good", wantVerdict: v1alpha1.VerdictPass,
 			analysis: func(a *v1alpha1.Analysis) {
 				a.SLIs = []v1alpha1.SLI{{Name: "redis-pool-hit-ratio", Rule: "job_gray_status:redis_pool_hits:ratio_rate5m", MinDelta: ptr.To("0.5")}}
 			},

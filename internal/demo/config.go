@@ -14,6 +14,7 @@ import (
 	"github.com/poolparity/poolparity/internal/diffcheck"
 	"github.com/poolparity/poolparity/internal/envflag"
 	"github.com/poolparity/poolparity/internal/localmode"
+	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/scenario"
 )
 
@@ -121,6 +122,11 @@ type Config struct {
 	Requests      string // the requests file; empty: the scenario's (ScenarioRequests) under Root
 	Root          string // the repository's checkout, which holds the scenarios' requests files
 	DiffSample    int    // requests of the differential check; 0: none
+	// Gate is the verdict behind the exit status, as poolparity-parity's
+	// -gate; thresholds by default: the demo's scenarios differ by far
+	// more than the thresholds' noise, and its minutes of load are fewer
+	// than the count-based test needs at parity (docs/demo.md).
+	Gate string
 
 	Redis          string        // auto, embedded or server
 	Telemetry      string        // metrics or otlp
@@ -158,6 +164,7 @@ func Default() Config {
 		ServiceBin:     "bin/poolparity",
 		PrometheusBin:  "bin/prometheus",
 		Window:         "1m",
+		Gate:           string(parity.GateThresholds),
 		OutDir:         "out",
 		Root:           ".",
 		DiffSample:     localmode.Default().DiffSample,
@@ -193,6 +200,9 @@ func (c Config) Validate() error {
 		bad("SERVICE must be one of %s, got %q", strings.Join(scenario.Services, ", "), c.Service)
 	} else if names := scenario.NamesFor(c.Service); !slices.Contains(names, c.Scenario) {
 		bad("SCENARIO must be one of %s with SERVICE=%s, got %q", strings.Join(names, ", "), c.Service, c.Scenario)
+	}
+	if _, err := parity.ParseGate(c.Gate); err != nil {
+		bad("DEMO_GATE: %v", err)
 	}
 	if c.Duration < 20*time.Second || c.Duration > 2*time.Hour {
 		bad("DURATION must be between 20s and 2h (the rules need about 15s of traffic), got %s", c.Duration)
@@ -283,6 +293,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.String(&c.Requests, "DEMO_REQUESTS", "requests file the load draws from and the differential check sends (default: the scenario's, "+ReferenceRequests+", "+ReferenceLargeRequests+" or "+ExampleRequests+")")
 	e.String(&c.Root, "DEMO_ROOT", "the repository's checkout, where the scenarios' requests files are (examples/)")
 	e.Int(&c.DiffSample, "DEMO_DIFF_SAMPLE", "requests whose responses the differential check compares (0: no check)")
+	e.String(&c.Gate, "DEMO_GATE", "verdict behind the exit status, as poolparity-parity -gate: thresholds (the rows and alerts alone; the report prints their measured false-FAIL rate), confirmed, sequential or counts (the count-based test from the load's start; at parity it needs more minutes than the default DURATION)")
 	e.String(&c.ServiceBin, "DEMO_SERVICE_BIN", "path of the service's binary (default bin/poolparity; "+ExampleServiceBin+" with SERVICE=example)")
 	e.String(&c.PrometheusBin, "DEMO_PROMETHEUS_BIN", "path of the prometheus binary")
 	e.String(&c.RulesFile, "DEMO_RULES", "a Prometheus rules file with the short-window family (default: rendered for the service's names into OUT/rules.yml, as deploy/prometheus/poolparity-demo.rules.yml or, with SERVICE=example, poolparity-semconv-demo.rules.yml)")

@@ -28,7 +28,7 @@ func TestParseDefaults(t *testing.T) {
 func TestParseReadsTheMakefileVariablesAndPrefixedOnes(t *testing.T) {
 	c, err := demo.Parse("demo", []string{"-rps", "120"}, env(map[string]string{
 		"SCENARIO": "regression", "DURATION": "75s", "GRAY_WEIGHT": "30",
-		"DEMO_RPS": "90", "DEMO_STABLE_PORT": "18081", "DEMO_FAULT_LATENCY": "60ms",
+		"DEMO_RPS": "90", "DEMO_STABLE_PORT": "18081", "DEMO_FAULT_LATENCY": "60ms", "DEMO_GATE": "counts",
 		// A service variable in the caller's environment must not reach the demo.
 		"REDIS_ADDR": "127.0.0.1:1", "RPS": "5",
 	}), io.Discard)
@@ -41,7 +41,7 @@ func TestParseReadsTheMakefileVariablesAndPrefixedOnes(t *testing.T) {
 	if c.RPS != 120 {
 		t.Errorf("rps %g: a flag must win over DEMO_RPS", c.RPS)
 	}
-	if c.StablePort != 18081 || c.FaultLatency != 60*time.Millisecond {
+	if c.StablePort != 18081 || c.FaultLatency != 60*time.Millisecond || c.Gate != "counts" {
 		t.Errorf("DEMO_ variables not read: %+v", c)
 	}
 }
@@ -84,6 +84,7 @@ func TestValidate(t *testing.T) {
 			"SCENARIO must be one of good, aa, misuse-cap with SERVICE=example"},
 		{"the example's misuse runs on the example service", func(c *demo.Config) { c.Service, c.Scenario = "example", "misuse-cap" }, ""},
 		{"a duration too short for the rules is refused", func(c *demo.Config) { c.Duration = 5 * time.Second }, "DURATION"},
+		{"an unknown gate is refused naming the gates", func(c *demo.Config) { c.Gate = "strict" }, `DEMO_GATE: unknown gate "strict": want thresholds, confirmed, sequential or counts`},
 		{"a weight that starves a track is refused", func(c *demo.Config) { c.GrayWeight = 100 }, "GRAY_WEIGHT"},
 		{"a weight of zero is refused", func(c *demo.Config) { c.GrayWeight = 0 }, "GRAY_WEIGHT"},
 		{"an unbounded rate is refused", func(c *demo.Config) { c.RPS = 1e6 }, "RPS"},

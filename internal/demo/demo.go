@@ -245,7 +245,7 @@ func LocalConfig(cfg Config, bin, redisAddr string, pprof [2]int) localmode.Conf
 		lc.Rules.Sets = semconvRules
 	}
 	lc.PrometheusBin, lc.OutDir, lc.Job = cfg.PrometheusBin, cfg.OutDir, cfg.jobName()
-	lc.DiffSample, lc.Gate = cfg.DiffSample, string(parity.GateThresholds)
+	lc.DiffSample, lc.Gate = cfg.DiffSample, cfg.Gate
 	lc.ScrapeInterval, lc.Progress, lc.ProfileSeconds = cfg.ScrapeInterval, cfg.Progress, cfg.ProfileSeconds
 	lc.Record, lc.RecordName = cfg.Record, cfg.Scenario
 	lc.RecordCommand = fmt.Sprintf("make demo SCENARIO=%s DURATION=%s DEMO_SEED=%d DEMO_RECORD=%s", cfg.Scenario, cfg.Duration, cfg.Seed, cfg.Record)

@@ -84,7 +84,10 @@ type Config struct {
 	// rules and the processes' logs.
 	OutDir string
 	// Gate is the verdict behind the exit status, as poolparity-parity's
-	// -gate: thresholds, confirmed or sequential.
+	// -gate: confirmed (Default's), thresholds, sequential or counts. A
+	// local run is read once, at the end of a load of minutes, which the
+	// windowed confirmed gate suits; the report's default, counts, is for
+	// a rollout read again and again.
 	Gate string
 	// ScrapeInterval is Prometheus' scrape and rule evaluation interval.
 	ScrapeInterval time.Duration

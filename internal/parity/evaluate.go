@@ -243,14 +243,27 @@ func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (R
 	return r, nil
 }
 
+// ThresholdsFalseFail is the thresholds judge's measured false-FAIL rate at
+// parity, with its 95% interval: the A/A rollouts of docs/verdict-eval.md's
+// synthetic corpus (20 looks a minute apart, seed 1) that the 5m rules at
+// the chart's thresholds and floors failed. A test keeps it the document's
+// figure.
+const ThresholdsFalseFail = "133 of 200, 66.5% [59.7%, 72.7%]"
+
+// ThresholdsNote is the note of a report whose verdict the thresholds alone
+// decide: what they cost at parity, measured.
+const ThresholdsNote = "thresholds alone decide: they have no error control; at parity they failed " + ThresholdsFalseFail +
+	" of simulated A/A rollouts (docs/verdict-eval.md), where the count-based test (-gate counts, a PoolCanary's statistical mode Counts) failed at most 0.2% under independent, corpus-like, AR(1) and small pod-offset noise (docs/verdict-eval-counts.md)"
+
 // setGate sets the report's verdict gate from the statistical mode, and
-// notes the sequential test's plan.
+// notes the sequential test's plan, or what the thresholds cost.
 func (e evaluation) setGate(r *Report) {
 	switch e.opts.Stat {
 	case StatConfirm:
 		r.Gate = GateConfirmed
 	case StatReport:
 		r.Gate = GateThresholds
+		r.Notes = append(r.Notes, ThresholdsNote)
 	case StatSequential:
 		r.Gate = GateSequential
 		k := len(e.cat.SLIs)
@@ -736,7 +749,7 @@ func (e evaluation) checkRulesLoaded(ctx context.Context, q Querier) (map[string
 		return nil, fmt.Errorf("parity: reading the rules: %w", err)
 	}
 	w := e.opts.Window
-	var want []string
+	var want, counts []string
 	if e.opts.Guard == nil {
 		want = append(want, e.cat.Guard.MinTrackRule+w, e.cat.Guard.RequestRule+w)
 	}
@@ -749,13 +762,20 @@ func (e evaluation) checkRulesLoaded(ctx context.Context, q Querier) (map[string
 		}
 		if e.opts.Stat == StatCounts && s.Counts != nil {
 			want = append(want, s.Counts.Requests, s.Counts.Num)
+			counts = append(counts, s.Counts.Requests, s.Counts.Num)
 		}
 	}
 	var missing []string
+	countsMissing := false
 	for _, name := range want {
 		if _, ok := loaded[name]; !ok && !slices.Contains(missing, name) {
 			missing = append(missing, name)
+			countsMissing = countsMissing || slices.Contains(counts, name)
 		}
+	}
+	if countsMissing {
+		return nil, fmt.Errorf("%w (missing: %s); the count-based test (a PoolCanary's statistical mode %s, the default; -gate %s) reads the poolparity.counts rules: load them (the chart's rules.counts.enabled) or choose another mode",
+			ErrNoRules, strings.Join(missing, ", "), StatCounts, GateCounts)
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%w (missing: %s)", ErrNoRules, strings.Join(missing, ", "))

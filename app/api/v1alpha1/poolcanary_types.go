@@ -333,8 +333,10 @@ const (
 	// like a breached threshold, and too few samples hold the step (NoData).
 	StatisticalGate StatisticalMode = "Gate"
 	// StatisticalConfirm makes the test a condition of a breach: an SLI over its threshold
-	// (and floor) fails only when the test also finds it significantly worse. It trades
-	// a little detection for fewer false alarms (docs/verdict-eval.md).
+	// (and floor) fails only when the test also finds it significantly worse, each analysis
+	// window on its own. It trades a little detection for fewer false alarms than the
+	// thresholds alone, but its false-alarm rate grows with every window read
+	// (docs/verdict-eval.md).
 	StatisticalConfirm StatisticalMode = "Confirm"
 	// StatisticalSequential decides by an anytime-valid sequential test: the evidence that
 	// gray is worse than its floor accumulates from the rollout's start (warm-up excluded),
@@ -342,17 +344,30 @@ const (
 	// at the per-rollout alpha, however often it was read before. Thresholds and alerts are
 	// shown; a breach without sequential evidence does not fail (docs/verdict-eval.md).
 	StatisticalSequential StatisticalMode = "Sequential"
-	// StatisticalCounts is Sequential with the count-based test: the latency, 5xx, CPU and
-	// heap SLIs are judged from the raw per-pod counters of the poolparity.counts rules, step
-	// by step (every rules.counts.interval), with two anytime-valid tests per SLI: one
-	// against its floor (FAIL) and one against its margin (PASS) (docs/controller.md).
+	// StatisticalCounts, the default, is Sequential with the count-based test: the latency,
+	// 5xx, CPU and heap SLIs are judged from the raw per-pod counters of the poolparity.counts
+	// rules, step by step (every rules.counts.interval), with two anytime-valid tests per SLI:
+	// one against its floor (FAIL) and one against its margin (PASS) (docs/controller.md).
 	StatisticalCounts StatisticalMode = "Counts"
 )
 
+// StatisticalDefault is the mode of a PoolCanary that names none.
+const StatisticalDefault = StatisticalCounts
+
+// OrDefault returns m, or StatisticalDefault when m is empty (an object the API server did
+// not default, such as one built in a test).
+func (m StatisticalMode) OrDefault() StatisticalMode {
+	if m == "" {
+		return StatisticalDefault
+	}
+	return m
+}
+
 // AnytimeValid reports whether the mode's evidence accumulates from the rollout's start and
-// holds however often it is read (Sequential, Counts): the controller then reads it at every
-// analysis interval of a step, not only at its end.
+// holds however often it is read (Sequential, Counts; an empty mode is the default's): the
+// controller then reads it at every analysis interval of a step, not only at its end.
 func (m StatisticalMode) AnytimeValid() bool {
+	m = m.OrDefault()
 	return m == StatisticalSequential || m == StatisticalCounts
 }
 
@@ -361,10 +376,12 @@ func (m StatisticalMode) AnytimeValid() bool {
 // step over the window from a range query of the SLI's sampleRule (or rule), with an
 // effect-size bar.
 type StatisticalTest struct {
-	// Mode is Off, Report, Gate, Confirm, Sequential or Counts. Confirm, the default, judges each
-	// analysis window on its own; Sequential keeps its false-alarm rate however often the
-	// canary is analysed. docs/verdict-eval.md measures both, with intervals.
-	// +kubebuilder:default=Confirm
+	// Mode is Off, Report, Gate, Confirm, Sequential or Counts. Counts, the default, keeps its
+	// false-alarm rate however often the canary is analysed and decides from the raw counters
+	// (it needs the chart's poolparity.counts rules: without them the analysis is an error);
+	// Confirm judges each analysis window on its own. docs/verdict-eval.md and
+	// docs/verdict-eval-counts.md measure them, with intervals.
+	// +kubebuilder:default=Counts
 	// +optional
 	Mode StatisticalMode `json:"mode,omitempty"`
 

@@ -35,11 +35,13 @@ type Config struct {
 	Selector string
 	// OutDir receives report.{txt,json,html}.
 	OutDir string
-	// Gate is the verdict that decides the exit status: "confirmed" (a
-	// threshold FAIL counts only where the statistical test confirms it;
-	// firing alerts always count) or "thresholds" (the threshold rows and
-	// the alerts alone). docs/verdict-eval.md measures both. "sequential"
-	// decides by the anytime-valid sequential test, from Since.
+	// Gate is the verdict that decides the exit status: "counts", the
+	// default (the count-based anytime-valid test, from Since; it needs the
+	// poolparity.counts rules), "sequential" (the anytime-valid test of
+	// per-minute samples, from Since), "confirmed" (a threshold FAIL counts
+	// only where the statistical test confirms it; firing alerts always
+	// count) or "thresholds" (the threshold rows and the alerts alone).
+	// docs/verdict-eval.md and docs/verdict-eval-counts.md measure them.
 	Gate string
 	// Since is when the sequential gate's evidence starts, RFC 3339 (the
 	// rollout's start: its false-alarm rate holds however often the report
@@ -92,7 +94,7 @@ func (c Config) Catalog() (catalog.Catalog, error) {
 
 // defaultConfig returns the defaults.
 func defaultConfig() Config {
-	return Config{Window: "5m", OutDir: "out", Gate: string(parity.GateConfirmed), ProfileSeconds: 5, MaxResponseBytes: promread.DefaultMaxResponseBytes}
+	return Config{Window: "5m", OutDir: "out", Gate: string(parity.GateCounts), ProfileSeconds: 5, MaxResponseBytes: promread.DefaultMaxResponseBytes}
 }
 
 // Validate checks c and returns every problem at once.
@@ -163,7 +165,7 @@ func parseConfig(name string, args []string, getenv func(string) string, usage i
 	e.String(&c.Window, "PARITY_WINDOW", "recording-rule window the report reads (the chart's rules: 5m; the kind harness: 1m)")
 	e.String(&c.Selector, "PARITY_SELECTOR", `PromQL label matchers picking one service, e.g. namespace="shop",job="poolparity"`)
 	e.String(&c.OutDir, "PARITY_OUT", "directory for report.{txt,json,html}")
-	e.String(&c.Gate, "PARITY_GATE", "verdict behind the exit status: confirmed (a threshold FAIL needs the statistical test's FAIL; alerts always count), thresholds, sequential (the anytime-valid test from -since decides) or counts (the count-based anytime-valid test from -since decides)")
+	e.String(&c.Gate, "PARITY_GATE", "verdict behind the exit status: counts (the count-based anytime-valid test from -since decides; needs the poolparity.counts rules), sequential (the anytime-valid test of per-minute samples from -since decides), confirmed (a threshold FAIL needs the statistical test's FAIL; alerts always count) or thresholds (no error control: "+parity.ThresholdsFalseFail+" of A/A rollouts failed, docs/verdict-eval.md)")
 	e.String(&c.Since, "PARITY_SINCE", "sequential and counts gates: when the rollout's evidence starts, RFC 3339; empty: the statistical window before now")
 	e.String(&c.SLIs, "PARITY_SLIS", "catalog SLI IDs to judge, comma-separated (docs/contracts.md section 5); empty: all")
 	e.String(&c.PprofGray, "PARITY_PPROF_GRAY", "on FAIL, profile this gray instance's pprof port, e.g. http://10.0.0.5:6060 (with -pprof-stable; docs/profiles.md)")

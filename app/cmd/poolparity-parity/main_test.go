@@ -222,6 +222,8 @@ func TestRun(t *testing.T) {
 			[]string{"latency p99", "NO DATA"}, nil, nil},
 		{"-slis judges the listed SLIs only", func(*fakeProm) {}, parity.ExitPass,
 			[]string{"error ratio", "PASS"}, []string{"-slis", "latency-p95,error-ratio"}, []string{"heap alloc per request", "sync.Pool hit ratio"}},
+		{"-gate thresholds prints the thresholds' measured false-FAIL rate beside the verdict", func(*fakeProm) {}, parity.ExitPass,
+			[]string{"verdict gate: the thresholds alone (no error control: at parity they failed " + parity.ThresholdsFalseFail, "PASS"}, []string{"-gate", "thresholds"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -229,7 +231,10 @@ func TestRun(t *testing.T) {
 			tt.setup(f)
 			out := t.TempDir()
 			var stdout, stderr bytes.Buffer
-			code := cli.Exit(&stderr, "poolparity-parity", run(context.Background(), append([]string{"-selector", sel, "-out", out}, tt.args...),
+			// The thresholds and the per-window test, which the fake Prometheus serves; the
+			// default gate's counts rules are TestRunDefaultGate's.
+			args := append([]string{"-selector", sel, "-out", out, "-gate", "confirmed"}, tt.args...)
+			code := cli.Exit(&stderr, "poolparity-parity", run(context.Background(), args,
 				env(map[string]string{"PROMETHEUS_URL": f.srv.URL}), &stdout, &stderr))
 			if code != tt.wantExit {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantExit, stdout.String(), stderr.String())
@@ -259,6 +264,28 @@ func TestRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunDefaultGate: the default gate is the count-based test, which reads the
+// poolparity.counts rules; a Prometheus without them is exit 4 with one line naming the
+// missing rules and the two ways out, never a verdict from the thresholds instead.
+func TestRunDefaultGate(t *testing.T) {
+	f := newFakeProm(t) // the rate rules and alerts only
+	var stdout, stderr bytes.Buffer
+	code := cli.Exit(&stderr, "poolparity-parity", run(context.Background(), []string{"-out", t.TempDir()},
+		env(map[string]string{"PROMETHEUS_URL": f.srv.URL}), &stdout, &stderr))
+	if code != parity.ExitError {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, parity.ExitError, stdout.String(), stderr.String())
+	}
+	line := strings.TrimSpace(stderr.String())
+	for _, want := range []string{"job_gray_status_pod:http_requests:total", "-gate counts", "rules.counts.enabled", "or choose another mode"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("stderr %q does not say %q", line, want)
+		}
+	}
+	if strings.Count(line, "\n") > 0 || strings.Contains(stdout.String(), "VERDICT") {
+		t.Errorf("want one line on stderr and no verdict; stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	}
 }
 

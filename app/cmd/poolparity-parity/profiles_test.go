@@ -50,7 +50,7 @@ func TestRunProfiles(t *testing.T) {
 			before := len(gray.Requests()) + len(stable.Requests())
 			out := t.TempDir()
 			var stdout, stderr bytes.Buffer
-			args := []string{"-out", out, "-pprof-gray", tt.gray, "-pprof-stable", stable.URL, "-profile-seconds", "1"}
+			args := []string{"-out", out, "-gate", "confirmed", "-pprof-gray", tt.gray, "-pprof-stable", stable.URL, "-profile-seconds", "1"}
 			code := cli.Exit(&stderr, "poolparity-parity", run(context.Background(), args, env(map[string]string{"PROMETHEUS_URL": f.srv.URL}), &stdout, &stderr))
 			if code != tt.wantExit {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantExit, stdout.String(), stderr.String())

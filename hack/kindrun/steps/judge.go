@@ -69,8 +69,10 @@ func releaseSelector(namespace, release string) string {
 	return fmt.Sprintf(`namespace=%q,job=%q`, namespace, release)
 }
 
-// parityOptions are the evaluation's options: what `poolparity-parity -window 1m -selector
-// namespace=...,job=...` used (its default gate, confirmed; the alerts; the pools).
+// parityOptions are the evaluation's options: what `poolparity-parity -window 1m -gate confirmed
+// -selector namespace=...,job=...` uses (the alerts; the pools). The gate is the windowed one, not
+// the CLI's default (counts): the steps read each release once, after a load of a few minutes,
+// shorter than the count-based test needs at parity; the canary step judges on Counts.
 func parityOptions(namespace, release string, at time.Time) parity.Options {
 	return parity.Options{
 		At: at, Title: "poolparity on kind: gray vs stable",

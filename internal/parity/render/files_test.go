@@ -76,3 +76,34 @@ func TestDifferentialIsWritten(t *testing.T) {
 		}
 	})
 }
+
+// TestThresholdsGateSaysItsFalseFailRate: a report the thresholds alone decide prints their
+// measured false-FAIL rate once, on the gate line above the verdict, in the text; the JSON
+// and HTML carry it as a note.
+func TestThresholdsGateSaysItsFalseFailRate(t *testing.T) {
+	r := parity.Report{Title: "t", Verdict: parity.Pass, Gate: parity.GateThresholds, Notes: []string{parity.ThresholdsNote, "other"}}
+	dir := t.TempDir()
+	if _, err := render.Files(r, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file string
+		want string
+		n    int
+	}{
+		{"report.txt", "verdict gate: the thresholds alone (no error control: at parity they failed " + parity.ThresholdsFalseFail, 1},
+		{"report.txt", parity.ThresholdsFalseFail, 1},
+		{"report.txt", "note: other", 1},
+		{"report.json", `"gate": "thresholds"`, 1},
+		{"report.json", parity.ThresholdsFalseFail, 1},
+		{"report.html", "at parity they failed", 1},
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Count(string(b), tc.want); got != tc.n {
+			t.Errorf("%s has %q %d times, want %d:\n%s", tc.file, tc.want, got, tc.n, b)
+		}
+	}
+}

@@ -103,6 +103,9 @@ func Text(w io.Writer, r parity.Report) error {
 		return err
 	}
 	for _, n := range r.Notes {
+		if n == parity.ThresholdsNote && r.Gate == parity.GateThresholds {
+			continue // the gate line above the verdict says it
+		}
 		fmt.Fprintf(&b, "  note: %s\n", n)
 	}
 	for _, n := range r.BlindSpots {
@@ -123,6 +126,8 @@ func Text(w io.Writer, r parity.Report) error {
 	writeProfiles(&b, r.Profiles)
 	writeDifferential(&b, r.Differential)
 	switch r.Gate {
+	case parity.GateThresholds:
+		b.WriteString("\nverdict gate: the thresholds alone (no error control: at parity they failed " + parity.ThresholdsFalseFail + " of simulated A/A rollouts, docs/verdict-eval.md)\n")
 	case parity.GateConfirmed:
 		b.WriteString("\nverdict gate: thresholds confirmed by the test (a threshold FAIL needs the test's FAIL)\n")
 	case parity.GateSequential:
