@@ -21,10 +21,9 @@ var ErrHistogram = errors.New("histograms cannot be judged")
 // and the two cannot be told apart there: the bound is then the first higher one at which a gray
 // at the margin would exceed it in at most half its requests and the margin's exceedance ratio is
 // at least 1% above the floor's (judgeableBound; noted). It reads only stable, so gray cannot
-// steer it. Each step's Num is the requests
-// slower than b (the _count increase minus the le=b bucket's increase) and Requests the _count
-// increase, per track (and per pod in Counts.Pods); a step where a track's _count has no sample
-// has Requests 0, which Judge leaves out.
+// steer it. Each step's Num is the requests slower than b (the _count increase minus the le=b
+// bucket's increase) and Requests the _count increase, per track (and per pod in Counts.Pods); a
+// step where a track's _count has no sample has Requests 0, which Judge leaves out.
 //
 // The limits are in exceedance terms for a quantile ratio limit: floor and margin are latency
 // ratios (margin 1.10: gray's q-quantile <= 1.10 x stable's). If gray's latencies were stable's
