@@ -430,7 +430,7 @@ func replay(ctx context.Context, cfg config, src source, visit func(at time.Dura
 	if err != nil {
 		return err
 	}
-	q := &engineQuerier{engine: engine, storage: st, records: ev.records}
+	q := &engineQuerier{engine: engine, storage: st, records: ev.records, interval: cfg.Eval}
 	for at := time.Duration(0); at <= cfg.Lead+cfg.Rollout; at += cfg.Eval {
 		// The store holds the whole run, but a query at ts reads no sample after ts.
 		firing, err := ev.eval(ctx, t0, at)

@@ -131,69 +131,84 @@ func mustLabels(t *testing.T, s string) labels.Labels {
 }
 
 // TestControllerAndCLIAgree replays runs through the real rule engine and the committed rules
-// and judges each analysis window twice on the same data: as poolparity-parity does (the
-// catalog, -gate confirmed) and as a PoolCanary on the matching mode, Confirm, with the CRD's
-// other defaults does (controller.AnalyzeWith). Every SLI's verdict and the statistical verdict must agree, and
-// so must the whole verdict wherever no alert fires (the controller judges the rules, not the
-// alerts).
+// and judges each analysis window twice on the same data, per gate: as poolparity-parity does
+// (the catalog, -gate confirmed, or -gate counts from the rollout's start) and as a PoolCanary on
+// the matching mode (Confirm; Counts, the default, with the rollout's start as
+// status.rolloutStartedAt) with the CRD's other defaults does (controller.AnalyzeWith). Every
+// SLI's verdict and the statistical verdict must agree, and so must the whole verdict wherever no
+// alert fires (the controller judges the rules, not the alerts).
 func TestControllerAndCLIAgree(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Rollout = 15 * time.Minute
 	cfg.RulesFile = filepath.Join("..", "..", "deploy", "prometheus", "poolparity.rules.yml")
 	cat := catalog.Default()
-	for i, sc := range []scenario{synthetic[0], synthetic[5], synthetic[7]} {
-		t.Run(sc.Name, func(t *testing.T) {
-			ctx := context.Background()
-			var compared, failed, whole int
-			src := newSynthSource(cfg, sc, rand.New(rand.NewPCG(uint64(i+1), 7)))
-			err := replay(ctx, cfg, src, func(at time.Duration, ts time.Time, q parity.Querier, _ map[string]string) error {
-				if rel := at - cfg.Lead; rel < 5*time.Minute || rel%(5*time.Minute) != 0 {
+	since := time.Unix(0, 0).UTC().Add(cfg.Lead)
+	for _, gate := range []struct {
+		gate parity.Gate
+		mode v1alpha1.StatisticalMode
+	}{
+		{parity.GateConfirmed, v1alpha1.StatisticalConfirm},
+		{parity.GateCounts, v1alpha1.StatisticalCounts},
+	} {
+		for i, sc := range []scenario{synthetic[0], synthetic[5], synthetic[7]} {
+			t.Run(string(gate.gate)+"/"+sc.Name, func(t *testing.T) {
+				ctx := context.Background()
+				var compared, failed, whole int
+				src := newSynthSource(cfg, sc, rand.New(rand.NewPCG(uint64(i+1), 7)))
+				err := replay(ctx, cfg, src, func(at time.Duration, ts time.Time, q parity.Querier, _ map[string]string) error {
+					if rel := at - cfg.Lead; rel < 5*time.Minute || rel%(5*time.Minute) != 0 {
+						return nil
+					}
+					opts := parity.Options{At: ts, Window: "5m", Selector: `job="poolparity"`, Stat: gate.gate.Mode(), Alerts: true}
+					if gate.gate == parity.GateCounts {
+						opts.StatSince = since
+					}
+					cli, err := parity.Evaluate(ctx, q, cat, opts)
+					if err != nil {
+						return err
+					}
+					a := v1alpha1.Analysis{MatchLabels: map[string]string{"job": "poolparity"}, MinRequests: cat.Guard.MinRequests,
+						Statistical: v1alpha1.StatisticalTest{Mode: gate.mode}}
+					ctl := controller.AnalyzeWith(ctx, q, &a, controller.Input{Now: ts, Since: since})
+					compared++
+					cliRows := cli.GateRows()
+					if len(ctl.SLIs) != len(cliRows) {
+						t.Fatalf("at %s: the controller judged %d SLIs, the CLI %d (%s)", at, len(ctl.SLIs), len(cliRows), ctl.Message)
+					}
+					for j, row := range cliRows {
+						if got := ctl.SLIs[j]; got.Name != string(row.ID) || !sameVerdict(got.Verdict, row.Verdict) {
+							t.Errorf("at %s: SLI %s: controller %s %s, CLI %s", at, row.ID, got.Name, got.Verdict, row.Verdict)
+						}
+					}
+					if ctl.Statistical == nil || !sameVerdict(ctl.Statistical.Verdict, cli.Statistical) {
+						t.Errorf("at %s: statistical verdicts differ: controller %+v, CLI %s", at, ctl.Statistical, cli.Statistical)
+					}
+					if !slices.ContainsFunc(cli.Alerts, func(al parity.Alert) bool { return al.State == "firing" }) {
+						whole++
+						if !sameVerdict(ctl.Verdict, cli.Verdict) {
+							t.Errorf("at %s: controller %s (%s), CLI %s (%q)", at, ctl.Verdict, ctl.Message, cli.Verdict, cli.Reasons)
+						}
+					}
+					if cli.Verdict == parity.Fail {
+						failed++
+					}
+					t.Logf("at %s: %s (statistical %s: %q)", at, cli.Verdict, cli.Statistical, cli.StatReasons)
 					return nil
-				}
-				cli, err := parity.Evaluate(ctx, q, cat, parity.Options{At: ts, Window: "5m", Selector: `job="poolparity"`, Stat: parity.GateConfirmed.Mode(), Alerts: true})
+				})
 				if err != nil {
-					return err
+					t.Fatal(err)
 				}
-				a := v1alpha1.Analysis{MatchLabels: map[string]string{"job": "poolparity"}, MinRequests: cat.Guard.MinRequests,
-					Statistical: v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalConfirm}}
-				ctl := controller.AnalyzeWith(ctx, q, &a, controller.Input{Now: ts})
-				compared++
-				cliRows := parity.Confirm(cli.Rows)
-				if len(ctl.SLIs) != len(cliRows) {
-					t.Fatalf("at %s: the controller judged %d SLIs, the CLI %d (%s)", at, len(ctl.SLIs), len(cliRows), ctl.Message)
+				if compared != 3 {
+					t.Errorf("%d windows compared, want 3", compared)
 				}
-				for j, row := range cliRows {
-					if got := ctl.SLIs[j]; got.Name != string(row.ID) || !sameVerdict(got.Verdict, row.Verdict) {
-						t.Errorf("at %s: SLI %s: controller %s %s, CLI %s", at, row.ID, got.Name, got.Verdict, row.Verdict)
-					}
+				if sc.aa() && whole == 0 {
+					t.Error("A/A: no window without a firing alert, so no whole verdict was compared")
 				}
-				if ctl.Statistical == nil || !sameVerdict(ctl.Statistical.Verdict, cli.Statistical) {
-					t.Errorf("at %s: statistical verdicts differ: controller %+v, CLI %s", at, ctl.Statistical, cli.Statistical)
+				if sc.Latency == 0.40 && failed == 0 {
+					t.Error("+40% p99 never failed: the comparison saw no regression")
 				}
-				if !slices.ContainsFunc(cli.Alerts, func(al parity.Alert) bool { return al.State == "firing" }) {
-					whole++
-					if !sameVerdict(ctl.Verdict, cli.Verdict) {
-						t.Errorf("at %s: controller %s (%s), CLI %s (%q)", at, ctl.Verdict, ctl.Message, cli.Verdict, cli.Reasons)
-					}
-				}
-				if cli.Verdict == parity.Fail {
-					failed++
-				}
-				return nil
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if compared != 3 {
-				t.Errorf("%d windows compared, want 3", compared)
-			}
-			if sc.aa() && whole == 0 {
-				t.Error("A/A: no window without a firing alert, so no whole verdict was compared")
-			}
-			if sc.Latency == 0.40 && failed == 0 {
-				t.Error("+40% p99 never failed: the comparison saw no regression")
-			}
-		})
+		}
 	}
 }
 

@@ -15,12 +15,14 @@ import (
 
 // engineQuerier answers the judge's queries (parity.Querier) from the Prometheus engine and
 // storage of one run, as the HTTP API of a Prometheus running the same rules would. Its
-// Rules lists the recording rules only: the judge's threshold verdict is measured on the rows,
-// and the alerts are measured separately.
+// Rules lists the recording rules only, in one group at the replay's evaluation interval (the
+// count-based test's step): the judge's threshold verdict is measured on the rows, and the alerts
+// are measured separately.
 type engineQuerier struct {
-	engine  *promql.Engine
-	storage storage.Queryable
-	records []string // the recording rules loaded
+	engine   *promql.Engine
+	storage  storage.Queryable
+	records  []string      // the recording rules loaded
+	interval time.Duration // the replay's rule evaluation interval
 }
 
 func (q *engineQuerier) Query(ctx context.Context, qs string, ts time.Time, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
@@ -35,6 +37,8 @@ func (q *engineQuerier) Query(ctx context.Context, qs string, ts time.Time, _ ..
 			return out, nil
 		case promql.Scalar:
 			return &model.Scalar{Value: model.SampleValue(v.V), Timestamp: model.Time(v.T)}, nil
+		case promql.Matrix: // a range selector, as the count-based test reads raw counters
+			return matrix(v), nil
 		}
 		return nil, fmt.Errorf("query %s: unexpected result type %s", qs, val.Type())
 	})
@@ -48,21 +52,26 @@ func (q *engineQuerier) QueryRange(ctx context.Context, qs string, r v1.Range, _
 		if !ok {
 			return nil, fmt.Errorf("range query %s: unexpected result type %s", qs, val.Type())
 		}
-		out := make(model.Matrix, 0, len(m))
-		for _, s := range m {
-			ss := &model.SampleStream{Metric: metric(s.Metric)}
-			for _, p := range s.Floats {
-				ss.Values = append(ss.Values, model.SamplePair{Timestamp: model.Time(p.T), Value: model.SampleValue(p.F)})
-			}
-			out = append(out, ss)
-		}
-		return out, nil
+		return matrix(m), nil
 	})
 	return val, nil, nil, err
 }
 
+// matrix converts the engine's matrix to the HTTP API's.
+func matrix(m promql.Matrix) model.Matrix {
+	out := make(model.Matrix, 0, len(m))
+	for _, s := range m {
+		ss := &model.SampleStream{Metric: metric(s.Metric)}
+		for _, p := range s.Floats {
+			ss.Values = append(ss.Values, model.SamplePair{Timestamp: model.Time(p.T), Value: model.SampleValue(p.F)})
+		}
+		out = append(out, ss)
+	}
+	return out
+}
+
 func (q *engineQuerier) Rules(context.Context, []string) (v1.RulesResult, error) {
-	rg := v1.RuleGroup{Name: "poolparity.records"}
+	rg := v1.RuleGroup{Name: "poolparity.records", Interval: q.interval.Seconds()}
 	for _, name := range q.records {
 		rg.Rules = append(rg.Rules, v1.RecordingRule{Name: name, Health: v1.RuleHealthGood})
 	}
