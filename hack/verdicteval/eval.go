@@ -95,6 +95,11 @@ type scenario struct {
 
 func (s scenario) aa() bool { return s.Latency == 0 && s.Tail == 0 && s.Errors == 0 && !s.regressed() }
 
+// atOrBeyondMargin reports whether a synthetic scenario's gray is at or beyond the margin of an
+// SLI of the catalog: p99 +20% or more (threshold x1.1), the slowest 2% twice as slow (p99 about
+// doubled), or 0.5 points more 5xx (the margin of the error ratio).
+func (s scenario) atOrBeyondMargin() bool { return s.Latency >= 0.2 || s.Tail > 0 || s.Errors >= 0.005 }
+
 // regressed reports whether a recorded scenario's recordings have a regression.
 func (s scenario) regressed() bool { return s.Recording != "" && !isAA(s.Recording) }
 
@@ -112,9 +117,10 @@ var synthetic = []scenario{
 // judge is one way of deciding a look.
 type judge struct {
 	Name string
-	// Seq: the sequential mode, else Confirm (which gives the thresholds too); Warm excludes
-	// the warm-up; Thresholds takes the rows' verdict.
-	Seq, Warm, Thresholds bool
+	// Seq: the sequential mode; Counts: the count-based test (Counts, the PoolCanary's
+	// default); else Confirm (which gives the thresholds too). Warm excludes the warm-up;
+	// Thresholds takes the rows' verdict.
+	Seq, Counts, Warm, Thresholds bool
 	// ColdOnly: run only in the cold scenarios (the judges without the warm-up exclusion).
 	ColdOnly bool
 }
@@ -125,6 +131,7 @@ var judges = []judge{
 	{Name: "confirmed (Mann-Whitney), warm-up excluded", Warm: true},
 	{Name: "thresholds", Thresholds: true, Warm: true},
 	{Name: "sequential, warm-up excluded", Seq: true, Warm: true},
+	{Name: "counts, warm-up excluded", Counts: true, Warm: true},
 	{Name: "confirmed (Mann-Whitney), no warm-up", ColdOnly: true},
 	{Name: "sequential, no warm-up", Seq: true, ColdOnly: true},
 }
@@ -484,8 +491,11 @@ func oneRun(ctx context.Context, cfg config, sc scenario, i int, src source) (ru
 				Test: cfg.Stat, Sequential: cfg.Seq, StatWindow: cfg.StatWindow, StatStep: cfg.StatStep, SampleFamily: cfg.StatFamily,
 				Stat: parity.StatConfirm, StatSince: since, RuleInterval: cfg.Eval,
 			}
-			if j.Seq {
+			switch {
+			case j.Seq:
 				opts.Stat = parity.StatSequential
+			case j.Counts:
+				opts.Stat = parity.StatCounts
 			}
 			if j.Warm {
 				opts.Exclude = warm
@@ -504,12 +514,12 @@ func oneRun(ctx context.Context, cfg config, sc scenario, i int, src source) (ru
 			case j.Thresholds:
 				lk.Verdict, _ = parity.Decide(parity.Decision{Rows: r.Rows})
 				lk.Why = failing(r.Rows, false)
-			case j.Seq:
+			case j.Seq || j.Counts:
 				lk.Why = failing(r.Rows, true)
 			default:
 				lk.Why = failing(parity.Confirm(r.Rows), false)
 			}
-			if !j.Seq && j.Warm && !j.Thresholds {
+			if !j.Seq && !j.Counts && j.Warm && !j.Thresholds {
 				confirm = &r
 			}
 			rr.Looks[j.Name] = append(rr.Looks[j.Name], lk)

@@ -23,7 +23,7 @@ import (
 
 // TestEvaluateSeesALargeRegression runs one short run per scenario of both corpora through
 // the engine and the committed rules, every judge looking every minute: the +40% p99 run must
-// fail the thresholds and the sequential judge, the cold scenario must run the judges without
+// fail the thresholds, the sequential and the count-based judge, the cold scenario must run the judges without
 // the warm-up too, and the report must render every section.
 func TestEvaluateSeesALargeRegression(t *testing.T) {
 	cfg := defaultConfig()
@@ -49,7 +49,7 @@ func TestEvaluateSeesALargeRegression(t *testing.T) {
 			}
 		}
 		if rr.Scenario.Latency == 0.40 {
-			for _, j := range []string{"thresholds", "sequential, warm-up excluded"} {
+			for _, j := range []string{"thresholds", "sequential, warm-up excluded", "counts, warm-up excluded"} {
 				if s := summarise([]runResult{rr}, j); s.detected != 1 {
 					t.Errorf("+40%% p99: %s did not fail at any look: %+v", j, rr.Looks[j])
 				}

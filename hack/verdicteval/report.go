@@ -184,6 +184,12 @@ Looks, as they are used (continuous monitoring):
   - **sequential**: statistical.mode Sequential: the anytime-valid test of internal/parity on
     the paired per-minute samples since the rollout's start, per-rollout alpha %g spent over
     %d SLIs (e-value bar %.0f), tau %g, judged from %d samples on (the fewest that can reach the bar).
+  - **counts**: statistical.mode Counts, the default of a PoolCanary and of poolparity-parity:
+    the count-based anytime-valid test (internal/parity/seqcount) on the raw counters of the
+    poolparity.counts rules, differenced at their evaluation interval (%s here) from the
+    rollout's start, stable's over the %s before it as its history. docs/verdict-eval-counts.md
+    measures it on simulated counters under seven noise models and three traffic rows; here it
+    reads the same rules and data as the other judges.
   - "warm-up excluded": the samples of the first %s after the gray started are left out
     (Options.Exclude, as the controller's per-pod warm-up); "no warm-up": they count. Both are
     measured on the cold A/A scenario.
@@ -212,7 +218,7 @@ in the gray from its start: every latency times 1 + x, the slowest 2%% of reques
 		cfg.Eval, cfg.Lead+cfg.Rollout,
 		cfg.Look, int(cfg.Rollout/cfg.Look),
 		cfg.Stat.Confidence, k, cfg.Stat.MinEffect, cfg.Stat.MinSamples, cfg.StatFamily, cfg.StatStep, cfg.StatWindow,
-		seq.Alpha, k, bar, seq.Scale, seq.Decisive(k), cfg.Warmup,
+		seq.Alpha, k, bar, seq.Scale, seq.Decisive(k), cfg.Eval, cfg.Lead, cfg.Warmup,
 		int(cfg.RPS), cfg.RPS, cfg.MedianLatency*1000, fmtFloat(cfg.MedianLatency), cfg.P99Latency*1000, fmtFloat(cfg.P99Latency),
 		cfg.Drift, cfg.Drift, cfg.AR1, cfg.AR1, cfg.Pods, cfg.Pods, cfg.PodOffset, cfg.PodOffset,
 		cfg.StallProb, cfg.StallProb, cfg.StallShare*100, cfg.StallShare, cfg.StallFactor, cfg.StallFactor, cfg.BaseErrors*100, cfg.BaseErrors,
@@ -317,11 +323,17 @@ func targetsOf(corpus string, sc scenario, j string, s summary) []string {
 		out = append(out, fmt.Sprintf("- p99 +20%% caught within 15 minutes in at least 95%% of runs, %s, %s: %s.",
 			corpus, j, target(p >= 0.95, s.runs, rate(s.within15, s.runs))))
 	}
-	if sc.Latency == 0.40 && strings.HasPrefix(j, "sequential") {
+	name, _, _ := strings.Cut(j, ",")
+	anytime := name == "sequential" || name == "counts"
+	if anytime && sc.atOrBeyondMargin() {
+		out = append(out, fmt.Sprintf("- A gray at or beyond its margin PASSed at no look (an anytime-valid PASS rules the margin out), %s, %s, %s: %s.",
+			corpus, sc.Name, j, target(s.passed == 0, s.runs, "PASSed at some look in "+rate(s.passed, s.runs))))
+	}
+	if sc.Latency == 0.40 && anytime {
 		m, ok := s.median()
 		fig := "median " + fmtQ(m, ok) + ", " + rate(s.detected, s.runs) + " detected"
-		out = append(out, fmt.Sprintf("- The sequential judge's median time to detect p99 +40%% under 5 minutes, %s, %s: %s.",
-			corpus, j, target(ok && m < 5*time.Minute && s.detected*2 > s.runs, s.runs, fig)))
+		out = append(out, fmt.Sprintf("- The %s judge's median time to detect p99 +40%% under 5 minutes, %s, %s: %s.",
+			name, corpus, j, target(ok && m < 5*time.Minute && s.detected*2 > s.runs, s.runs, fig)))
 	}
 	return out
 }
