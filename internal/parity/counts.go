@@ -316,7 +316,8 @@ func sortedKeys(m podSteps) []string {
 }
 
 // judgeLatency judges a latency quantile from both tracks' bucket counters
-// (the +Inf bucket counts the requests).
+// (the +Inf bucket counts the requests), with the tail's FAIL test at the
+// bound above the judged one (seqcount.LatencyTest, JudgeTail).
 // The first lead steps of edges are stable's history (before the rollout).
 func judgeLatency(t seqcount.Test, crit Criterion, q float64, buckets countInput, edges []time.Time, lead int, excluded func(time.Time) bool) (seqcount.Result, []string, func(seqcount.Result) float64, error) {
 	stable, err := histogram(buckets.stable)
@@ -335,17 +336,27 @@ func judgeLatency(t seqcount.Test, crit Criterion, q float64, buckets countInput
 	if err != nil {
 		return seqcount.Result{}, nil, nil, err
 	}
-	steps, exceed, bound, notes, err := seqcount.LatencySteps(stable, gray, edges, q, 1+lim.Floor.Rel, 1+lim.Margin.Rel)
+	l, err := seqcount.LatencyTest(stable, gray, edges, q, 1+lim.Floor.Rel, 1+lim.Margin.Rel)
+	notes := l.Notes
 	if err != nil {
 		return seqcount.Result{}, notes, nil, err
 	}
-	hist, steps := history(steps, lead)
+	hist, steps := history(l.Steps, lead)
 	steps, dropped := keep(steps, excluded)
 	if dropped > 0 {
 		notes = append(notes, fmt.Sprintf("%d steps in a warm-up or before both tracks served left out", dropped))
 	}
-	notes = append(notes, fmt.Sprintf("judged on the requests slower than %s (stable's p%g %s)", FormatValue(Seconds, bound), q*100, FormatValue(Seconds, level)))
-	return t.JudgeAfter(seqcount.Proportion, exceed, hist, steps), notes, func(r seqcount.Result) float64 { return r.Ratio }, nil
+	judged := fmt.Sprintf("judged on the requests slower than %s (stable's p%g %s)", FormatValue(Seconds, l.Bound), q*100, FormatValue(Seconds, level))
+	var tail *seqcount.TailTest
+	if l.Tail != nil {
+		// The same steps at the bound above: keep drops the same ones (both read _count).
+		th, ts := history(l.Tail.Steps, lead)
+		ts, _ = keep(ts, excluded)
+		tail = &seqcount.TailTest{Steps: ts, Limits: l.Tail.Limits, Bound: l.Tail.Bound, History: th}
+		judged += fmt.Sprintf(", and for a FAIL also on those slower than %s", FormatValue(Seconds, l.Tail.Bound))
+	}
+	notes = append(notes, judged)
+	return t.JudgeTail(seqcount.Proportion, l.Limits, hist, steps, tail), notes, func(r seqcount.Result) float64 { return r.Ratio }, nil
 }
 
 // histogram sorts one track's bucket series by le into a seqcount

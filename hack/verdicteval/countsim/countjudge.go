@@ -15,6 +15,7 @@ type countSLI struct {
 	lim   seqcount.Limits
 	hist  []seqcount.Counts // stable's steps before the gray's start (the lead)
 	steps []seqcount.Step
+	tail  *seqcount.TailTest // latency: the tail's FAIL test (seqcount.LatencyTest), its history split off as hist
 }
 
 // Contrast is one SLI's per-step count contrasts of a run, in step order: gray's rate less the
@@ -103,6 +104,14 @@ func countSteps(su Setup, run Run, slis []sli, edges []time.Time) ([]countSLI, e
 			out[i].hist = append(out[i].hist, st.Stable)
 		}
 		out[i].steps = c.steps[len(lead):]
+		if t := c.tail; t != nil {
+			tail := *t
+			for _, st := range t.Steps[:len(lead)] {
+				tail.History = append(tail.History, st.Stable)
+			}
+			tail.Steps = t.Steps[len(lead):]
+			out[i].tail = &tail
+		}
 	}
 	return out, nil
 }
@@ -119,11 +128,11 @@ func countStepsAt(su Setup, run Run, slis []sli, edges []time.Time) ([]countSLI,
 				hs, hg = histogram(su.Timing, run.Stable), histogram(su.Timing, run.Gray)
 			}
 			floor, margin := s.latencyRatios(level)
-			steps, lim, _, _, err := seqcount.LatencySteps(hs, hg, edges, s.q, floor, margin)
+			l, err := seqcount.LatencyTest(hs, hg, edges, s.q, floor, margin)
 			if err != nil {
 				return nil, fmt.Errorf("%s steps: %w", s.cat.ID, err)
 			}
-			out[i] = countSLI{kind: s.kind, lim: lim, steps: steps}
+			out[i] = countSLI{kind: s.kind, lim: l.Limits, steps: l.Steps, tail: l.Tail}
 			continue
 		}
 		if rs.reqs == nil {
@@ -137,6 +146,11 @@ func countStepsAt(su Setup, run Run, slis []sli, edges []time.Time) ([]countSLI,
 		out[i] = countSLI{kind: s.kind, lim: s.limits(level), steps: steps}
 	}
 	return out, nil
+}
+
+// judge judges the SLI over its steps, with its tail's FAIL test when it has one.
+func (c countSLI) judge(test seqcount.Test) seqcount.Result {
+	return test.JudgeTail(c.kind, c.lim, c.hist, c.steps, c.tail)
 }
 
 // contrasts sums each SLI's per-step contrasts against its boundaries.
@@ -177,7 +191,7 @@ func countLooks(test seqcount.Test, cs []countSLI) lookFunc {
 	}
 	ds := make([]decided, len(cs))
 	for i, c := range cs {
-		r := test.JudgeAfter(c.kind, c.lim, c.hist, c.steps)
+		r := c.judge(test)
 		ds[i] = decided{out: r.Outcome}
 		if r.Outcome != seqcount.Inconclusive {
 			ds[i].at = slices.IndexFunc(c.steps, func(s seqcount.Step) bool { return !s.T.Before(r.Rejected) }) + 1

@@ -57,7 +57,13 @@ func TestCountLooksMatchJudgingEachLook(t *testing.T) {
 func judgePrefix(test seqcount.Test, cs []countSLI, j int) (fail int, pass bool) {
 	fail, pass = -1, true
 	for i, c := range cs {
-		switch test.JudgeAfter(c.kind, c.lim, c.hist, c.steps[:j]).Outcome {
+		c.steps = c.steps[:j]
+		if c.tail != nil {
+			t := *c.tail
+			t.Steps = t.Steps[:j]
+			c.tail = &t
+		}
+		switch c.judge(test).Outcome {
 		case seqcount.Fail:
 			if fail < 0 {
 				fail = i
@@ -211,7 +217,7 @@ func TestParityPassTimes(t *testing.T) {
 		_, _, cs := simulatedSteps(t, cfg, su, slis, rand.NewPCG(uint64(r), 91))
 		var last float64
 		for i, c := range cs {
-			res := cfg.Test.JudgeAfter(c.kind, c.lim, c.hist, c.steps)
+			res := c.judge(cfg.Test)
 			m := math.Inf(1)
 			if res.Outcome == seqcount.Pass {
 				m = res.Rejected.Sub(c.steps[0].T).Minutes() + cfg.Step.Minutes()
@@ -262,7 +268,7 @@ func TestAR1FailTimes(t *testing.T) {
 		_, _, cs := simulatedSteps(t, cfg, su, slis, rand.NewPCG(uint64(r), 91))
 		m := math.Inf(1)
 		for _, c := range cs {
-			if res := cfg.Test.JudgeAfter(c.kind, c.lim, c.hist, c.steps); res.Outcome == seqcount.Fail {
+			if res := c.judge(cfg.Test); res.Outcome == seqcount.Fail {
 				m = math.Min(m, res.Rejected.Sub(c.steps[0].T).Minutes()+cfg.Step.Minutes())
 			}
 		}

@@ -24,8 +24,9 @@ of the rollout (its counters reset).
 Judges, both looking every %s and every minute from the gray's start, for %s:
 
 - **counts**: internal/parity/seqcount on %s steps differenced from the simulated counters
-  (seqcount.Increase per pod for errors, CPU and heap per request; seqcount.LatencySteps for
-  latency p95 and p99), seqcount.Test{Alpha %g, K %d}.JudgeAfter with stable's steps over the
+  (seqcount.Increase per pod for errors, CPU and heap per request; seqcount.LatencyTest for
+  latency p95 and p99, with the tail's FAIL test at the bound above the judged one),
+  seqcount.Test{Alpha %g, K %d}.JudgeTail with stable's steps over the
   %s lead as its history: 5 SLIs judged, the alpha spent over K. Errors, CPU and heap
   boundaries are the catalog's: the floor (FAIL boundary) at stable's nominal level and the
   threshold (or the floor, where wider) as the PASS margin.

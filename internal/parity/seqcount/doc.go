@@ -158,7 +158,8 @@
 // for a fixed-horizon test. Until stop 50 it was df/chi2_{df, 0.01}, a 99% upper bound then taken
 // as known (3.9 at 10, 2.4 at 20): it spent 1% on the estimate, eight times the per-SLI alpha, and
 // still paid the whole factor in every rollout; with it a p99 +40% under per-track AR(1) drift
-// FAILed after a median of 5.33 minutes, four times the oracle's 1.33 (2.67 now).
+// FAILed after a median of 5.33 minutes, four times the oracle's 1.33 (3 now; 2.67 before the
+// tail's test, "The tail").
 //
 // A drift shared by both tracks (load, a shared dependency) is in stable's history too, but it
 // cancels in the contrast. So the factor 1 + (1+Rel)^2, which takes gray's drift to be stable's
@@ -298,6 +299,33 @@
 // coming and going, bad samples, empty steps), and LatencySteps turns two tracks' histograms into
 // Proportion steps of "requests slower than a bucket bound" with the latency ratio limits turned
 // into exceedance ratios of stable's survival function; see their docs.
+//
+// # The tail
+//
+// The latency test counts the requests slower than the bucket bound just below stable's quantile
+// and reads its limits from stable's survival curve as if gray's latencies were stable's scaled by
+// a factor. A gray whose slowest requests alone got slower breaks that reading: with the slowest
+// 2% of the requests twice as slow (p99 about doubled, on the evaluations' 20 ms / 60 ms
+// log-normal), every request above the 50 ms bound below stable's 60 ms p99 was above it before
+// and stays above it, so the count at 50 ms does not move, and the judge PASSed such a gray in 11
+// of 40 replays through the real rules and FAILed none (docs/verdict-eval.md, before this test).
+// Only a bound above sees it: at 100 ms, 2% of the gray's requests against 0.03% of stable's.
+//
+// So LatencyTest also builds the tail's test, the same contrast at the next bound up where stable
+// still has some requests beyond it, with its limits read the same way, and JudgeTail adds it to
+// the FAIL test: the FAIL e-process is (1 - w) E + w E_tail with w = 0.1 (tailWeight). A weighted
+// mean of two e-processes is an e-process wherever both are, that is under the null they share (a
+// gray slower than stable by at most the floor's factor at both bounds), so the FAIL's error rate
+// is unchanged; it is read against the larger of the two bars (either may have spent half its
+// alpha on a pod-offset allowance). The price is 1/(1-w) = 1.11 times the evidence for a FAIL on
+// the judged bound alone, log(1.11) = 0.1 against a bar of log(800) = 6.7; a FAIL on the tail
+// alone needs ten times the bar, which a tail several times stable's reaches in a few steps. The
+// PASS is the judged bound's alone: the tail's few stable requests would hold every PASS for long,
+// and a gray that is slower only beyond the judged bound shows it at the tail's bound, in the FAIL
+// test, before the PASS comes (TestLatencyTail; in the replay, 40 of 40 such rollouts FAILed at 5
+// minutes, the earliest possible, and none PASSed). On the full count evaluation the tail's test
+// moved no A/A row, raised the null's boundary from 197 to 205 FAILs of 8400, and slowed ar1's
+// p99 +40% from a median of 2.67 to 3 minutes.
 //
 // # Concurrency
 //

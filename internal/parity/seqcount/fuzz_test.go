@@ -27,7 +27,7 @@ func encode(vs ...float64) []byte {
 }
 
 // FuzzJudge: arbitrary counts and limits never panic, never give NaN e-values or an inflation
-// below 1, and never PASS when any count is not finite.
+// below 1, and never PASS when any count is not finite, with or without a tail's test.
 func FuzzJudge(f *testing.F) {
 	f.Add(encode(1, 100, 1, 100, 0, 100, 2, 100, 1, 100, 1, 100, 0, 100, 0, 100, 1, 100, 1, 100, 2, 100, 1, 100, 1, 100, 0, 100), uint8(1), 0.0, 0.001, 0.0, 0.0025)
 	f.Add(encode(math.NaN(), 1, 0, 1, math.Inf(1), 5, 0, 0, -1, 3), uint8(2), 0.05, 0.0, 0.1, 0.0)
@@ -44,12 +44,20 @@ func FuzzJudge(f *testing.F) {
 			}
 		}
 		lim := seqcount.Limits{Floor: seqcount.Bound{Rel: fRel, Abs: fAbs}, Margin: seqcount.Bound{Rel: mRel, Abs: mAbs}}
-		r := seqcount.Test{MinSteps: 2}.Judge(seqcount.Kind(kind%3), lim, steps)
-		if nonFinite && r.Outcome == seqcount.Pass {
-			t.Fatalf("PASS on non-finite counts: %s", r.Note)
+		// The same counts in reverse as a tail's test (JudgeTail), whose garbage must not leak
+		// either.
+		tail := &seqcount.TailTest{Limits: lim, Bound: 0.1}
+		for i := range steps {
+			tail.Steps = append(tail.Steps, steps[len(steps)-1-i])
 		}
-		if math.IsNaN(r.EFail) || math.IsNaN(r.EPass) || !(r.Inflation >= 1) || r.Note == "" {
-			t.Fatalf("EFail %g EPass %g inflation %g note %q", r.EFail, r.EPass, r.Inflation, r.Note)
+		test := seqcount.Test{MinSteps: 2}
+		for _, r := range []seqcount.Result{test.Judge(seqcount.Kind(kind%3), lim, steps), test.JudgeTail(seqcount.Kind(kind%3), lim, nil, steps, tail)} {
+			if nonFinite && r.Outcome == seqcount.Pass {
+				t.Fatalf("PASS on non-finite counts: %s", r.Note)
+			}
+			if math.IsNaN(r.EFail) || math.IsNaN(r.EPass) || !(r.Inflation >= 1) || r.Note == "" {
+				t.Fatalf("EFail %g EPass %g inflation %g note %q", r.EFail, r.EPass, r.Inflation, r.Note)
+			}
 		}
 	})
 }

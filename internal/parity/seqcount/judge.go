@@ -91,22 +91,36 @@ func (t Test) Judge(kind Kind, lim Limits, steps []Step) Result {
 // (Counts.Pods), when given, join the window's in the estimate of the pod spread (package doc,
 // "Pod offsets"); steps that are not finite, negative or without requests are left out of it.
 func (t Test) JudgeAfter(kind Kind, lim Limits, history []Counts, steps []Step) Result {
+	return t.JudgeTail(kind, lim, history, steps, nil)
+}
+
+// tailWeight is the tail test's share of the FAIL e-process (JudgeTail). The judged bound's
+// e-value keeps the rest, so a FAIL on it alone needs 1/(1-tailWeight) = 1.11 times the evidence
+// it needed without a tail, and one on the tail alone 1/tailWeight = 10 times.
+const tailWeight = 0.1
+
+// JudgeTail is JudgeAfter with a second FAIL test, tail's (LatencyTest's Tail), whose steps are
+// the same steps' (tail.Steps[i] is steps[i]'s): the FAIL e-process is the mixture
+// (1-tailWeight) E + tailWeight E_tail of the two tests' FAIL e-processes, an e-process under the
+// null of both (a gray within the floor, slower than stable by at most the floor's factor
+// everywhere), against the larger of their bars; the PASS is the judged bound's alone. A nil tail,
+// or one whose limits cannot be judged, is JudgeAfter.
+func (t Test) JudgeTail(kind Kind, lim Limits, history []Counts, steps []Step, tail *TailTest) Result {
 	t = t.withDefaults()
 	res := Result{Bar: float64(t.K) / t.Alpha, EFail: 1, EPass: 1, Inflation: 1, Ratio: math.NaN()}
 	if err := checkLimits(kind, lim); err != nil {
 		res.Note = "NO DATA: " + err.Error()
 		return res
 	}
-	j := newJudge(t, kind, lim, steps)
-	for _, h := range history {
-		if allFinite(h) && h.Num >= 0 && h.Requests > 0 && max(h.Num, h.Requests) <= maxCount && (kind != Proportion || h.Num <= h.Requests) {
-			j.hist = append(j.hist, Counts{Num: h.Num, Requests: h.Requests})
-			if kind == PerRequest {
-				j.pods.addHistory(h)
-			}
-		}
+	j := newJudge(t, kind, lim, history, steps)
+	if tail != nil && checkLimits(kind, tail.Limits) == nil {
+		j.tail = newJudge(t, kind, tail.Limits, tail.History, tail.Steps)
+		j.tail.failOnly, j.tail.withhold, j.tailBound = true, true, tail.Bound
 	}
-	for _, st := range steps {
+	for i, st := range steps {
+		if j.tail != nil && i < len(tail.Steps) {
+			j.tail.add(tail.Steps[i])
+		}
 		if !j.add(st) {
 			continue
 		}
@@ -134,10 +148,16 @@ type judge struct {
 	skips    map[string]int
 	seen     int
 	pods     podTally
-	withhold bool    // some step had non-finite counts: never a PASS
-	c, cPass float64 // the prior scales of the FAIL and the PASS mixture
-	sumNs    float64 // stable's pooled counts over the usable steps
-	sumRs    float64
+	withhold bool // some step had non-finite counts: never a PASS
+	// tail is the tail's FAIL test (JudgeTail), at bound tailBound; failOnly marks such a judge,
+	// whose looks only read its FAIL e-value. failBar is the FAIL test's bar at the last look.
+	tail      *judge
+	tailBound float64
+	failOnly  bool
+	failBar   float64
+	c, cPass  float64 // the prior scales of the FAIL and the PASS mixture
+	sumNs     float64 // stable's pooled counts over the usable steps
+	sumRs     float64
 	// the last look
 	out                   Outcome
 	logEF, logEP, infl    float64
@@ -147,13 +167,23 @@ type judge struct {
 	floorUsed, marginUsed Bound
 }
 
-func newJudge(t Test, kind Kind, lim Limits, steps []Step) *judge {
+// newJudge returns the state of one Judge call, with stable's usable history steps taken in.
+func newJudge(t Test, kind Kind, lim Limits, history []Counts, steps []Step) *judge {
 	j := &judge{t: t, kind: kind, lim: lim, skips: map[string]int{}, infl: 1, pods: newPodTally(kind)}
 	j.bar = float64(t.K) / t.Alpha
+	j.failBar = j.bar
 	for _, st := range steps {
 		if !allFinite(st.Stable) || !allFinite(st.Gray) {
 			j.withhold = true
 			break
+		}
+	}
+	for _, h := range history {
+		if allFinite(h) && h.Num >= 0 && h.Requests > 0 && max(h.Num, h.Requests) <= maxCount && (kind != Proportion || h.Num <= h.Requests) {
+			j.hist = append(j.hist, Counts{Num: h.Num, Requests: h.Requests})
+			if kind == PerRequest {
+				j.pods.addHistory(h)
+			}
 		}
 	}
 	return j
@@ -206,4 +236,13 @@ func (j *judge) skipped() int {
 		n += v
 	}
 	return n
+}
+
+// logSumExp returns log(e^a + e^b) without overflow.
+func logSumExp(a, b float64) float64 {
+	m := max(a, b)
+	if math.IsInf(m, -1) {
+		return m
+	}
+	return m + math.Log(math.Exp(a-m)+math.Exp(b-m))
 }

@@ -35,15 +35,45 @@ var ErrHistogram = errors.New("histograms cannot be judged")
 // (0, 1), ratios that are not finite positive numbers with margin > floor, or a stable track with
 // no requests give an error and no steps.
 func LatencySteps(stable, gray Histogram, edges []time.Time, q float64, floor, margin float64) (steps []Step, lim Limits, bound float64, notes []string, err error) {
+	l, err := LatencyTest(stable, gray, edges, q, floor, margin)
+	return l.Steps, l.Limits, l.Bound, l.Notes, err
+}
+
+// Latency is a latency quantile's test: its Proportion steps at the judged bound, their limits,
+// the bound and the notes (LatencySteps), and the tail's (Tail).
+type Latency struct {
+	Steps  []Step
+	Limits Limits
+	Bound  float64
+	Notes  []string
+	// Tail is the same test at the next bucket bound up, where stable's exceedance is still above
+	// 0 (nil when there is none, or its limits cannot be read): JudgeTail adds it to the FAIL test.
+	Tail *TailTest
+}
+
+// TailTest is a second FAIL test of an SLI (JudgeTail): its steps, limits (the floor is read, and
+// the margin must be beyond it) and bound, and stable's history at that bound.
+type TailTest struct {
+	Steps   []Step
+	Limits  Limits
+	Bound   float64
+	History []Counts
+}
+
+// LatencyTest is LatencySteps with the tail's test: the requests slower than the bound above the
+// judged one, limits read from stable's survival as the judged bound's are. A gray whose slowest
+// requests alone got slower (the requests beyond the judged bound slower still) leaves the count
+// at the judged bound where it was, and only a bound above sees it (package doc, "The tail").
+func LatencyTest(stable, gray Histogram, edges []time.Time, q float64, floor, margin float64) (Latency, error) {
 	if err := checkLatencyArgs(stable, gray, q, floor, margin); err != nil {
-		return nil, Limits{}, 0, nil, err
+		return Latency{}, err
 	}
 	st, nst := trackIncreases("stable", stable, edges)
 	gr, ngr := trackIncreases("gray", gray, edges)
-	notes = append(nst, ngr...)
+	notes := append(nst, ngr...)
 	surv, err := st.survival()
 	if err != nil {
-		return nil, Limits{}, 0, notes, err
+		return Latency{Notes: notes}, err
 	}
 	j, note := chooseBound(surv, q)
 	if note != "" {
@@ -54,16 +84,31 @@ func LatencySteps(stable, gray Histogram, edges []time.Time, q float64, floor, m
 			stable.Bounds[k], stable.Bounds[j], q, stable.Bounds[j], floor, margin))
 		j = k
 	}
-	bound = stable.Bounds[j]
-	lim = Limits{
-		Floor:  Bound{Rel: exceedanceRatio(stable.Bounds, surv, j, floor) - 1},
-		Margin: Bound{Rel: exceedanceRatio(stable.Bounds, surv, j, margin) - 1},
+	l := Latency{Bound: stable.Bounds[j], Notes: notes, Limits: exceedanceLimits(stable.Bounds, surv, j, floor, margin), Steps: boundSteps(st, gr, edges, j)}
+	if k := j + 1; k < len(surv) && surv[k] > 0 {
+		if lim := exceedanceLimits(stable.Bounds, surv, k, floor, margin); checkLimits(Proportion, lim) == nil {
+			l.Tail = &TailTest{Steps: boundSteps(st, gr, edges, k), Limits: lim, Bound: stable.Bounds[k]}
+		}
 	}
-	steps = make([]Step, len(st.count))
+	return l, nil
+}
+
+// exceedanceLimits returns the latency ratios floor and margin as limits on the exceedance of
+// bound j.
+func exceedanceLimits(bounds, surv []float64, j int, floor, margin float64) Limits {
+	return Limits{
+		Floor:  Bound{Rel: exceedanceRatio(bounds, surv, j, floor) - 1},
+		Margin: Bound{Rel: exceedanceRatio(bounds, surv, j, margin) - 1},
+	}
+}
+
+// boundSteps returns both tracks' steps of the requests slower than bound j.
+func boundSteps(st, gr trackInc, edges []time.Time, j int) []Step {
+	steps := make([]Step, len(st.count))
 	for i := range steps {
 		steps[i] = Step{T: edges[i+1], Stable: st.step(i, j), Gray: gr.step(i, j)}
 	}
-	return steps, lim, bound, notes, nil
+	return steps
 }
 
 func checkLatencyArgs(stable, gray Histogram, q, floor, margin float64) error {

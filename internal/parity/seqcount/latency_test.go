@@ -21,6 +21,12 @@ func lognormalCDF(x, mu, sigma float64) float64 {
 
 // lognormalHistogram is one pod's exact cumulative histogram of perStep requests per step.
 func lognormalHistogram(pod string, steps int, perStep, mu, sigma float64) seqcount.Histogram {
+	return cdfHistogram(pod, steps, perStep, func(x float64) float64 { return lognormalCDF(x, mu, sigma) })
+}
+
+// cdfHistogram is one pod's exact cumulative histogram of perStep requests per step whose
+// latencies have the distribution function cdf.
+func cdfHistogram(pod string, steps int, perStep float64, cdf func(float64) float64) seqcount.Histogram {
 	h := seqcount.Histogram{Bounds: promBounds, Buckets: make([][]seqcount.Series, len(promBounds))}
 	count := seqcount.Series{Pod: pod}
 	buckets := make([]seqcount.Series, len(promBounds))
@@ -30,7 +36,7 @@ func lognormalHistogram(pod string, steps int, perStep, mu, sigma float64) seqco
 		count.Samples = append(count.Samples, seqcount.Sample{T: ts, V: n})
 		for j, b := range promBounds {
 			buckets[j].Pod = pod
-			buckets[j].Samples = append(buckets[j].Samples, seqcount.Sample{T: ts, V: n * lognormalCDF(b, mu, sigma)})
+			buckets[j].Samples = append(buckets[j].Samples, seqcount.Sample{T: ts, V: n * cdf(b)})
 		}
 	}
 	h.Count = []seqcount.Series{count}
@@ -236,5 +242,64 @@ func TestLatencyFlatSurvival(t *testing.T) {
 	}
 	if !(lim.Margin.Rel > lim.Floor.Rel) {
 		t.Errorf("limits %+v: the margin is not beyond the floor", lim)
+	}
+}
+
+// TestLatencyTail: the slowest 2% of a gray's requests twice as slow (the 20 ms / 60 ms
+// log-normal of the evaluations; p99 about doubled). The count at the bound below stable's p99
+// (50 ms) does not move, since those requests were above it before and after, so the judged bound
+// alone PASSes; the tail's test at the bound above (100 ms) FAILs it. A gray at parity still
+// PASSes with the tail's test beside it, and a FAIL on the judged bound is still a FAIL.
+func TestLatencyTail(t *testing.T) {
+	mu := math.Log(0.020)
+	sigma := math.Log(3) / 2.3263478740408408 // p99 60 ms
+	base := func(x float64) float64 { return lognormalCDF(x, mu, sigma) }
+	x98 := math.Exp(mu + 2.053748910631823*sigma)
+	tailSlow := func(x float64) float64 { // the requests above x98 twice as slow
+		if x < x98 {
+			return base(x)
+		}
+		return base(max(x98, x/2))
+	}
+	for _, tc := range []struct {
+		name     string
+		gray     func(float64) float64
+		noTail   seqcount.Outcome
+		withTail seqcount.Outcome
+	}{
+		{"slowest 2% twice as slow", tailSlow, seqcount.Pass, seqcount.Fail},
+		{"at parity", base, seqcount.Pass, seqcount.Pass},
+		{"every request 40% slower", func(x float64) float64 { return base(x / 1.4) }, seqcount.Fail, seqcount.Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 40
+			stable, gray := cdfHistogram("s", n, 3000, base), cdfHistogram("g", n, 3000, tc.gray)
+			l, err := seqcount.LatencyTest(stable, gray, stepEdges(n), 0.99, 1.083, 1.1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Bound != 0.05 || l.Tail == nil || l.Tail.Bound != 0.1 {
+				t.Fatalf("bound %g, tail %+v; want 0.05 and a tail at 0.1", l.Bound, l.Tail)
+			}
+			// Exact expected counts carry no noise; add a little so the variance is measured
+			// (at most half a count where stable has one a step above 100 ms).
+			for _, steps := range [][]seqcount.Step{l.Steps, l.Tail.Steps} {
+				for i := range steps {
+					g, s := &steps[i].Gray.Num, &steps[i].Stable.Num
+					*g += (float64(i%3) - 1) * min(1, *g/2)
+					*s += (float64(i%2)*2 - 1) * min(1, *s/2)
+				}
+			}
+			if r := (seqcount.Test{K: 8}).JudgeAfter(seqcount.Proportion, l.Limits, nil, l.Steps); r.Outcome != tc.noTail {
+				t.Errorf("the judged bound alone: %s, want %s: %s", r.Outcome, tc.noTail, r.Note)
+			}
+			r := (seqcount.Test{K: 8}).JudgeTail(seqcount.Proportion, l.Limits, nil, l.Steps, l.Tail)
+			if r.Outcome != tc.withTail {
+				t.Errorf("with the tail: %s, want %s: %s", r.Outcome, tc.withTail, r.Note)
+			}
+			if !strings.Contains(r.Note, "the tail, requests slower than 0.1s") {
+				t.Errorf("note %q does not name the tail's test", r.Note)
+			}
+		})
 	}
 }

@@ -58,11 +58,19 @@ func (j *judge) look() {
 		}
 	}
 	j.floorUsed, j.marginUsed = floor, margin
-	logBar := math.Log(j.bar)
+	if j.failOnly {
+		return
+	}
+	j.failBar = j.bar
+	if j.tail != nil {
+		j.tail.look()
+		j.logEF = logSumExp(math.Log1p(-tailWeight)+j.logEF, math.Log(tailWeight)+j.tail.logEF)
+		j.failBar = max(j.bar, j.tail.bar)
+	}
 	switch {
-	case j.logEF >= logBar:
+	case j.logEF >= math.Log(j.failBar):
 		j.out = Fail
-	case passable && j.logEP >= logBar:
+	case passable && j.logEP >= math.Log(j.bar):
 		j.out = Pass
 	default:
 		j.why = ""

@@ -9,7 +9,11 @@ import (
 
 // result builds the Result of the last look.
 func (j *judge) result() Result {
-	r := Result{Outcome: j.out, Steps: len(j.obs), Skipped: j.skipped(), Bar: j.bar,
+	bar := j.bar
+	if j.out == Fail {
+		bar = j.failBar
+	}
+	r := Result{Outcome: j.out, Steps: len(j.obs), Skipped: j.skipped(), Bar: bar,
 		EFail: math.Exp(j.logEF), EPass: math.Exp(j.logEP), Inflation: j.infl, Rejected: j.at}
 	var ng, rg, ns, rs float64
 	for _, o := range j.obs {
@@ -37,6 +41,14 @@ func (j *judge) result() Result {
 		parts = append(parts, fmt.Sprintf("NO DATA: %s; FAIL e-value %.3g and PASS e-value %.3g of bar %.4g after %d steps", why, r.EFail, r.EPass, r.Bar, r.Steps))
 	}
 	parts = append(parts, fmt.Sprintf("gray rate %.4g vs stable %.4g (ratio %.4g, diff %+.4g), inflation %.3g", gr, sr, r.Ratio, r.Diff, r.Inflation))
+	if t := j.tail; t != nil {
+		var tg, ts, rg, rs float64
+		for _, o := range t.obs {
+			tg, rg, ts, rs = tg+o.ng, rg+o.rg, ts+o.ns, rs+o.rs
+		}
+		parts = append(parts, fmt.Sprintf("the tail, requests slower than %gs: FAIL e-value %.3g (weighted %g in the FAIL test), gray rate %.4g vs stable %.4g",
+			j.tailBound, math.Exp(t.logEF), tailWeight, tg/rg, ts/rs))
+	}
 	if j.podNote != "" {
 		parts = append(parts, j.podNote)
 	}
