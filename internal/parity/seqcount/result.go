@@ -15,10 +15,7 @@ func (j *judge) result() Result {
 	}
 	r := Result{Outcome: j.out, Steps: len(j.obs), Skipped: j.skipped(), Bar: bar,
 		EFail: math.Exp(j.logEF), EPass: math.Exp(j.logEP), Inflation: j.infl, Rejected: j.at}
-	var ng, rg, ns, rs float64
-	for _, o := range j.obs {
-		ng, rg, ns, rs = ng+o.ng, rg+o.rg, ns+o.ns, rs+o.rs
-	}
+	ng, rg, ns, rs := j.pooled()
 	gr, sr := ng/rg, ns/rs
 	r.Diff, r.Ratio = gr-sr, math.NaN()
 	if sr > 0 {
@@ -42,10 +39,7 @@ func (j *judge) result() Result {
 	}
 	parts = append(parts, fmt.Sprintf("gray rate %.4g vs stable %.4g (ratio %.4g, diff %+.4g), inflation %.3g", gr, sr, r.Ratio, r.Diff, r.Inflation))
 	if t := j.tail; t != nil {
-		var tg, ts, rg, rs float64
-		for _, o := range t.obs {
-			tg, rg, ts, rs = tg+o.ng, rg+o.rg, ts+o.ns, rs+o.rs
-		}
+		tg, rg, ts, rs := t.pooled()
 		parts = append(parts, fmt.Sprintf("the tail, requests slower than %gs: FAIL e-value %.3g (weighted %g in the FAIL test), gray rate %.4g vs stable %.4g",
 			j.tailBound, math.Exp(t.logEF), tailWeight, tg/rg, ts/rs))
 	}
@@ -60,6 +54,14 @@ func (j *judge) result() Result {
 	}
 	r.Note = strings.Join(parts, "; ")
 	return r
+}
+
+// pooled returns the usable steps' counts summed: gray's numerator and requests, then stable's.
+func (j *judge) pooled() (ng, rg, ns, rs float64) {
+	for _, o := range j.obs {
+		ng, rg, ns, rs = ng+o.ng, rg+o.rg, ns+o.ns, rs+o.rs
+	}
+	return ng, rg, ns, rs
 }
 
 // skipNote names every cause of a left-out step with its count.
