@@ -32,6 +32,8 @@ func FuzzJudge(f *testing.F) {
 	f.Add(encode(1, 100, 1, 100, 0, 100, 2, 100, 1, 100, 1, 100, 0, 100, 0, 100, 1, 100, 1, 100, 2, 100, 1, 100, 1, 100, 0, 100), uint8(1), 0.0, 0.001, 0.0, 0.0025)
 	f.Add(encode(math.NaN(), 1, 0, 1, math.Inf(1), 5, 0, 0, -1, 3), uint8(2), 0.05, 0.0, 0.1, 0.0)
 	f.Add(encode(5, 2, 1, 1, 0, 0), uint8(1), math.Inf(1), 0.0, 0.1, 0.0)
+	// Rare events against a margin of 300 x stable's rate: the PASS test that conditions on them.
+	f.Add(encode(0, 1500, 1, 1500, 1, 1500, 0, 1500, 0, 1500, 0, 1500, 0, 1500, 1, 1500, 0, 1500, 0, 1500, 1, 1500, 0, 1500, 0, 1500, 0, 1500), uint8(1), 199.0, 0.0, 299.0, 0.0)
 	f.Fuzz(func(t *testing.T, data []byte, kind uint8, fRel, fAbs, mRel, mAbs float64) {
 		vs := floats(data)
 		var steps []seqcount.Step

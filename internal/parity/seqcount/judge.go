@@ -156,6 +156,7 @@ type judge struct {
 	failOnly  bool
 	failBar   float64
 	c, cPass  float64 // the prior scales of the FAIL and the PASS mixture
+	temper    float64 // the conditional PASS test's temper at the last look (0: not used)
 	sumNs     float64 // stable's pooled counts over the usable steps
 	sumRs     float64
 	// the last look

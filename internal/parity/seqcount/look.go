@@ -45,15 +45,19 @@ func (j *judge) look() {
 	} else {
 		j.logEF = logMixtureE(f.s, max(j.infl*f.emp, dv), j.c)
 	}
-	j.logEP = 0
+	j.logEP, j.temper = 0, 0
 	if passable {
 		p := j.sums(margin)
 		dvPass := driftFactor(margin, shared) * drift
-		if j.kind == Proportion {
+		switch {
+		case j.kind == Proportion && rareEvents(margin):
+			j.temper = eventsTemper(j.obs, j.t.Lag)
+			j.logEP = j.logEventsPass(margin, j.temper)
+		case j.kind == Proportion:
 			j.logEP = logMixtureCum(-p.s, j.cPass, func(l float64) float64 {
 				return math.Max(j.infl*max(p.gray*poissonDown(l)+p.stable*jumpCum(l, p.jump), p.emp*l*l/2), dvPass*l*l/2)
 			})
-		} else {
+		default:
 			j.logEP = logMixtureE(-p.s, max(j.infl*p.emp, dvPass), j.cPass)
 		}
 	}

@@ -38,6 +38,9 @@ func (j *judge) result() Result {
 		parts = append(parts, fmt.Sprintf("NO DATA: %s; FAIL e-value %.3g and PASS e-value %.3g of bar %.4g after %d steps", why, r.EFail, r.EPass, r.Bar, r.Steps))
 	}
 	parts = append(parts, fmt.Sprintf("gray rate %.4g vs stable %.4g (ratio %.4g, diff %+.4g), inflation %.3g", gr, sr, r.Ratio, r.Diff, r.Inflation))
+	if j.temper > 0 {
+		parts = append(parts, fmt.Sprintf("the PASS test conditions on the steps' events (the margin allows gray %.4g x stable's rate; tempered by %.3g; package doc, \"Rare events\")", 1+j.marginUsed.Rel, j.temper))
+	}
 	if t := j.tail; t != nil {
 		tg, rg, ts, rs := t.pooled()
 		parts = append(parts, fmt.Sprintf("the tail, requests slower than %gs: FAIL e-value %.3g (weighted %g in the FAIL test), gray rate %.4g vs stable %.4g",
