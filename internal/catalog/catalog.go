@@ -156,6 +156,18 @@ func (c Catalog) Alerts() []string {
 		AlertRedisPoolTimeouts, AlertTrackMissing, AlertTrackTooQuiet, AlertNoData)
 }
 
+// FaultAlerts returns the names of the alerts on a fault of gray's own that
+// no SLI judges: PoolParityDirtyObjects (a reset that left a previous
+// request's state, which the sanitizer caught) and
+// PoolParityLiveHeapRegression (pools that hoard what they grew). A firing
+// one fails a verdict in every gate (parity's sequential gates read the
+// SLIs' alerts as notes); the other alerts that raise no SLI watch a shared
+// dependency or the traffic (PoolParityRedisPoolTimeouts on either track, the
+// traffic guard's), or inform (PoolParityNoAllocationGain).
+func FaultAlerts() map[string]bool {
+	return map[string]bool{AlertDirtyObjects: true, AlertLiveHeapRegression: true}
+}
+
 // AlertOf returns the name of the alert that raises the SLI id, or "" when
 // the catalog has no such SLI or no alert raises it.
 func (c Catalog) AlertOf(id ID) string {

@@ -329,3 +329,20 @@ func TestAlertValuesCarryTheRowsFloor(t *testing.T) {
 		})
 	}
 }
+
+// TestFaultAlerts: the alerts that fail every gate are alerting rules of the catalog that raise
+// no SLI (an SLI's alert is what a statistical gate's test stands in for).
+func TestFaultAlerts(t *testing.T) {
+	cat := catalog.Default()
+	all := cat.Alerts()
+	for name := range catalog.FaultAlerts() {
+		if !slices.Contains(all, name) {
+			t.Errorf("fault alert %s is not among the catalog's alerts %v", name, all)
+		}
+		for _, s := range cat.SLIs {
+			if s.Alert != nil && s.Alert.Name == name {
+				t.Errorf("fault alert %s raises the SLI %s", name, s.ID)
+			}
+		}
+	}
+}

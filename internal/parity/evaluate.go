@@ -580,16 +580,26 @@ func (e evaluation) guard() Guard {
 	return Guard{RateExpr: g.RequestRule + e.opts.Window + "{" + e.opts.Selector + "}", MinRequestRate: g.MinRequestRate}
 }
 
-// sequentialVerdict is the verdict of a StatSequential evaluation: the
-// sequential test's (FAIL iff an SLI rejected, NO DATA while an SLI has too
-// few samples or the tracks are too quiet, ERROR when a sample query
+// sequentialVerdict is the verdict of a sequential evaluation (StatSequential,
+// StatCounts): the test's (FAIL iff an SLI rejected, NO DATA while an SLI has
+// too few samples or the tracks are too quiet, ERROR when a sample query
 // failed), with each threshold FAIL and firing alert that the test does not
-// back named in a note.
+// back named in a note. The test stands in for the SLIs' alerts, thresholds
+// that false-fire as the rows do; a firing alert on a fault of gray's own that
+// no SLI judges (catalog.FaultAlerts: dirty objects, a hoarded live heap)
+// fails it as it fails every gate.
 func sequentialVerdict(r Report, quiet string) (Verdict, []string) {
 	if r.Statistical == Error {
 		return Error, r.StatReasons
 	}
-	v, reasons := Decide(Decision{Rows: SequentialRows(r.Rows), Quiet: quiet})
+	faults := catalog.FaultAlerts()
+	var failing []Alert
+	for _, a := range r.Alerts {
+		if AlertFails(a) && faults[a.Name] {
+			failing = append(failing, a)
+		}
+	}
+	v, reasons := Decide(Decision{Rows: SequentialRows(r.Rows), Alerts: failing, Quiet: quiet})
 	if v == Fail {
 		return v, reasons
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
@@ -291,6 +292,18 @@ func TestSequentialDecisive(t *testing.T) {
 	}
 }
 
+// firingAlert returns goodPool with the alert name firing at severity sev.
+func firingAlert(name, sev string) func() *fakeProm {
+	return func() *fakeProm {
+		p := goodPool()
+		p.rules.Groups[1].Rules = v1.Rules{v1.AlertingRule{Name: name, Alerts: []*v1.Alert{{
+			State: v1.AlertStateFiring, ActiveAt: at.Add(-time.Minute), Value: "1",
+			Labels: model.LabelSet{"severity": model.LabelValue(sev), "job": "poolparity"},
+		}}}}
+		return p
+	}
+}
+
 // TestEvaluateSequential runs the evaluator in Sequential mode on the fake Prometheus, whose
 // samples are each track's instant value times 1.00 to 1.04.
 func TestEvaluateSequential(t *testing.T) {
@@ -315,6 +328,12 @@ func TestEvaluateSequential(t *testing.T) {
 			p.rangeValues = map[string]map[string]float64{p99: {"false": 0.0092, "true": 0.0092}, "job_gray_status:http_request_duration_seconds:p95_rate1m": {"false": 0.004, "true": 0.004}}
 			return p
 		}, opts(20 * time.Minute), parity.Pass, "no anytime-valid evidence"},
+		{"a fault of gray's own that no SLI judges fails: the sanitizer's dirty objects", firingAlert(catalog.AlertDirtyObjects, "critical"),
+			opts(20 * time.Minute), parity.Fail, "alert PoolParityDirtyObjects is firing (critical)"},
+		{"a fault of gray's own that no SLI judges fails: a hoarded live heap", firingAlert(catalog.AlertLiveHeapRegression, "warning"),
+			opts(20 * time.Minute), parity.Fail, "alert PoolParityLiveHeapRegression is firing (warning)"},
+		{"a shared dependency's alert is a note", firingAlert(catalog.AlertRedisPoolTimeouts, "warning"),
+			opts(20 * time.Minute), parity.Pass, "alert PoolParityRedisPoolTimeouts is firing"},
 		{"two minutes of samples are NO DATA, not a verdict on the thresholds", regression, opts(time.Minute), parity.NoData, "too few paired samples"},
 		{"warm-up excluded everywhere is NO DATA", regression, func() parity.Options {
 			o := opts(20 * time.Minute)
