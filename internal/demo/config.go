@@ -123,9 +123,8 @@ type Config struct {
 	Root          string // the repository's checkout, which holds the scenarios' requests files
 	DiffSample    int    // requests of the differential check; 0: none
 	// Gate is the verdict behind the exit status, as poolparity-parity's
-	// -gate; thresholds by default: the demo's scenarios differ by far
-	// more than the thresholds' noise, and its minutes of load are fewer
-	// than the count-based test needs at parity (docs/demo.md).
+	// -gate: counts by default, as poolparity-parity's and PoolCanary's
+	// (docs/demo.md, "The report").
 	Gate string
 
 	Redis          string        // auto, embedded or server
@@ -164,7 +163,7 @@ func Default() Config {
 		ServiceBin:     "bin/poolparity",
 		PrometheusBin:  "bin/prometheus",
 		Window:         "1m",
-		Gate:           string(parity.GateThresholds),
+		Gate:           string(parity.GateCounts),
 		OutDir:         "out",
 		Root:           ".",
 		DiffSample:     localmode.Default().DiffSample,
@@ -293,7 +292,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.String(&c.Requests, "DEMO_REQUESTS", "requests file the load draws from and the differential check sends (default: the scenario's, "+ReferenceRequests+", "+ReferenceLargeRequests+" or "+ExampleRequests+")")
 	e.String(&c.Root, "DEMO_ROOT", "the repository's checkout, where the scenarios' requests files are (examples/)")
 	e.Int(&c.DiffSample, "DEMO_DIFF_SAMPLE", "requests whose responses the differential check compares (0: no check)")
-	e.String(&c.Gate, "DEMO_GATE", "verdict behind the exit status, as poolparity-parity -gate: thresholds (the rows and alerts alone; the report prints their measured false-FAIL rate), confirmed, sequential or counts (the count-based test from the load's start; at parity it needs more minutes than the default DURATION)")
+	e.String(&c.Gate, "DEMO_GATE", "verdict behind the exit status, as poolparity-parity -gate: counts (the count-based test from the load's start: FAIL or PASS once an SLI's evidence reaches its bar, NO DATA before; it needs about two minutes of load), thresholds (the rows and alerts alone; the report prints their measured false-FAIL rate), confirmed or sequential")
 	e.String(&c.ServiceBin, "DEMO_SERVICE_BIN", "path of the service's binary (default bin/poolparity; "+ExampleServiceBin+" with SERVICE=example)")
 	e.String(&c.PrometheusBin, "DEMO_PROMETHEUS_BIN", "path of the prometheus binary")
 	e.String(&c.RulesFile, "DEMO_RULES", "a Prometheus rules file with the short-window family (default: rendered for the service's names into OUT/rules.yml, as deploy/prometheus/poolparity-demo.rules.yml or, with SERVICE=example, poolparity-semconv-demo.rules.yml)")

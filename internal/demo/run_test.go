@@ -72,11 +72,11 @@ func TestLocalConfig(t *testing.T) {
 		mutate func(*Config)
 		check  func(lc localmode.Config) string
 	}{
-		{"good: the reference mix, the project's names, the thresholds gate", func(*Config) {}, func(lc localmode.Config) string {
+		{"good: the reference mix, the project's names, the count-based gate", func(*Config) {}, func(lc localmode.Config) string {
 			if lc.RequestsFile != ReferenceRequests || lc.DiffRequestsFile != ReferenceDiffRequests || !lc.Random || lc.Burst != 0 || lc.Concurrency != 8 || lc.GrayWeight != 0.5 || lc.RPS != 150 {
 				return "load " + lc.RequestsFile
 			}
-			if len(lc.Rules.Sets) != 0 || lc.RulesFile != "" || lc.Rules.Window != "1m" || lc.Rules.For != "30s" || lc.Job != "poolparity" || lc.Gate != "thresholds" {
+			if len(lc.Rules.Sets) != 0 || lc.RulesFile != "" || lc.Rules.Window != "1m" || lc.Rules.For != "30s" || lc.Job != "poolparity" || lc.Gate != "counts" {
 				return "rules or judge"
 			}
 			if lc.Stable.Mode != "unpooled" || lc.Gray.Mode != "pooled" || !slices.Contains(lc.Gray.Env, "REDIS_ADDR=127.0.0.1:6379") ||
@@ -217,7 +217,7 @@ func TestCommandLine(t *testing.T) {
 	for _, want := range []string{
 		"poolparity-parity local -stable-cmd 'HTTP_ADDR=127.0.0.1:$PORT LOG_LEVEL=warn SHUTDOWN_DELAY=0s SHUTDOWN_TIMEOUT=5s exec bin/poolparity' -stable-mode unpooled -stable-env POOL_MODE=unpooled",
 		"-gray-mode pooled", "-gray-env FAULT_LATENCY=40ms", "-clear-env HTTP_ADDR,GRAY_STATUS,POOL_MODE,LOG_LEVEL,REDIS_,", "-requests examples/requests/poolparity.txt",
-		"-rps 150 -duration 3m0s -concurrency 8 -seed 1 -random", "-job poolparity -gate thresholds -scrape-interval 2s",
+		"-rps 150 -duration 3m0s -concurrency 8 -seed 1 -random", "-job poolparity -gate counts -scrape-interval 2s",
 		"-prometheus bin/prometheus",
 	} {
 		if !strings.Contains(got, want) {

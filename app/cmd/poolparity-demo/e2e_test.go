@@ -235,6 +235,20 @@ func TestE2E(t *testing.T) {
 				t.Errorf("gray sync.Pool hit ratio = %.3f with every image dropped at Put, want < 0.5", v)
 			}
 		}},
+		// make demo as it is: the default gate (counts) and duration (3m). The short runs
+		// above are judged by the thresholds (below): the count-based test needs about two
+		// minutes of load before any verdict (MinSteps of 20 s steps).
+		{"good-default-gate", []int{parity.ExitPass}, func(t *testing.T, r parity.Report) {
+			if r.Gate != parity.GateCounts || r.Verdict != parity.Pass {
+				t.Errorf("gate %s verdict %s (%q), want counts PASS", r.Gate, r.Verdict, r.Reasons)
+			}
+			for _, sli := range []string{"latency p95", "latency p99", "error ratio (5xx)", "heap alloc per request"} {
+				rw := row(t, r, sli)
+				if rw.Test == nil || rw.Test.Verdict != parity.Pass || !rw.Test.Counts {
+					t.Errorf("%s: count-based test %+v, want PASS", rw.SLI, rw.Test)
+				}
+			}
+		}},
 		// The example judged by the reference service's rules (http_requests_total, which
 		// otelhttp does not emit): NO DATA that names the series missing, never a PASS.
 		{"example-wrong-rules", []int{parity.ExitNoData}, func(t *testing.T, r parity.Report) {
@@ -250,7 +264,7 @@ func TestE2E(t *testing.T) {
 	// aa asserts every row PASS, which a p99 of a shorter run on a shared
 	// 2-core machine does not always give: 70 s. The example's scenarios
 	// show their effects within seconds.
-	longer := map[string]string{"misuse-retain": "2m", "aa": "70s", "example-good": "40s", "example-misuse-cap": "40s", "example-wrong-rules": "20s"}
+	longer := map[string]string{"misuse-retain": "2m", "aa": "70s", "example-good": "40s", "example-misuse-cap": "40s", "example-wrong-rules": "20s", "good-default-gate": ""}
 	// Two scenarios run at a time (each demo on its own loopback ports, its own copy of the
 	// binary, so that noStrays sees only its own processes): the assertions are large
 	// effects, and a scenario shares the machine's contention with both of its tracks.
@@ -266,8 +280,7 @@ func TestE2E(t *testing.T) {
 			defer func() { <-slots }()
 			out := t.TempDir()
 			var buf bytes.Buffer
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-			defer cancel()
+			timeout := 4 * time.Minute
 			d := duration
 			if l, ok := longer[sc.name]; ok {
 				d = l
@@ -275,9 +288,16 @@ func TestE2E(t *testing.T) {
 			// The rules are rendered for the service's names, as `make demo` does; the
 			// requests files are the checkout's.
 			env := map[string]string{
-				"SCENARIO": sc.name, "DURATION": d, "GRAY_WEIGHT": "50",
+				"SCENARIO": sc.name, "DURATION": d, "GRAY_WEIGHT": "50", "DEMO_GATE": string(parity.GateThresholds),
 				"DEMO_PROMETHEUS_BIN": prom, "DEMO_OUT": out, "DEMO_ROOT": root,
 			}
+			if name, ok := strings.CutSuffix(sc.name, "-default-gate"); ok {
+				env["SCENARIO"], timeout = name, 6*time.Minute
+				delete(env, "DURATION")
+				delete(env, "DEMO_GATE")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
 			bin := svc
 			if name, ok := strings.CutPrefix(sc.name, "example-"); ok {
 				bin = example
