@@ -264,7 +264,7 @@ func TestE2E(t *testing.T) {
 	// aa asserts every row PASS, which a p99 of a shorter run on a shared
 	// 2-core machine does not always give: 70 s. The example's scenarios
 	// show their effects within seconds.
-	longer := map[string]string{"misuse-retain": "2m", "aa": "70s", "example-good": "40s", "example-misuse-cap": "40s", "example-wrong-rules": "20s", "good-default-gate": ""}
+	longer := map[string]string{"misuse-retain": "2m", "aa": "70s", "example-good": "40s", "example-misuse-cap": "40s", "example-wrong-rules": "20s"}
 	// Two scenarios run at a time (each demo on its own loopback ports, its own copy of the
 	// binary, so that noStrays sees only its own processes): the assertions are large
 	// effects, and a scenario shares the machine's contention with both of its tracks.

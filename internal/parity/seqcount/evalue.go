@@ -26,23 +26,11 @@ func logMixtureCum(s, c float64, cum func(lambda float64) float64) float64 {
 		return 0
 	}
 	var terms [cumGrid]float64
-	best := math.Inf(-1)
 	for k, lw := range cumLogWeights {
 		l := c * cumStep * (float64(k) + 0.5)
 		terms[k] = lw + l*s - cum(l)
-		if math.IsNaN(terms[k]) {
-			terms[k] = math.Inf(-1)
-		}
-		best = math.Max(best, terms[k])
 	}
-	if math.IsInf(best, -1) {
-		return math.Inf(-1)
-	}
-	var sum float64
-	for _, t := range terms {
-		sum += math.Exp(t - best)
-	}
-	return best + math.Log(sum)
+	return logSumExpAll(terms[:])
 }
 
 // poissonUp and poissonDown are the cumulants per unit of mean of a Poisson count's upper and

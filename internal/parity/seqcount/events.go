@@ -27,37 +27,22 @@ func rareEvents(m Bound) bool { return m.Abs == 0 && 1+m.Rel >= eventsMinRatio }
 func (j *judge) logEventsPass(m Bound, temper float64) float64 {
 	rho := 1 + m.Rel
 	top := math.Log(rho)
+	// A step's log likelihood ratio is -u N_g - n log(1 + pi_M (e^-u - 1)), pi_M = pi(rho_M):
+	// log1p keeps its precision when pi_M is near 0, e^-u - 1 is computed once per alternative,
+	// and pi_M is written so that no product overflows.
 	var terms [eventsGrid]float64
 	for k := range terms {
-		r1 := rho * math.Exp(-top*float64(k+1)/(eventsGrid/2))
+		u := top * float64(k+1) / (eventsGrid / 2)
+		em1 := math.Expm1(-u)
 		var l float64
 		for _, o := range j.obs {
-			if o.ng+o.ns == 0 {
-				continue
+			if n := o.ng + o.ns; n > 0 {
+				l -= o.ng*u + n*math.Log1p(em1/(1+o.rs/(rho*o.rg)))
 			}
-			// log pi(r1)/pi(rho) and log (1-pi(r1))/(1-pi(rho)), in log space: they keep their
-			// precision when pi is near 0 or 1, and no product overflows.
-			lg, ls := math.Log(o.rg), math.Log(o.rs)
-			lm, l1 := logSumExp(math.Log(rho)+lg, ls), logSumExp(math.Log(r1)+lg, ls)
-			l += o.ng*(math.Log(r1/rho)-l1+lm) + o.ns*(lm-l1)
 		}
 		terms[k] = l/temper - math.Log(eventsGrid)
-		if math.IsNaN(terms[k]) {
-			terms[k] = math.Inf(-1)
-		}
 	}
-	best := math.Inf(-1)
-	for _, t := range terms {
-		best = math.Max(best, t)
-	}
-	if math.IsInf(best, 0) {
-		return best
-	}
-	var sum float64
-	for _, t := range terms {
-		sum += math.Exp(t - best)
-	}
-	return best + math.Log(sum)
+	return logSumExpAll(terms[:])
 }
 
 // eventsTemper returns the power 1/temper logEventsPass raises its likelihood ratios to: the
@@ -68,16 +53,13 @@ func (j *judge) logEventsPass(m Bound, temper float64) float64 {
 // - n_i pi_i give the dispersion D = m/(m-1) sum e_i^2 / sum n_i pi_i (1 - pi_i) over the m steps
 // with events (1 below two such steps) and their inflation (autocorrelations at lags 1..lag, as
 // the other tests'): temper = max(1, D) x inflation. A track's own drift or bursts show in both.
-func eventsTemper(obs []obs, lag int) float64 {
-	var ng, rg, ns, rs float64
-	for _, o := range obs {
-		ng, rg, ns, rs = ng+o.ng, rg+o.rg, ns+o.ns, rs+o.rs
-	}
+func (j *judge) eventsTemper() float64 {
+	ng, rg, ns, rs := j.pooled()
 	rho := (ng + 0.5) / rg / ((ns + 0.5) / rs)
-	resid := make([]float64, len(obs))
+	resid := make([]float64, len(j.obs))
 	var sum2, v float64
 	m := 0
-	for i, o := range obs {
+	for i, o := range j.obs {
 		n := o.ng + o.ns
 		if n == 0 {
 			continue
@@ -92,7 +74,7 @@ func eventsTemper(obs []obs, lag int) float64 {
 	if m >= 2 && v > 0 {
 		d = math.Max(1, sum2*float64(m)/float64(m-1)/v)
 	}
-	t := d * inflation(resid, lag)
+	t := d * inflation(resid, j.t.Lag)
 	if !finite(t) {
 		return math.Inf(1)
 	}

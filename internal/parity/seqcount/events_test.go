@@ -104,3 +104,19 @@ func TestRareEventsPass(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRareEventsJudge measures a Proportion judge whose PASS test conditions on the steps'
+// events (the demo's p99 at 5 ms): 60 steps, one look per step, each of which sums every step's
+// likelihood ratio over the eventsGrid alternatives.
+func BenchmarkRareEventsJudge(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 37))
+	steps := rareSteps(rng, 60, 1500, 0.014, 3, 0.5, 0) // gray between floor and margin
+	lim := seqcount.Limits{Floor: seqcount.Bound{Rel: 1.9}, Margin: seqcount.Bound{Rel: 2.1}}
+	test := seqcount.Test{Alpha: 1e-9} // a bar no run reaches: every step is looked at
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := test.Judge(seqcount.Proportion, lim, steps); r.Outcome != seqcount.Inconclusive {
+			b.Fatalf("outcome %v, want NO DATA at alpha 1e-9", r.Outcome)
+		}
+	}
+}

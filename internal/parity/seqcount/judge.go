@@ -247,3 +247,24 @@ func logSumExp(a, b float64) float64 {
 	}
 	return m + math.Log(math.Exp(a-m)+math.Exp(b-m))
 }
+
+// logSumExpAll returns log(sum e^t) over ts without overflow, NaN terms counted as e^-Inf (0):
+// -Inf when every term is.
+func logSumExpAll(ts []float64) float64 {
+	best := math.Inf(-1)
+	for _, t := range ts {
+		if !math.IsNaN(t) {
+			best = math.Max(best, t)
+		}
+	}
+	if math.IsInf(best, 0) {
+		return best
+	}
+	var sum float64
+	for _, t := range ts {
+		if !math.IsNaN(t) {
+			sum += math.Exp(t - best)
+		}
+	}
+	return best + math.Log(sum)
+}

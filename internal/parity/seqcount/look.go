@@ -51,7 +51,7 @@ func (j *judge) look() {
 		dvPass := driftFactor(margin, shared) * drift
 		switch {
 		case j.kind == Proportion && rareEvents(margin):
-			j.temper = eventsTemper(j.obs, j.t.Lag)
+			j.temper = j.eventsTemper()
 			j.logEP = j.logEventsPass(margin, j.temper)
 		case j.kind == Proportion:
 			j.logEP = logMixtureCum(-p.s, j.cPass, func(l float64) float64 {
