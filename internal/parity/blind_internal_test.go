@@ -1,6 +1,7 @@
 package parity
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -85,5 +86,14 @@ func TestMissingSeries(t *testing.T) {
 		if !strings.Contains(got[i], w) {
 			t.Errorf("blind spot %q lacks %q", got[i], w)
 		}
+	}
+}
+
+// TestSummaryOverflowedEValue: a count test's e-value beyond a float64 reads "over 1e308" in the
+// row's summary, not "+Inf".
+func TestSummaryOverflowedEValue(t *testing.T) {
+	got := TestResult{Counts: true, E: 0.5, EPass: math.Inf(1), Bar: 1600, NGray: 9}.Summary()
+	if want := "e=0.5 (FAIL), over 1e308 (PASS), bar 1.6e+03, 9 steps"; got != want {
+		t.Errorf("Summary() = %q, want %q", got, want)
 	}
 }

@@ -92,7 +92,7 @@ func (t TestResult) sequential() bool { return t.Bar > 0 }
 // sequential test.
 func (t TestResult) Summary() string {
 	if t.Counts {
-		return fmt.Sprintf("e=%.3g (FAIL), %.3g (PASS), bar %.3g, %d steps", t.E, t.EPass, t.Bar, t.NGray)
+		return fmt.Sprintf("e=%s (FAIL), %s (PASS), bar %.3g, %d steps", fmtEValue(t.E), fmtEValue(t.EPass), t.Bar, t.NGray)
 	}
 	if t.sequential() {
 		s := fmt.Sprintf("e=%.3g, max %.3g, bar %.3g, n=%d", t.E, t.EMax, t.Bar, t.NGray)
@@ -293,4 +293,13 @@ func Disagreements(rows []Row) []string {
 		}
 	}
 	return out
+}
+
+// fmtEValue formats an e-value to three significant digits, "over 1e308" where it overflowed a
+// float64 (the count test's note gives its exponent).
+func fmtEValue(e float64) string {
+	if math.IsInf(e, 1) {
+		return "over 1e308"
+	}
+	return fmt.Sprintf("%.3g", e)
 }

@@ -85,8 +85,8 @@ type Result struct {
 	Outcome   Outcome
 	Steps     int       // steps used
 	Skipped   int       // steps left out (see Note)
-	EFail     float64   // e-value against "gray within the floor" (FAIL at >= Bar)
-	EPass     float64   // e-value against "gray at or beyond the margin" (PASS at >= Bar)
+	EFail     float64   // e-value against "gray within the floor" (FAIL at >= Bar; +Inf beyond a float64, Note gives e^x)
+	EPass     float64   // e-value against "gray at or beyond the margin" (PASS at >= Bar; the same)
 	Bar       float64   // K/Alpha, or 2K/Alpha when half of Alpha is spent on a pod-offset allowance
 	Ratio     float64   // pooled gray rate / pooled stable rate (NaN when stable's is 0)
 	Diff      float64   // pooled gray rate - pooled stable rate

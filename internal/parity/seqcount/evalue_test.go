@@ -157,3 +157,26 @@ func TestTUpper(t *testing.T) {
 		t.Errorf("tUpper with df 0 = %g, want df 1's", got)
 	}
 }
+
+// TestFmtE: an e-value beyond a float64 (exp overflows to +Inf in Result) is written as its
+// exponent, never as "+Inf"; others as %g would.
+func TestFmtE(t *testing.T) {
+	for _, tc := range []struct {
+		logE float64
+		prec int
+		want string
+	}{
+		{math.Log(1600), 4, "1600"},
+		{0, 3, "1"},
+		{math.Inf(-1), 3, "0"},
+		{118.4, 4, "2.633e+51"},
+		{812.25, 4, "e^812.2"},
+		{math.Inf(1), 3, "e^+Inf"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			if got := fmtE(tc.logE, tc.prec); got != tc.want {
+				t.Errorf("fmtE(%g, %d) = %q, want %q", tc.logE, tc.prec, got, tc.want)
+			}
+		})
+	}
+}

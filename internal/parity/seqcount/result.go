@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -27,15 +28,15 @@ func (j *judge) result() Result {
 	var parts []string
 	switch j.out {
 	case Fail:
-		parts = append(parts, fmt.Sprintf("FAIL: e-value %.4g reached the bar %.4g against gray within floor %s, after %d steps", r.EFail, r.Bar, fmtBound(j.floorUsed), r.Steps))
+		parts = append(parts, fmt.Sprintf("FAIL: e-value %s reached the bar %.4g against gray within floor %s, after %d steps", fmtE(j.logEF, 4), r.Bar, fmtBound(j.floorUsed), r.Steps))
 	case Pass:
-		parts = append(parts, fmt.Sprintf("PASS: e-value %.4g reached the bar %.4g against gray at or beyond margin %s, after %d steps", r.EPass, r.Bar, fmtBound(j.marginUsed), r.Steps))
+		parts = append(parts, fmt.Sprintf("PASS: e-value %s reached the bar %.4g against gray at or beyond margin %s, after %d steps", fmtE(j.logEP, 4), r.Bar, fmtBound(j.marginUsed), r.Steps))
 	default:
 		why := j.why
 		if why == "" {
 			why = "neither e-value reached the bar"
 		}
-		parts = append(parts, fmt.Sprintf("NO DATA: %s; FAIL e-value %.3g and PASS e-value %.3g of bar %.4g after %d steps", why, r.EFail, r.EPass, r.Bar, r.Steps))
+		parts = append(parts, fmt.Sprintf("NO DATA: %s; FAIL e-value %s and PASS e-value %s of bar %.4g after %d steps", why, fmtE(j.logEF, 3), fmtE(j.logEP, 3), r.Bar, r.Steps))
 	}
 	parts = append(parts, fmt.Sprintf("gray rate %.4g vs stable %.4g (ratio %.4g, diff %+.4g), inflation %.3g", gr, sr, r.Ratio, r.Diff, r.Inflation))
 	if j.temper > 0 {
@@ -43,8 +44,8 @@ func (j *judge) result() Result {
 	}
 	if t := j.tail; t != nil {
 		tg, rg, ts, rs := t.pooled()
-		parts = append(parts, fmt.Sprintf("the tail, requests slower than %gs: FAIL e-value %.3g (weighted %g in the FAIL test), gray rate %.4g vs stable %.4g",
-			j.tailBound, math.Exp(t.logEF), tailWeight, tg/rg, ts/rs))
+		parts = append(parts, fmt.Sprintf("the tail, requests slower than %gs: FAIL e-value %s (weighted %g in the FAIL test), gray rate %.4g vs stable %.4g",
+			j.tailBound, fmtE(t.logEF, 3), tailWeight, tg/rg, ts/rs))
 	}
 	if j.podNote != "" {
 		parts = append(parts, j.podNote)
@@ -83,3 +84,15 @@ func (j *judge) skipNote() string {
 func fmtBound(b Bound) string {
 	return fmt.Sprintf("rate_s x %.4g %+.4g", 1+b.Rel, b.Abs)
 }
+
+// fmtE formats the e-value e^logE to prec significant digits, or as "e^x" where it is beyond a
+// float64 (Result's EFail and EPass are then +Inf).
+func fmtE(logE float64, prec int) string {
+	if logE > maxLogFloat {
+		return "e^" + strconv.FormatFloat(logE, 'g', prec, 64)
+	}
+	return strconv.FormatFloat(math.Exp(logE), 'g', prec, 64)
+}
+
+// maxLogFloat is log(math.MaxFloat64): e-values beyond it are +Inf as a float64.
+var maxLogFloat = math.Log(math.MaxFloat64)
