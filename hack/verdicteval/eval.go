@@ -167,11 +167,18 @@ type results struct {
 	Recordings          []recordingInfo
 	Elapsed             time.Duration
 	SyntheticTime       time.Duration
+	// Groups are the rule groups every run evaluates, with their intervals.
+	Groups []ruleGroup
 }
 
 func evaluate(ctx context.Context, cfg config, progress io.Writer) (results, error) {
 	start := time.Now()
 	var res results
+	ev, err := newRuleEvaluator(cfg.RulesFile, cfg.Eval, nil, nil)
+	if err != nil {
+		return res, err
+	}
+	res.Groups = ev.groups
 	// runs runs every run of sc (the A/A runs' count when it is A/A), its noise seeded by seed,
 	// the scenario's index si and the run's.
 	runs := func(corpus string, si int, sc scenario, aaRuns int, seed uint64, src func(*rand.Rand) (source, error)) ([]runResult, error) {
@@ -424,9 +431,10 @@ func load(st *memStore, cfg config, src source, t0 time.Time) error {
 	return nil
 }
 
-// replay loads one run from src and steps the rule engine through it every cfg.Eval, calling
-// visit at each step with the run's time, a querier that reads no sample after it, and the
-// alerts firing then (name to severity).
+// replay loads one run from src and steps the rule engine through it, each rule group at its
+// interval (cfg.Eval where the group gives none), calling visit at every multiple of the
+// intervals' greatest common divisor with the run's time, a querier that reads no sample after
+// it, and the alerts found firing then (name to severity; empty where no alert group was due).
 func replay(ctx context.Context, cfg config, src source, visit func(at time.Duration, ts time.Time, q parity.Querier, firing map[string]string) error) error {
 	t0 := time.Unix(0, 0).UTC()
 	st := newMemStore()
@@ -438,12 +446,12 @@ func replay(ctx context.Context, cfg config, src source, visit func(at time.Dura
 		EnableAtModifier: true, EnableNegativeOffset: true,
 	})
 	defer engine.Close()
-	ev, err := newRuleEvaluator(cfg.RulesFile, engine, st)
+	ev, err := newRuleEvaluator(cfg.RulesFile, cfg.Eval, engine, st)
 	if err != nil {
 		return err
 	}
-	q := &engineQuerier{engine: engine, storage: st, records: ev.records, interval: cfg.Eval}
-	for at := time.Duration(0); at <= cfg.Lead+cfg.Rollout; at += cfg.Eval {
+	q := &engineQuerier{engine: engine, storage: st, groups: ev.groups}
+	for at := time.Duration(0); at <= cfg.Lead+cfg.Rollout; at += ev.tick {
 		// The store holds the whole run, but a query at ts reads no sample after ts.
 		firing, err := ev.eval(ctx, t0, at)
 		if err != nil {

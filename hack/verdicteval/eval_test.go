@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 
@@ -274,5 +275,96 @@ func TestThresholdsFalseFailIsTheDocuments(t *testing.T) {
 	want := "synthetic, A/A, thresholds: NOT met (" + parity.ThresholdsFalseFail + ")."
 	if !strings.Contains(string(b), want) {
 		t.Errorf("docs/verdict-eval.md has no line %q: set parity.ThresholdsFalseFail to its figure", want)
+	}
+}
+
+// TestRuleGroupsRunAtTheirIntervals: the replay evaluates each rule group at its own interval, as
+// Prometheus' rule manager does, so the count rules (interval 20s in the committed file) are
+// stored every 20 s while the groups without one are every cfg.Eval (30 s), and the judge reads
+// those intervals from the querier's Rules as it would from Prometheus' API. A group whose
+// interval is not a positive duration is refused with its name.
+func TestRuleGroupsRunAtTheirIntervals(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Rollout = 2 * time.Minute
+	cfg.RulesFile = filepath.Join("..", "..", "deploy", "prometheus", "poolparity.rules.yml")
+	ctx := context.Background()
+	src := newSynthSource(cfg, synthetic[0], rand.New(rand.NewPCG(1, 7)))
+	var ticks int
+	var last time.Duration
+	err := replay(ctx, cfg, src, func(at time.Duration, ts time.Time, q parity.Querier, _ map[string]string) error {
+		ticks++
+		last = at
+		if at != cfg.Lead+cfg.Rollout {
+			return nil
+		}
+		rules, err := q.Rules(ctx, nil)
+		if err != nil {
+			return err
+		}
+		got := map[string]float64{}
+		for _, g := range rules.Groups {
+			got[g.Name] = g.Interval
+		}
+		want := map[string]float64{"poolparity.rate5m": 30, "poolparity.rate1m": 30, "poolparity.counts": 20}
+		for name, iv := range want {
+			if got[name] != iv {
+				t.Errorf("group %s: interval %gs in Rules, want %gs (all: %v)", name, got[name], iv, got)
+			}
+		}
+		for _, c := range []struct {
+			rule string
+			want float64
+		}{
+			{"job_gray_status_pod:http_requests:total", 15}, // 5 minutes at 20 s
+			{"job_gray_status:http_requests:rate1m", 10},    // at 30 s
+			{"job_gray_status:http_requests:rate5m", 10},    // at 30 s
+		} {
+			qs := `max(count_over_time(` + c.rule + `[5m]))`
+			v, _, _, err := q.Query(ctx, qs, ts)
+			if err != nil {
+				return err
+			}
+			vec, ok := v.(model.Vector)
+			if !ok || len(vec) != 1 || float64(vec[0].Value) != c.want {
+				t.Errorf("%s = %v, want %g evaluations", qs, v, c.want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int((cfg.Lead+cfg.Rollout)/(10*time.Second)) + 1; ticks != want || last != cfg.Lead+cfg.Rollout {
+		t.Errorf("visited %d times up to %s, want %d (every 10 s, the intervals' greatest common divisor)", ticks, last, want)
+	}
+
+	for _, c := range []struct{ name, interval, want string }{
+		{"zero", "0s", `group bad: interval "0s" is not a positive duration`},
+		{"not a duration", "often", `group bad: interval "often" is not a positive duration`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "rules.yml")
+			body := "groups:\n- name: bad\n  interval: " + c.interval + "\n  rules:\n  - record: x\n    expr: vector(1)\n"
+			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := newRuleEvaluator(path, 30*time.Second, nil, nil)
+			if err == nil || err.Error() != c.want {
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestIntervalsText(t *testing.T) {
+	groups := []ruleGroup{{name: "a", interval: 30 * time.Second}, {name: "b", interval: 20 * time.Second}, {name: "c", interval: 30 * time.Second}, {name: "d", interval: 30 * time.Second}}
+	if got, want := intervalsText(groups), "a, c and d every 30s; b every 20s"; got != want {
+		t.Errorf("intervalsText = %q, want %q", got, want)
+	}
+	if got := groupInterval(groups, "b", time.Minute); got != 20*time.Second {
+		t.Errorf("groupInterval(b) = %s, want 20s", got)
+	}
+	if got := groupInterval(groups, "zz", time.Minute); got != time.Minute {
+		t.Errorf("groupInterval(zz) = %s, want the default 1m", got)
 	}
 }

@@ -15,14 +15,13 @@ import (
 
 // engineQuerier answers the judge's queries (parity.Querier) from the Prometheus engine and
 // storage of one run, as the HTTP API of a Prometheus running the same rules would. Its
-// Rules lists the recording rules only, in one group at the replay's evaluation interval (the
-// count-based test's step): the judge's threshold verdict is measured on the rows, and the alerts
-// are measured separately.
+// Rules lists the recording rules only, each group at its evaluation interval (the poolparity.counts
+// group's is the count-based test's step): the judge's threshold verdict is measured on the rows,
+// and the alerts are measured separately.
 type engineQuerier struct {
-	engine   *promql.Engine
-	storage  storage.Queryable
-	records  []string      // the recording rules loaded
-	interval time.Duration // the replay's rule evaluation interval
+	engine  *promql.Engine
+	storage storage.Queryable
+	groups  []ruleGroup // the rule groups loaded
 }
 
 func (q *engineQuerier) Query(ctx context.Context, qs string, ts time.Time, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
@@ -71,11 +70,18 @@ func matrix(m promql.Matrix) model.Matrix {
 }
 
 func (q *engineQuerier) Rules(context.Context, []string) (v1.RulesResult, error) {
-	rg := v1.RuleGroup{Name: "poolparity.records", Interval: q.interval.Seconds()}
-	for _, name := range q.records {
-		rg.Rules = append(rg.Rules, v1.RecordingRule{Name: name, Health: v1.RuleHealthGood})
+	var out v1.RulesResult
+	for _, g := range q.groups {
+		if len(g.records) == 0 {
+			continue
+		}
+		rg := v1.RuleGroup{Name: g.name, Interval: g.interval.Seconds()}
+		for _, name := range g.records {
+			rg.Rules = append(rg.Rules, v1.RecordingRule{Name: name, Health: v1.RuleHealthGood})
+		}
+		out.Groups = append(out.Groups, rg)
 	}
-	return v1.RulesResult{Groups: []v1.RuleGroup{rg}}, nil
+	return out, nil
 }
 
 // execute runs a query just created and converts its result with conv before closing it:
