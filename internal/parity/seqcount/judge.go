@@ -157,8 +157,13 @@ type judge struct {
 	failBar   float64
 	c, cPass  float64 // the prior scales of the FAIL and the PASS mixture
 	temper    float64 // the conditional PASS test's temper at the last look (0: not used)
-	sumNs     float64 // stable's pooled counts over the usable steps
-	sumRs     float64
+	// failTemper is the conditional FAIL test's temper at the last look (0: not used), and
+	// condFloor its floor: the floor with the pod allowance at Student's t (boundaries)
+	failTemper float64
+	condFloor  Bound
+	coMove     float64 // the tracks' co-movement at the last look (coMovement; 0: not read)
+	sumNs      float64 // stable's pooled counts over the usable steps
+	sumRs      float64
 	// the last look
 	out                   Outcome
 	logEF, logEP, infl    float64

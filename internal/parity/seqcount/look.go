@@ -45,6 +45,14 @@ func (j *judge) look() {
 	} else {
 		j.logEF = logMixtureE(f.s, max(j.infl*f.emp, dv), j.c)
 	}
+	j.failTemper, j.coMove = 0, 0
+	if j.kind == Proportion && condFail(floor) {
+		j.coMove = j.coMovement()
+	}
+	if j.coMove >= coMoveMin {
+		j.failTemper = j.eventsFailTemper()
+		j.logEF = logSumExp(math.Log1p(-eventsFailWeight)+j.logEF, math.Log(eventsFailWeight)+j.logEventsFail(j.condFloor, j.failTemper))
+	}
 	j.logEP, j.temper = 0, 0
 	if passable {
 		p := j.sums(margin)
@@ -91,6 +99,7 @@ func (j *judge) boundaries() (floor, margin Bound, passable bool) {
 		spread, df, src = j.pods.spread()
 	}
 	floor, margin = j.lim.Floor, j.lim.Margin
+	j.condFloor = floor
 	j.bar = float64(j.t.K) / j.t.Alpha
 	j.podNote = "pod offsets: " + src
 	if spread > 0 {
@@ -106,6 +115,10 @@ func (j *judge) boundaries() (floor, margin Bound, passable bool) {
 		}
 		a := q * spread * math.Sqrt(1/float64(pg)+1/float64(ps))
 		floor, margin = scaled(floor, math.Exp(a)), scaled(margin, math.Exp(-a))
+		j.condFloor = floor
+		if df > 0 && j.kind == Proportion {
+			j.condFloor = scaled(j.lim.Floor, math.Exp(tUpper(tail, df)*spread*math.Sqrt(1/float64(pg)+1/float64(ps))))
+		}
 		j.bar *= 2
 		j.podNote = fmt.Sprintf("pod offsets: sd %.3g (%s; %s) over %d gray and %d stable pods, allowance x%.4g on the limits, half of alpha spent on it",
 			spread, src, est, pg, ps, math.Exp(a))

@@ -39,6 +39,9 @@ func (j *judge) result() Result {
 		parts = append(parts, fmt.Sprintf("NO DATA: %s; FAIL e-value %s and PASS e-value %s of bar %.4g after %d steps", why, fmtE(j.logEF, 3), fmtE(j.logEP, 3), r.Bar, r.Steps))
 	}
 	parts = append(parts, fmt.Sprintf("gray rate %.4g vs stable %.4g (ratio %.4g, diff %+.4g), inflation %.3g", gr, sr, r.Ratio, r.Diff, r.Inflation))
+	if j.failTemper > 0 {
+		parts = append(parts, fmt.Sprintf("the FAIL test mixes in the one conditioned on the steps' events at weight %g (the tracks' step-to-step changes correlate %.2f, at least %g: a drift they share; tempered by %.3g; package doc, \"Rare events\")", eventsFailWeight, j.coMove, coMoveMin, j.failTemper))
+	}
 	if j.temper > 0 {
 		parts = append(parts, fmt.Sprintf("the PASS test conditions on the steps' events (the margin allows gray %.4g x stable's rate; tempered by %.3g; package doc, \"Rare events\")", 1+j.marginUsed.Rel, j.temper))
 	}
