@@ -1,6 +1,9 @@
 package seqcount
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // eventsMinRatio is the margin's ratio of gray's rate to stable's, 1 + Margin.Rel with no
 // Margin.Abs, from which a Proportion SLI's PASS test conditions on the steps' events
@@ -169,30 +172,13 @@ func longRunFactor(xs []float64) float64 {
 	if n < 2 {
 		return 1
 	}
-	var mean float64
-	for _, x := range xs {
-		mean += x / float64(n)
-	}
-	c := make([]float64, n)
-	for i, x := range xs {
-		c[i] = x - mean
-	}
-	L := min(n-1, n/3, maxDriftLag)
-	g := make([]float64, L+1)
-	for k := range g {
-		g[k] = crossCov(c, c, k)
-	}
+	g, _, bias := longRunVar(centre(slices.Clone(xs)), n-1)
 	if !(g[0] > 0) || math.IsInf(g[0], 0) {
 		return 1
 	}
-	lrv := g[0]
-	for k := 1; k <= L; k++ {
-		lrv += 2 * (1 - float64(k)/float64(L+1)) * g[k]
-	}
-	bias := math.Max(lrv, 0) / float64(n)
 	corr := g[0] + bias
-	for k := 1; k <= L; k++ {
-		corr += 2 * (1 - float64(k)/float64(L+1)) * (g[k] + bias)
+	for k := 1; k < len(g); k++ {
+		corr += 2 * (1 - float64(k)/float64(len(g))) * (g[k] + bias)
 	}
 	return math.Max(1, corr/g[0])
 }
@@ -217,19 +203,11 @@ func (j *judge) coMovement() float64 {
 		dg = append(dg, math.Log((b.ng+0.5)/b.rg)-math.Log((a.ng+0.5)/a.rg))
 		ds = append(ds, math.Log((b.ns+0.5)/b.rs)-math.Log((a.ns+0.5)/a.rs))
 	}
-	var mg, ms float64
-	for i := range dg {
-		mg += dg[i] / float64(len(dg))
-		ms += ds[i] / float64(len(ds))
-	}
-	var sgs, sgg, sss float64
-	for i := range dg {
-		sgs += (dg[i] - mg) * (ds[i] - ms)
-		sgg += (dg[i] - mg) * (dg[i] - mg)
-		sss += (ds[i] - ms) * (ds[i] - ms)
-	}
-	if !(sgg > 0 && sss > 0) {
+	centre(dg)
+	centre(ds)
+	vg, vs := crossCov(dg, dg, 0), crossCov(ds, ds, 0)
+	if !(vg > 0 && vs > 0) {
 		return 0
 	}
-	return sgs / math.Sqrt(sgg*sss)
+	return crossCov(dg, ds, 0) / math.Sqrt(vg*vs)
 }

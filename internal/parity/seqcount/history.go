@@ -33,18 +33,9 @@ func driftSum(num, req []float64, n int, rg, logBar float64) (v, oneStep float64
 	if !(rbar > 0) {
 		return 0, 1
 	}
-	L := min(n-1, N/3, maxDriftLag)
-	g := make([]float64, L+1)
-	for k := range g {
-		g[k] = crossCov(ys, ys, k)
-	}
-	lrv := g[0]
-	for k := 1; k <= L; k++ {
-		lrv += 2 * (1 - float64(k)/float64(L+1)) * g[k]
-	}
-	bias := math.Max(lrv, 0) / float64(N) // E[g(k)] falls short by about the long-run variance over N
+	g, lrv, bias := longRunVar(ys, n-1)
 	sum := float64(n) * (g[0] + bias)
-	for k := 1; k <= L; k++ {
+	for k := 1; k < len(g); k++ {
 		sum += 2 * float64(n-k) * (g[k] + bias)
 	}
 	oneStep = 1.0
@@ -149,15 +140,40 @@ func relRates(num, req []float64) ([]float64, float64) {
 		return nil, 0
 	}
 	ys := make([]float64, len(num))
-	var mean float64
 	for i := range num {
 		ys[i] = num[i]/req[i]/rbar - 1
-		mean += ys[i] / float64(len(num))
 	}
-	for i := range ys {
-		ys[i] -= mean
+	return centre(ys), rbar
+}
+
+// centre subtracts the mean of xs from each of its values, in place, and returns xs.
+func centre(xs []float64) []float64 {
+	var mean float64
+	for _, x := range xs {
+		mean += x / float64(len(xs))
 	}
-	return ys, rbar
+	for i := range xs {
+		xs[i] -= mean
+	}
+	return xs
+}
+
+// longRunVar returns the autocovariances g(0..L) of the centred series c (crossCov), with
+// L = min(maxLag, len(c)/3, maxDriftLag), its long-run variance lrv under Bartlett weights
+// (g(0) + 2 sum_k (1 - k/(L+1)) g(k)), and the bias max(lrv, 0)/len(c) by which each g(k) falls
+// short for being taken about the series' own mean. driftSum and longRunFactor each sum the
+// corrected g(k) + bias their own way. c must hold at least one value.
+func longRunVar(c []float64, maxLag int) (g []float64, lrv, bias float64) {
+	L := min(maxLag, len(c)/3, maxDriftLag)
+	g = make([]float64, L+1)
+	for k := range g {
+		g[k] = crossCov(c, c, k)
+	}
+	lrv = g[0]
+	for k := 1; k <= L; k++ {
+		lrv += 2 * (1 - float64(k)/float64(L+1)) * g[k]
+	}
+	return g, lrv, math.Max(lrv, 0) / float64(len(c))
 }
 
 // crossCov returns sum_{i>=k} x_i y_{i-k} / len(x) of two centred series of one length.
