@@ -28,10 +28,12 @@ const eventsFailWeight = 0.1
 // a step (a third of its requests slowed for seconds, in one step of a hundred in the count
 // evaluation's corpus model) gives one step a likelihood ratio no drift explains; a real
 // regression is in every step, and loses only a step's share. Over a window's first steps the
-// gate is what keeps such a step out (one track's stall moves its step changes and not the
-// other's; coMovement): measured, the corpus model's A/A rollouts FAIL 0 of 400 with no step
-// left out there, as with one, while a step left out from the first costs a regression a look
-// (the shared drift's p99 +40% median 3.33 minutes against 3).
+// gate keeps such a step out (coMovement, TestCoMovement): with no drift the tracks share, their
+// step changes co-move by chance in about one 3-minute window in eight, stall or not, and in
+// almost none by the 49th step; a shared drift opens it, and one track's stall shuts about a
+// third of the windows it opens. Measured, the corpus model's A/A rollouts FAIL 0 of 400 with no
+// step left out there, as with one, while a step left out from the first costs a regression a
+// look (the shared drift's p99 +40% median 3.33 minutes against 3).
 const eventsFailTrimEvery = 50
 
 // condFail reports whether the FAIL test of a Proportion SLI with floor f may mix in the
