@@ -113,11 +113,12 @@ func (j *judge) boundaries() (floor, margin Bound, passable bool) {
 		case df > 0:
 			est = fmt.Sprintf("%d degrees of freedom, the normal's %.3g", df, q)
 		}
-		a := q * spread * math.Sqrt(1/float64(pg)+1/float64(ps))
+		se := spread * math.Sqrt(1/float64(pg)+1/float64(ps)) // sd of the gray-stable difference of mean pod offsets
+		a := q * se
 		floor, margin = scaled(floor, math.Exp(a)), scaled(margin, math.Exp(-a))
 		j.condFloor = floor
 		if df > 0 && j.kind == Proportion {
-			j.condFloor = scaled(j.lim.Floor, math.Exp(tUpper(tail, df)*spread*math.Sqrt(1/float64(pg)+1/float64(ps))))
+			j.condFloor = scaled(j.lim.Floor, math.Exp(tUpper(tail, df)*se))
 		}
 		j.bar *= 2
 		j.podNote = fmt.Sprintf("pod offsets: sd %.3g (%s; %s) over %d gray and %d stable pods, allowance x%.4g on the limits, half of alpha spent on it",
@@ -238,36 +239,27 @@ func (j *judge) priorScale(from, to, null Bound) float64 {
 // inflation returns the Bartlett-weighted long-run variance factor of xs over lags 1..lag,
 // max(1, 1 + 2 sum_k (1 - k/(lag+1)) rho_k), each rho_k clipped to [0, 0.95].
 func inflation(xs []float64, lag int) float64 {
-	n := len(xs)
-	var mean, scale float64
+	var scale float64
 	for _, x := range xs {
-		mean += x / float64(n)
 		scale = math.Max(scale, math.Abs(x))
 	}
 	if !(scale > 0) || math.IsInf(scale, 0) {
 		return 1
 	}
-	xs = divided(xs, scale) // correlations are scale-free; this keeps the squares finite
-	mean /= scale
-	var g0 float64
-	for _, x := range xs {
-		g0 += (x - mean) * (x - mean)
-	}
+	c := centre(divided(xs, scale)) // correlations are scale-free; this keeps the squares finite
+	g0 := crossCov(c, c, 0)
 	if !(g0 > 0) {
 		return 1
 	}
 	f := 1.0
-	for k := 1; k <= lag && k < n; k++ {
-		var g float64
-		for i := k; i < n; i++ {
-			g += (xs[i] - mean) * (xs[i-k] - mean)
-		}
-		rho := math.Min(math.Max(g/g0, 0), 0.95)
+	for k := 1; k <= lag && k < len(c); k++ {
+		rho := math.Min(math.Max(crossCov(c, c, k)/g0, 0), 0.95)
 		f += 2 * (1 - float64(k)/float64(lag+1)) * rho
 	}
 	return f
 }
 
+// divided returns a new slice of each of xs divided by k; xs is left as it is.
 func divided(xs []float64, k float64) []float64 {
 	out := make([]float64, len(xs))
 	for i, x := range xs {
