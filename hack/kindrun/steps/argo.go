@@ -50,8 +50,10 @@ const (
 	// argoReplicas is the Rollout's: one canary pod and one stable pod at 50%.
 	argoReplicas = 2
 	// argoWatch bounds one canary of the step. The judge samples the 20s rules every 20 s and
-	// decides on its fifth sample at the earliest.
-	argoWatch = 10 * time.Minute
+	// decides on its fifth sample at the earliest; the rollouts end after 2-4 minutes, and the
+	// bound leaves room for a slow verdict (as flaggerWatch); one that outlasts it is reported
+	// with the judge's last measurement.
+	argoWatch = 15 * time.Minute
 	// argoRelabelWatch bounds the wait for the promoted pods' series to carry gray_status="false".
 	argoRelabelWatch = 4 * time.Minute
 )
@@ -75,7 +77,7 @@ func argoJudgeValues() []string {
 		"--set", "controller.argoRollouts.plugin.window=1m",
 		"--set", "controller.argoRollouts.plugin.warmup=20s",
 		"--set", "controller.argoRollouts.plugin.interval=20s",
-		"--set", "controller.argoRollouts.plugin.count=30",
+		"--set", "controller.argoRollouts.plugin.count=42", // 14 minutes of measurements, inside argoWatch
 	}
 }
 
@@ -589,15 +591,32 @@ func rollArgo(ctx context.Context, env *harness.Env, k *kube.Kube, r ArgoRun, mo
 		return true, nil
 	})
 	if err != nil {
+		if ctx.Err() == nil && r.Name != "initial" {
+			err = fmt.Errorf("%w; %s", err, argoStuck(ctx, k, start))
+		}
 		return r, err
 	}
 	r.OK = r.Got == r.Want
 	if r.Name == "initial" {
 		return r, nil
 	}
+	newest, err := newestAnalysis(ctx, k, start)
+	if err != nil {
+		return r, err
+	}
+	r.Analysis, r.Measurements = analysisOf(newest)
+	want := map[string]string{"Promoted": "Successful", "Aborted": "Failed"}[r.Want]
+	r.OK = r.OK && r.Analysis == want
+	env.Logf("%s: AnalysisRun %s %s (%s)", r.Name, newest.GetName(), r.Analysis, verdictCounts(r.Measurements))
+	return r, nil
+}
+
+// newestAnalysis returns the newest AnalysisRun of the step's namespace, which must have been
+// created since start (the revision's).
+func newestAnalysis(ctx context.Context, k *kube.Kube, start time.Time) (*unstructured.Unstructured, error) {
 	runs, err := k.Dyn.Resource(analysisRunResource()).Namespace(argoAppNS).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return r, fmt.Errorf("listing AnalysisRuns: %w", err)
+		return nil, fmt.Errorf("listing AnalysisRuns: %w", err)
 	}
 	var newest *unstructured.Unstructured
 	for i := range runs.Items {
@@ -606,13 +625,30 @@ func rollArgo(ctx context.Context, env *harness.Env, k *kube.Kube, r ArgoRun, mo
 		}
 	}
 	if newest == nil || newest.GetCreationTimestamp().Time.Before(start.Add(-time.Second)) {
-		return r, fmt.Errorf("no AnalysisRun of this revision")
+		return nil, fmt.Errorf("no AnalysisRun of this revision")
 	}
-	r.Analysis, r.Measurements = analysisOf(newest)
-	want := map[string]string{"Promoted": "Successful", "Aborted": "Failed"}[r.Want]
-	r.OK = r.OK && r.Analysis == want
-	env.Logf("%s: AnalysisRun %s %s (%s)", r.Name, newest.GetName(), r.Analysis, verdictCounts(r.Measurements))
-	return r, nil
+	return newest, nil
+}
+
+// argoStuck says why a revision begun at start is neither promoted nor aborted: its AnalysisRun's
+// phase, the judge's verdicts so far and its last measurement's reasons.
+func argoStuck(ctx context.Context, k *kube.Kube, start time.Time) string {
+	u, err := newestAnalysis(ctx, k, start)
+	if err != nil {
+		return err.Error()
+	}
+	return analysisLine(u)
+}
+
+// analysisLine is an AnalysisRun in one line: its name, phase, the judge's verdicts so far, and
+// the verdict and reasons of its last measurement.
+func analysisLine(u *unstructured.Unstructured) string {
+	phase, ms := analysisOf(u)
+	out := fmt.Sprintf("AnalysisRun %s %s (%s)", u.GetName(), phase, verdictCounts(ms))
+	if n := len(ms); n > 0 {
+		out += fmt.Sprintf("; the judge's last measurement: %s %s", ms[n-1].Verdict, ms[n-1].Reasons)
+	}
+	return out
 }
 
 // timeRelabel measures, after r's promotion, how long until the promoted revision's pods carry

@@ -320,6 +320,30 @@ func TestAnalysisOf(t *testing.T) {
 	}
 }
 
+// TestAnalysisLine: a canary that outlasts the step's bound is reported with its AnalysisRun's
+// verdicts and the reasons of the judge's last measurement.
+func TestAnalysisLine(t *testing.T) {
+	m := func(verdict, reasons string) map[string]any {
+		return map[string]any{"phase": "Inconclusive", "metadata": map[string]any{"verdict": verdict, "reasons": reasons}}
+	}
+	for _, tt := range []struct {
+		name   string
+		status map[string]any
+		want   string
+	}{
+		{"still measuring", map[string]any{"phase": "Running", "metricResults": []any{map[string]any{"measurements": []any{
+			m("NO DATA", "too little traffic"), m("NO DATA", "CPU per request has no data (worst not ruled out 1.4)")}}}},
+			"AnalysisRun r Running (NO DATA x2); the judge's last measurement: NO DATA CPU per request has no data (worst not ruled out 1.4)"},
+		{"no measurement yet", map[string]any{"phase": "Pending"}, "AnalysisRun r Pending ()"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := analysisLine(rolloutObj(tt.status)); got != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
 // TestTrackOfPods reads the track of each promoted pod from up{...} by pod, as Prometheus answers.
 func TestTrackOfPods(t *testing.T) {
 	up := func(pod, g string) *model.Sample {

@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -33,9 +34,11 @@ const (
 	flaggerRunNS    = "poolparity-flagger" // the Canaries, their Deployments, and a release of the chart
 	flaggerRelease  = "flagger"            // that release: Redis, the rules scoped to flaggerRunNS, the judge
 	flaggerInterval = "15s"                // each Canary's analysis interval
-	// flaggerWatch bounds one Canary's rollout from its trigger (the judge decides on its third
-	// 1m sample at the earliest), and its load.
-	flaggerWatch = 10 * time.Minute
+	// flaggerWatch bounds one Canary's rollout from its trigger, and its load. The rollouts end
+	// after about 3m45s; one CI run's pooled Canary still waited for its promotion after 10
+	// minutes, so the bound leaves room for a slow verdict, and a rollout that outlasts it is
+	// reported with the judge's reading (flaggerStuck).
+	flaggerWatch = 15 * time.Minute
 	// flaggerSettle is how long the promoted pods' series are looked for after the promotion.
 	flaggerSettle = 2 * time.Minute
 )
@@ -102,6 +105,10 @@ type FlaggerRun struct {
 	// answered 2xx (only a PASS does).
 	Fails     int  `json:"judge_fails"`
 	Confirmed bool `json:"promotion_confirmed"`
+	// Reading is, when the rollout reached Promoting or its end, the judge's last answer from
+	// its log and the hooks judged again in process from the judge's start (flaggerReading):
+	// what the judge saw in each SLI.
+	Reading string `json:"judge_reading,omitempty"`
 	// Tracks are the gray_status/pool_mode pairs of the service's series since the trigger.
 	Tracks   []string `json:"tracks"`
 	Problems []string `json:"problems,omitempty"`
@@ -353,20 +360,32 @@ spec:
         type: rollout
         url: {{.Judge}}/flagger/rollout
         timeout: 15s
-        metadata: {{template "judge" .}}
+        metadata: {{.JudgeMeta}}
       - name: poolparity-judge-promotion
         type: confirm-promotion
         url: {{.Judge}}/flagger/confirm-promotion
         timeout: 15s
-        metadata: {{template "judge" .}}
-{{define "judge"}}{selector: "job={{.Name}}", slis: "heap-alloc-per-request,cpu-per-request", mode: "Sequential", window: "1m", warmup: "20s", step: "20s", sample: "20s"}{{end}}`
+        metadata: {{.JudgeMeta}}`
 
-// renderFlagger renders tmpl (flaggerScrapeTmpl or flaggerCanaryTmpl) for c.
-func renderFlagger(tmpl string, c flaggerSpec, image, judge string) ([]byte, error) {
+// flaggerJudgeMeta is both hooks' metadata for Canary name: heap bytes allocated and CPU per
+// request, the sequential test on the 20s rules sampled every 20 s, as the canary step's
+// PoolCanaries.
+func flaggerJudgeMeta(name string) map[string]string {
+	return map[string]string{"selector": "job=" + name, "slis": "heap-alloc-per-request,cpu-per-request",
+		"mode": "Sequential", "window": "1m", "warmup": "20s", "step": "20s", "sample": "20s"}
+}
+
+// renderFlagger renders tmpl (flaggerScrapeTmpl or flaggerCanaryTmpl) for c, with the judge at
+// judgeBase.
+func renderFlagger(tmpl string, c flaggerSpec, image, judgeBase string) ([]byte, error) {
 	full := fullnameOf(flaggerRelease)
-	return renderWithServicePod("Canary "+c.name, tmpl, map[string]any{
+	meta, err := json.Marshal(flaggerJudgeMeta(c.name)) // a JSON object is a YAML flow mapping
+	if err != nil {
+		return nil, fmt.Errorf("the judge's metadata of Canary %s: %w", c.name, err)
+	}
+	return renderWithServicePod("Canary "+c.name, tmpl, map[string]any{"JudgeMeta": string(meta),
 		"Name": c.name, "PoolMode": c.stable, "Image": image, "Redis": full + "-redis:6379", "RedisSecret": full + "-redis",
-		"Host": canaryHost(c.name), "Gateway": gatewayName, "GatewayNamespace": gatewayNS, "Judge": judge, "Interval": flaggerInterval,
+		"Host": canaryHost(c.name), "Gateway": gatewayName, "GatewayNamespace": gatewayNS, "Judge": judgeBase, "Interval": flaggerInterval,
 	})
 }
 
@@ -434,7 +453,7 @@ func (s flaggerStep) run(ctx context.Context, env *harness.Env, k *kube.Kube, st
 	errs := make([]error, len(s.canaries))
 	var wg sync.WaitGroup
 	for i, c := range s.canaries {
-		wg.Go(func() { runs[i], errs[i] = runFlaggerCanary(ctx, env, k, prom.q, c) })
+		wg.Go(func() { runs[i], errs[i] = runFlaggerCanary(ctx, env, k, prom, c) })
 	}
 	wg.Wait()
 	o := outcome[FlaggerResult]{Result: FlaggerResult{Runs: runs}}
@@ -457,8 +476,8 @@ func (s flaggerStep) run(ctx context.Context, env *harness.Env, k *kube.Kube, st
 // runFlaggerCanary creates one Canary and its Deployment, loads it through the Gateway, changes
 // its pool mode and follows the rollout to its end; then it times the promoted pods' series and
 // checks the tracks Prometheus saw.
-func runFlaggerCanary(ctx context.Context, env *harness.Env, k *kube.Kube, q parity.Querier, c flaggerSpec) (FlaggerRun, error) {
-	ns := flaggerRunNS
+func runFlaggerCanary(ctx context.Context, env *harness.Env, k *kube.Kube, prom promSession, c flaggerSpec) (FlaggerRun, error) {
+	ns, q := flaggerRunNS, prom.q
 	r := FlaggerRun{Name: c.name, Modes: c.stable + " -> " + c.gray, Want: c.want, StableSeries: -1, OldGone: -1}
 	y, err := renderFlagger(flaggerCanaryTmpl, c, images.ServiceImage(env), judgeURL())
 	if err != nil {
@@ -542,6 +561,10 @@ func runFlaggerCanary(ctx context.Context, env *harness.Env, k *kube.Kube, q par
 			promotedSeries(now)
 		}
 		r.Phase = st.Phase
+		if r.Reading == "" && (st.Phase == "Promoting" || flaggerFinal(st.Phase)) {
+			r.Reading = flaggerReading(ctx, k, prom.url, c, r.Trigger)
+			env.Logf("%s: the judge's reading at %s: %s", c.name, st.Phase, r.Reading)
+		}
 		if flaggerFinal(st.Phase) {
 			r.End = now.Sub(r.Trigger)
 			return true, nil
@@ -549,6 +572,9 @@ func runFlaggerCanary(ctx context.Context, env *harness.Env, k *kube.Kube, q par
 		return false, nil
 	})
 	if err != nil {
+		if ctx.Err() == nil {
+			err = fmt.Errorf("%w; %s", err, flaggerStuck(ctx, k, prom, c, r))
+		}
 		return r, err
 	}
 	if !promotingAt.IsZero() && !promotedSeries(time.Now()) {
@@ -578,6 +604,84 @@ func runFlaggerCanary(ctx context.Context, env *harness.Env, k *kube.Kube, q par
 	r.OK = len(r.Problems) == 0
 	env.Logf("%s: %s after %s, judge FAILs %d, promotion confirmed %v, tracks %v", c.name, r.Phase, r.End.Round(time.Second), r.Fails, r.Confirmed, r.Tracks)
 	return r, nil
+}
+
+// flaggerJudgeSelector selects the release's judge pod.
+const flaggerJudgeSelector = "app.kubernetes.io/instance=" + flaggerRelease + ",app.kubernetes.io/component=judge"
+
+// flaggerReading is what the judge last answered Canary c's hooks, from its log (judgedLine),
+// and the judgement of the same hooks read in process (judgeReading) from the start the judge
+// logged, or from trigger when it logged none, with each SLI's values and test, in one line.
+// The judge answered at its last call and the harness reads now, so the two may differ by the
+// samples between.
+func flaggerReading(ctx context.Context, k *kube.Kube, promBase string, c flaggerSpec, trigger time.Time) string {
+	var parts []string
+	since, from := trigger, "the trigger"
+	logs, err := k.PodLogs(ctx, flaggerRunNS, flaggerJudgeSelector, 400)
+	if j, ok := judgedLine(logs, c.name); err == nil && ok {
+		parts = append(parts, fmt.Sprintf("the judge's last answer (%s hook at %s): %s %s", j.Hook, j.Time.Format(time.TimeOnly), j.Verdict, j.Reasons))
+		if !j.Since.IsZero() {
+			since, from = j.Since, "the judge's start"
+		}
+	} else {
+		no := "no answer of the judge to " + c.name + " in its log"
+		if err != nil {
+			no += " (" + err.Error() + ")"
+		}
+		parts = append(parts, no)
+	}
+	res, err := judgeReading(ctx, promBase, flaggerRunNS, flaggerJudgeMeta(c.name), since)
+	if err != nil {
+		parts = append(parts, "read now: "+err.Error())
+	} else {
+		parts = append(parts, fmt.Sprintf("read now from %s (%s): %s", from, since.Format(time.TimeOnly), readingLine(res)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// judged is one answer of the judge as it logs it (internal/judge/judgehttp: "judged").
+type judged struct {
+	Time    time.Time `json:"time"`
+	Msg     string    `json:"msg"`
+	Hook    string    `json:"hook"`
+	Name    string    `json:"name"`
+	Verdict string    `json:"verdict"`
+	Since   time.Time `json:"since"`
+	Reasons string    `json:"reasons"`
+}
+
+// judgedLine returns the last answer to Canary name in the judge's JSON log lines; lines that
+// are not such an answer are skipped.
+func judgedLine(logs, name string) (judged, bool) {
+	var last judged
+	found := false
+	for line := range strings.Lines(logs) {
+		var j judged
+		if json.Unmarshal([]byte(line), &j) == nil && j.Msg == "judged" && j.Name == name {
+			last, found = j, true
+		}
+	}
+	return last, found
+}
+
+// flaggerStuck says why Canary c's rollout r has not ended: its last status, the weights of its
+// HTTPRoute, each track's request rate, and the judge's reading.
+func flaggerStuck(ctx context.Context, k *kube.Kube, prom promSession, c flaggerSpec, r FlaggerRun) string {
+	var parts []string
+	if n := len(r.Points); n > 0 {
+		parts = append(parts, fmt.Sprintf("last status %s since %s after the trigger", r.Points[n-1].Status, r.Points[n-1].After.Round(time.Second)))
+	}
+	if w, err := k.RouteWeights(ctx, flaggerRunNS, c.name); err != nil {
+		parts = append(parts, err.Error())
+	} else {
+		parts = append(parts, fmt.Sprintf("HTTPRoute weights %v", w))
+	}
+	if gray, total, err := requestRates(ctx, prom.q, flaggerRunNS, c.name, time.Now()); err != nil {
+		parts = append(parts, "request rates: "+err.Error())
+	} else {
+		parts = append(parts, fmt.Sprintf("requests/s over the last minute: gray %.1f of %.1f", gray, total))
+	}
+	return strings.Join(append(parts, flaggerReading(ctx, k, prom.url, c, r.Trigger)), "; ")
 }
 
 // promDuration is d as a PromQL duration in whole seconds.

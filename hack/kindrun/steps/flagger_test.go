@@ -312,3 +312,33 @@ func FuzzFlaggerParsers(f *testing.F) {
 		}
 	})
 }
+
+// TestJudgedLine: the judge's last answer to one Canary is found among its JSON log lines, the
+// answers to other Canaries, its refusals and any other line left out.
+func TestJudgedLine(t *testing.T) {
+	const (
+		first  = `{"time":"2026-11-29T10:26:10Z","level":"INFO","msg":"judged","hook":"rollout","namespace":"poolparity-flagger","name":"flagger-pooled","verdict":"NO DATA","status":200,"since":"2026-11-29T10:25:35Z","reasons":"CPU per request has no data"}`
+		other  = `{"time":"2026-11-29T10:26:20Z","level":"INFO","msg":"judged","hook":"rollout","namespace":"poolparity-flagger","name":"flagger-misuse","verdict":"FAIL","status":412,"since":"2026-11-29T10:25:36Z","reasons":"CPU per request anytime-valid evidence"}`
+		refuse = `{"time":"2026-11-29T10:26:25Z","level":"INFO","msg":"refused","hook":"rollout","status":400,"reason":"params","error":"mdoe: unknown parameter"}`
+		last   = `{"time":"2026-11-29T10:27:50Z","level":"INFO","msg":"judged","hook":"confirm-promotion","namespace":"poolparity-flagger","name":"flagger-pooled","verdict":"PASS","status":200,"since":"2026-11-29T10:25:35Z","reasons":"2 of 2 rows pass"}`
+	)
+	for _, tc := range []struct {
+		name, logs, canary string
+		want               string // the verdict found, "" for none
+	}{
+		{"the last of two answers", strings.Join([]string{"[judge]", first, other, refuse, last, "not json"}, "\n"), "flagger-pooled", "PASS"},
+		{"another Canary's answer", strings.Join([]string{first, other, last}, "\n"), "flagger-misuse", "FAIL"},
+		{"only a refusal", refuse + "\n", "flagger-pooled", ""},
+		{"no log", "", "flagger-pooled", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j, ok := judgedLine(tc.logs, tc.canary)
+			if ok != (tc.want != "") || j.Verdict != tc.want {
+				t.Fatalf("judgedLine = %+v, %v; want verdict %q", j, ok, tc.want)
+			}
+			if ok && (j.Name != tc.canary || j.Since.IsZero() || j.Hook == "") {
+				t.Errorf("the answer %+v lacks its Canary, start or hook", j)
+			}
+		})
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/poolparity/poolparity/hack/kindrun/kube"
 	"github.com/poolparity/poolparity/instrument"
 	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/judge"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 	"github.com/poolparity/poolparity/internal/parity/render"
@@ -176,4 +177,37 @@ func scrapedAndRuled(ctx context.Context, q parity.Querier, namespace, release s
 		return false, fmt.Errorf("reading the rules: %w", err)
 	}
 	return len(rules.Groups) > 0, nil
+}
+
+// judgeReading is what the chart's judge would answer now to a hook whose metadata is meta, for
+// namespace ns, with its evidence taken from since: the harness parses the metadata and judges
+// in process (internal/judge), reading the cluster's Prometheus at promBase (its port-forward).
+// The judge itself takes its start from its first call, a few seconds after since.
+func judgeReading(ctx context.Context, promBase, ns string, meta map[string]string, since time.Time) (judge.Result, error) {
+	req, err := judge.ParseParams(ns, meta)
+	if err != nil {
+		return judge.Result{}, err
+	}
+	req.Since = since
+	clients, err := promread.NewClients([]string{promBase}, false, promread.ClientConfig{})
+	if err != nil {
+		return judge.Result{}, err
+	}
+	j := judge.Judge{Clients: clients}
+	return j.Evaluate(ctx, req)
+}
+
+// readingLine is a judgement in one line: the verdict, then each row's values, comparison and
+// statistical test, then the reasons.
+func readingLine(res judge.Result) string {
+	var b strings.Builder
+	b.WriteString(string(res.Verdict))
+	for _, r := range res.Report.Rows {
+		c := render.Cells(r)
+		fmt.Fprintf(&b, "; %s: stable %s, gray %s, %s, test %s", c.SLI, c.Stable, c.Gray, c.Compared, c.Test)
+	}
+	if len(res.Reasons) > 0 {
+		b.WriteString("; reasons: " + strings.Join(res.Reasons, "; "))
+	}
+	return b.String()
 }

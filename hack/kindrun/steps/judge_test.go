@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/judge"
+	"github.com/poolparity/poolparity/internal/judge/judgetest"
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/scenario"
 )
@@ -242,6 +244,56 @@ func TestCheckExampleReport(t *testing.T) {
 			got := strings.Join(checkExampleReport(r), "; ")
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Errorf("problems %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestJudgeReading: the harness's in-process reading of a Canary's hooks parses the hooks'
+// metadata as the judge does, pins every query to the namespace, and says in its line what each
+// SLI read; a refused request sends no query, and a failed read is an error.
+func TestJudgeReading(t *testing.T) {
+	meta := flaggerJudgeMeta("flagger-pooled")
+	since := time.Now().Add(-10 * time.Minute)
+	for _, tc := range []struct {
+		name string
+		mode judgetest.Mode
+		meta map[string]string
+		want []string // in the line, in order
+		err  bool
+	}{
+		{"equal tracks", judgetest.Pass, meta, []string{"PASS", "heap alloc per request: stable ", "CPU per request: stable "}, false},
+		{"no series", judgetest.NoData, meta, []string{"NO DATA", "heap alloc per request: stable -, gray -", "reasons: "}, false},
+		{"an API error", judgetest.Error, meta, nil, true},
+		{"a misspelt key", judgetest.Pass, map[string]string{"slis": "cpu-per-request", "mdoe": "Sequential"}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prom := judgetest.NewProm(t, tc.mode)
+			res, err := judgeReading(context.Background(), prom.URL, flaggerRunNS, tc.meta, since)
+			if (err != nil) != tc.err {
+				t.Fatalf("err = %v, want an error: %v", err, tc.err)
+			}
+			if tc.meta["mdoe"] != "" {
+				if !errors.Is(err, judge.ErrInvalid) || len(prom.Sent()) != 0 {
+					t.Errorf("a misspelt key: err %v and %d queries sent, want ErrInvalid and none", err, len(prom.Sent()))
+				}
+				return
+			}
+			for _, q := range prom.Sent() {
+				if !strings.Contains(q, `namespace="`+flaggerRunNS+`"`) {
+					t.Errorf("query not pinned to %s: %s", flaggerRunNS, q)
+				}
+			}
+			if tc.err {
+				return
+			}
+			line, rest := readingLine(res), readingLine(res)
+			for _, w := range tc.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("reading %q lacks %q (in order)", line, w)
+				}
+				rest = rest[i+len(w):]
 			}
 		})
 	}
