@@ -1,7 +1,10 @@
 package steps
 
 import (
+	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -12,8 +15,12 @@ import (
 	"github.com/poolparity/poolparity/hack/kindrun/images"
 	"github.com/poolparity/poolparity/hack/kindrun/kube"
 	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/judge"
+	"github.com/poolparity/poolparity/internal/judge/judgehttp"
+	"github.com/poolparity/poolparity/internal/judge/judgetest"
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
 // TestRenderFlagger renders each Canary's objects and reads them back: the webhooks' metadata
@@ -340,5 +347,43 @@ func TestJudgedLine(t *testing.T) {
 				t.Errorf("the answer %+v lacks its Canary, start or hook", j)
 			}
 		})
+	}
+}
+
+// TestJudgedLineReadsTheJudgesLog: the judge's own handler, logging as the judge binary does
+// (internal/cli's JSON logger), answers a Flagger hook with the step's metadata, and judgedLine
+// finds that answer in its log with its verdict and the start the handler remembered.
+func TestJudgedLineReadsTheJudgesLog(t *testing.T) {
+	prom := judgetest.NewProm(t, judgetest.NoData)
+	clients, err := promread.NewClients([]string{prom.URL}, false, promread.ClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allow, err := judge.ParseNamespaces(flaggerRunNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	log, err := cli.NewLogger(&logs, "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := judgehttp.New(&judge.Judge{Clients: clients}, allow, nil, log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := json.Marshal(judgehttp.FlaggerPayload{Name: "flagger-pooled", Namespace: flaggerRunNS, Phase: "Progressing", Checksum: "c1", Metadata: flaggerJudgeMeta("flagger-pooled")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/flagger/confirm-promotion", bytes.NewReader(body)))
+	j, ok := judgedLine(logs.String(), "flagger-pooled")
+	if !ok {
+		t.Fatalf("no answer found in the judge's log (status %d):\n%s", rec.Code, logs.String())
+	}
+	if j.Verdict != string(parity.NoData) || j.Reasons == "" || j.Hook == "" || j.Since.Before(before.Add(-time.Second)) || j.Since.After(time.Now()) {
+		t.Errorf("read %+v from the judge's log, want NO DATA with its reasons, hook and a start of now:\n%s", j, logs.String())
 	}
 }
