@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 
+	"github.com/poolparity/poolparity/hack/verdicteval/countsim"
 	"github.com/poolparity/poolparity/instrument"
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
@@ -62,6 +63,9 @@ type config struct {
 	// are built from it (and Runs per recorded regression).
 	RecordedDir  string
 	RecordedRuns int
+	// OracleRuns and OracleNullRuns are the countsim runs of the synthetic corpus' oracle
+	// (oracleOf) per latency regression and at the floor.
+	OracleRuns, OracleNullRuns int
 }
 
 // defaultConfig is the evaluation of docs/verdict-eval.md. Its A/A scenarios run 400 times, as
@@ -84,6 +88,8 @@ func defaultConfig() config {
 		// The catalog's defaults: samples of the 1m rules every minute do not overlap.
 		Stat: parity.DefaultStatTest(), StatFamily: st.SampleFamily, StatStep: st.Step, StatWindow: st.Window,
 		RecordedDir: "hack/verdicteval/testdata/recorded",
+		// countsim's own: 100 per regression, 400 at the floor.
+		OracleRuns: countsim.DefaultConfig().RegressionRuns, OracleNullRuns: countsim.DefaultConfig().Runs,
 	}
 }
 
@@ -169,6 +175,9 @@ type results struct {
 	SyntheticTime       time.Duration
 	// Groups are the rule groups every run evaluates, with their intervals.
 	Groups []ruleGroup
+	// Oracle is the synthetic corpus' oracle (oracleOf), simulated in OracleTime.
+	Oracle     corpusOracle
+	OracleTime time.Duration
 }
 
 func evaluate(ctx context.Context, cfg config, progress io.Writer) (results, error) {
@@ -208,6 +217,12 @@ func evaluate(ctx context.Context, cfg config, progress io.Writer) (results, err
 		res.Synthetic = append(res.Synthetic, rs...)
 	}
 	res.SyntheticTime = time.Since(start)
+	ostart := time.Now()
+	if res.Oracle, err = oracleOf(ctx, cfg); err != nil {
+		return res, err
+	}
+	res.OracleTime = time.Since(ostart)
+	fmt.Fprintf(progress, "verdicteval: the synthetic corpus' oracle: %d + %d runs of countsim (%s so far)\n", res.Oracle.Runs*len(res.Oracle.ByLatency), res.Oracle.NullRuns, time.Since(start).Round(time.Second))
 	if cfg.RecordedDir != "" {
 		corpus, err := loadCorpus(cfg.RecordedDir)
 		if err != nil {

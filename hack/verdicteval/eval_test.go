@@ -29,6 +29,7 @@ import (
 func TestEvaluateSeesALargeRegression(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.AARuns, cfg.Runs, cfg.RecordedRuns = 1, 1, 1
+	cfg.OracleRuns, cfg.OracleNullRuns = 10, 20
 	cfg.Rollout = 10 * time.Minute
 	cfg.RulesFile = filepath.Join("..", "..", "deploy", "prometheus", "poolparity.rules.yml")
 	cfg.RecordedDir = filepath.Join("testdata", "recorded")
@@ -62,7 +63,9 @@ func TestEvaluateSeesALargeRegression(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## The synthetic corpus", "## The recorded corpus", "| p99 +40% | sequential, warm-up excluded | 1 of 1, 100.0% [",
-		"## Targets (issue 27)", "Alerts over a day", "-ar1=0.5", "-pod-offset=0.02"} {
+		"## Targets (issue 27)", "Alerts over a day", "-ar1=0.5", "-pod-offset=0.02",
+		"The synthetic corpus' latency targets of the anytime-valid judges (sequential, counts) give the oracle beside them", "10 runs per regression and 20 at the floor",
+		"p99 +40% under 5 minutes, synthetic, counts, warm-up excluded: ", "at power 0.5"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
@@ -366,5 +369,49 @@ func TestIntervalsText(t *testing.T) {
 	}
 	if got := groupInterval(groups, "zz", time.Minute); got != time.Minute {
 		t.Errorf("groupInterval(zz) = %s, want the default 1m", got)
+	}
+}
+
+// TestOracleOf: the synthetic corpus' oracle is simulated with the corpus' own flags at its
+// traffic: a larger regression needs no longer, power 0.95 no less time than 0.5, and the
+// corpus' noise (drift, pod offsets, stalls) makes the p99 +20% oracle slower than without it.
+func TestOracleOf(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.OracleRuns, cfg.OracleNullRuns = 60, 120
+	noisy, err := oracleOf(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if noisy.Traffic != "40 req/s 50/50, 2+2 pods" || noisy.Runs != 60 || noisy.NullRuns != 120 || noisy.K != len(catalog.Default().SLIs) {
+		t.Errorf("oracle of %q over %d + %d runs, K %d", noisy.Traffic, noisy.Runs, noisy.NullRuns, noisy.K)
+	}
+	p20, p40 := noisy.ByLatency[0.2], noisy.ByLatency[0.4]
+	if !(p40.Fail50 <= p20.Fail50) || math.IsInf(p40.Fail50, 1) || !(p20.Fail95 >= p20.Fail50) || !(p40.Fail95 >= p40.Fail50) {
+		t.Errorf("p99 +20%% %+v, +40%% %+v: want +40%% no slower, power 0.95 no faster, and +40%% found", p20, p40)
+	}
+	cfg.Drift, cfg.PodOffset, cfg.StallProb = 0, 0, 0
+	quiet, err := oracleOf(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := quiet.ByLatency[0.2]; !(q.Fail50 < p20.Fail50) {
+		t.Errorf("p99 +20%%: the oracle needs %v min without the corpus' noise, %v with it: want less without", q.Fail50, p20.Fail50)
+	}
+}
+
+// TestBeside: a target's oracle figure says when the oracle itself is beyond the target.
+func TestBeside(t *testing.T) {
+	for _, tc := range []struct {
+		minutes float64
+		limit   time.Duration
+		want    string
+	}{
+		{0.667, 5 * time.Minute, "; the oracle needs 0.667 min at power 0.5"},
+		{17, 15 * time.Minute, "; the oracle itself needs 17 min at power 0.5, beyond the target"},
+		{math.Inf(1), 15 * time.Minute, "; the oracle itself does not reach power 0.5 within the rollout, beyond the target"},
+	} {
+		if got := beside(tc.minutes, "0.5", tc.limit); got != tc.want {
+			t.Errorf("beside(%v, %s) = %q, want %q", tc.minutes, tc.limit, got, tc.want)
+		}
 	}
 }

@@ -77,6 +77,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&cfg.StallFactor, "stall-factor", cfg.StallFactor, "how many times slower a stalled request is")
 	fs.Float64Var(&cfg.Cold, "cold", cfg.Cold, "how much slower the cold gray is at its start (0.3: 30%)")
 	fs.DurationVar(&cfg.ColdFor, "cold-for", cfg.ColdFor, "how long the cold start lasts")
+	fs.IntVar(&cfg.OracleRuns, "oracle-runs", cfg.OracleRuns, "simulated runs per latency regression of the synthetic corpus' oracle")
+	fs.IntVar(&cfg.OracleNullRuns, "oracle-null-runs", cfg.OracleNullRuns, "simulated runs at the floor of the synthetic corpus' oracle")
 	out := fs.String("out", "", "write the Markdown report here (default: stdout)")
 	if err := fs.Parse(args); err != nil {
 		return cli.Usage(err)
