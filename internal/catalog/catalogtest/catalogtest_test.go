@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/catalog/catalogtest"
@@ -39,5 +40,59 @@ func TestWriteRules(t *testing.T) {
 	}
 	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q", ct)
+	}
+}
+
+func TestWriteRulesWithCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		write      func(*httptest.ResponseRecorder)
+		wantGroups int
+	}{
+		{"without the counts group", func(r *httptest.ResponseRecorder) { catalogtest.WriteRules(r) }, 1},
+		{"with the counts group every 20 s", func(r *httptest.ResponseRecorder) { catalogtest.WriteRulesWithCounts(r, 20*time.Second) }, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			tc.write(rec)
+			var body struct {
+				Data struct {
+					Groups []struct {
+						Name     string
+						Interval float64
+						Rules    []struct{ Name string }
+					}
+				}
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || len(body.Data.Groups) != tc.wantGroups {
+				t.Fatalf("%s: %v, want %d groups", rec.Body, err, tc.wantGroups)
+			}
+			if tc.wantGroups == 1 {
+				return
+			}
+			g := body.Data.Groups[1]
+			var names []string
+			for _, r := range g.Rules {
+				names = append(names, r.Name)
+			}
+			if g.Name != "poolparity.counts" || g.Interval != 20 || !slices.Equal(names, catalogtest.CountRuleNames(catalog.Default())) {
+				t.Errorf("group %s every %v s with %v, want poolparity.counts every 20 s with the count rules", g.Name, g.Interval, names)
+			}
+		})
+	}
+}
+
+func TestCountRuleNames(t *testing.T) {
+	names := catalogtest.CountRuleNames(catalog.Default())
+	for _, s := range catalog.Default().SLIs {
+		if s.Counts == nil {
+			continue
+		}
+		if !slices.Contains(names, s.Counts.Requests) || !slices.Contains(names, s.Counts.Num) {
+			t.Errorf("%s: %+v not in %v", s.ID, *s.Counts, names)
+		}
+	}
+	if !slices.Contains(names, catalog.CountRequestsRule) || len(names) != len(slices.Compact(slices.Sorted(slices.Values(names)))) {
+		t.Errorf("%v: want %s once, every name once", names, catalog.CountRequestsRule)
 	}
 }
