@@ -138,7 +138,7 @@ func checkPluginTemplate(t *testing.T, o *unstructured.Unstructured) {
 	if err != nil {
 		t.Fatalf("the plugin refuses the chart's config %s: %v", raw, err)
 	}
-	if req.MatchLabels["job"] != "poolparity" || req.Mode != "Sequential" || req.Window != "5m" {
+	if req.MatchLabels["job"] != "poolparity" || req.Mode != "Counts" || req.Window != "5m" {
 		t.Errorf("the chart's config reads as %+v", req)
 	}
 }

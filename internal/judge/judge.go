@@ -48,6 +48,15 @@ const TenantLabel = "namespace"
 // DefaultTimeout bounds one judgement when Judge.Timeout is zero.
 const DefaultTimeout = 20 * time.Second
 
+// DefaultMode is the statistical mode of a request that names none: the
+// count-based anytime-valid test, as a PoolCanary's default
+// (v1alpha1.StatisticalDefault) and poolparity-parity's -gate counts, so
+// that a Flagger or Argo Rollouts hook and the controller judge one rollout
+// alike. It needs the poolparity.counts rules (the chart's
+// rules.counts.enabled, on by default); without them a judgement is an
+// error that says so.
+const DefaultMode = parity.StatCounts
+
 // ErrInvalid is wrapped by every error about the request itself (a bad
 // parameter, another namespace, an endpoint not allowed): the caller's
 // mistake, answered without reading Prometheus.
@@ -62,12 +71,12 @@ type Request struct {
 	MatchLabels map[string]string
 	// SLIs are the catalog's SLIs to judge; none means every SLI.
 	SLIs []catalog.ID
-	// Mode is the statistical mode; empty means parity.StatSequential.
+	// Mode is the statistical mode; empty means DefaultMode.
 	Mode parity.StatMode
 	// Window is the threshold rules' family (e.g. "5m"); empty means the
 	// catalog's.
 	Window string
-	// Since is the rollout's start: the sequential evidence (Sequential,
+	// Since is the rollout's start: the anytime-valid evidence (Sequential,
 	// Counts) starts there. Zero means the statistical window before the
 	// judgement, valid for one reading only.
 	Since time.Time
@@ -183,7 +192,7 @@ func (j *Judge) options(req Request, now time.Time) (catalog.Catalog, parity.Opt
 	}
 	mode := req.Mode
 	if mode == "" {
-		mode = parity.StatSequential
+		mode = DefaultMode
 	}
 	if _, err := parity.ParseStatMode(string(mode)); err != nil {
 		return bad("mode: %v", err)

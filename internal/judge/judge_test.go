@@ -32,7 +32,7 @@ func TestEvaluate(t *testing.T) {
 		want parity.Verdict
 		err  bool
 	}{
-		{"equal tracks pass on the sequential evidence", judgetest.Pass, parity.Pass, false},
+		{"equal tracks pass on the count-based evidence", judgetest.Pass, parity.Pass, false},
 		{"a gray twice as slow fails", judgetest.Fail, parity.Fail, false},
 		{"no series is no data", judgetest.NoData, parity.NoData, false},
 		{"an API error is an error verdict and an error", judgetest.Error, parity.Error, true},
@@ -54,6 +54,17 @@ func TestEvaluate(t *testing.T) {
 			if tc.mode != judgetest.Error && len(res.Report.Rows) == 0 {
 				t.Fatal("the report has no parity table")
 			}
+			// A request naming no mode is judged by DefaultMode, the count-based test, on the raw counters.
+			if tc.mode == judgetest.Pass || tc.mode == judgetest.Fail {
+				if res.Report.Gate != parity.GateCounts {
+					t.Errorf("gate %q, want %q (judge.DefaultMode)", res.Report.Gate, parity.GateCounts)
+				}
+				for _, row := range res.Report.Rows {
+					if row.Test == nil || !row.Test.Counts {
+						t.Errorf("%s: test %+v, want the count-based test's", row.SLI, row.Test)
+					}
+				}
+			}
 			if !tc.err && !res.Since.Equal(start) {
 				t.Errorf("the evidence starts at %v, want the rollout's start %v", res.Since, start)
 			}
@@ -72,11 +83,12 @@ func TestEvaluate(t *testing.T) {
 type catalogID = catalog.ID
 
 // TestEvaluateSampling: a step and a sample family reach the evaluator,
-// which samples the 20s rules.
+// whose sequential test (which samples rules, where the default count-based
+// test reads raw counters) samples the 20s rules.
 func TestEvaluateSampling(t *testing.T) {
 	prom := judgetest.NewProm(t, judgetest.Pass)
 	req := judge.Request{Namespace: "shop", MatchLabels: map[string]string{"job": "poolparity"}, SLIs: []catalogID{"heap-alloc-per-request"},
-		Since: time.Now().Add(-10 * time.Minute), Step: 20 * time.Second, Sample: "20s"}
+		Mode: parity.StatSequential, Since: time.Now().Add(-10 * time.Minute), Step: 20 * time.Second, Sample: "20s"}
 	res, err := newJudge(t, prom).Evaluate(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)

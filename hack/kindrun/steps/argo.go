@@ -61,7 +61,7 @@ const (
 // argoJudgeValues are the chart values of the release in argoAppNS: no tracks (the Rollout is
 // the service), a PodMonitor over the Rollout's pods (their track follows the pod label Argo
 // changes in place at promotion), its rules and the plugin's AnalysisTemplate for the judge's
-// options as the canary step's PoolCanaries use them: Sequential, heap bytes allocated and CPU
+// options as the canary step's PoolCanaries use them: Counts, heap bytes allocated and CPU
 // per request (the misuse shows in CPU), 20 s of warm-up, the 20s rules sampled every 20 s, a
 // measurement every 20 s. The threshold family is the 1m one (values-test.yaml).
 func argoJudgeValues() []string {
@@ -72,7 +72,7 @@ func argoJudgeValues() []string {
 		"--set", "controller.argoRollouts.plugin.step=20s",
 		"--set", "controller.argoRollouts.plugin.sample=20s",
 		"--set", "controller.argoRollouts.plugin.enabled=true",
-		"--set", "controller.argoRollouts.plugin.mode=Sequential",
+		"--set", "controller.argoRollouts.plugin.mode=Counts",
 		"--set", `controller.argoRollouts.plugin.slis=heap-alloc-per-request\,cpu-per-request`,
 		"--set", "controller.argoRollouts.plugin.window=1m",
 		"--set", "controller.argoRollouts.plugin.warmup=20s",

@@ -208,7 +208,7 @@ func TestArgoJudgeTemplate(t *testing.T) {
 	if err := yaml.Unmarshal(m.Provider.Plugin["poolparity/judge"], &cfg); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"mode": "Sequential", "slis": "heap-alloc-per-request,cpu-per-request", "window": "1m", "warmup": "20s", "selector": "job={{args.job}}",
+	want := map[string]string{"mode": "Counts", "slis": "heap-alloc-per-request,cpu-per-request", "window": "1m", "warmup": "20s", "selector": "job={{args.job}}",
 		"step": "20s", "sample": "20s"}
 	for k, v := range want {
 		if cfg[k] != v {

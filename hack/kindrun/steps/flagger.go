@@ -368,11 +368,11 @@ spec:
         metadata: {{.JudgeMeta}}`
 
 // flaggerJudgeMeta is both hooks' metadata for Canary name: heap bytes allocated and CPU per
-// request, the sequential test on the 20s rules sampled every 20 s, as the canary step's
-// PoolCanaries.
+// request, the count-based test (its steps the poolparity.counts rules' 20 s interval; step and
+// sample are the thresholds' and a Sequential judge's), as the canary step's PoolCanaries.
 func flaggerJudgeMeta(name string) map[string]string {
 	return map[string]string{"selector": "job=" + name, "slis": "heap-alloc-per-request,cpu-per-request",
-		"mode": "Sequential", "window": "1m", "warmup": "20s", "step": "20s", "sample": "20s"}
+		"mode": "Counts", "window": "1m", "warmup": "20s", "step": "20s", "sample": "20s"}
 }
 
 // renderFlagger renders tmpl (flaggerScrapeTmpl or flaggerCanaryTmpl) for c, with the judge at

@@ -119,7 +119,7 @@ func checkFlaggerCanary(t *testing.T, o *unstructured.Unstructured, c flaggerSpe
 			t.Errorf("the %s hook's metadata %v: the judge refuses it: %v", typ, md, err)
 			continue
 		}
-		if req.Mode != parity.StatSequential || !slices.Equal(req.SLIs, []catalog.ID{catalog.HeapAllocPerRequest, catalog.CPUPerRequest}) || req.MatchLabels["job"] != c.name ||
+		if req.Mode != parity.StatCounts || !slices.Equal(req.SLIs, []catalog.ID{catalog.HeapAllocPerRequest, catalog.CPUPerRequest}) || req.MatchLabels["job"] != c.name ||
 			req.Warmup != 20*time.Second || req.Step != 20*time.Second || req.Sample != "20s" {
 			t.Errorf("the %s hook asks %+v, want the sequential test on heap bytes and CPU per request of job %s, the 20s rules every 20 s", typ, req, c.name)
 		}

@@ -296,7 +296,7 @@ func ParseArgo(r *http.Request) (judge.Request, string, error) {
 
 func modeName(m parity.StatMode) parity.StatMode {
 	if m == "" {
-		return parity.StatSequential
+		return judge.DefaultMode
 	}
 	return m
 }

@@ -294,7 +294,9 @@ func TestArgo(t *testing.T) {
 		phase          string
 	}{
 		{"GET: a PASS is Successful", judgetest.Pass, http.MethodGet, "/argo?namespace=shop&slis=latency-p99&since=" + since, "", 200, "Successful"},
-		{"GET: a FAIL is Failed, still 200", judgetest.Fail, http.MethodGet, "/argo?namespace=shop&slis=latency-p99&run=r1", "", 200, "Failed"},
+		{"GET: a FAIL is Failed, still 200", judgetest.Fail, http.MethodGet, "/argo?namespace=shop&slis=latency-p99&since=" + since, "", 200, "Failed"},
+		// A run seen for the first time starts now: younger than one step of the count rules, it has no evidence yet.
+		{"GET: a run first seen is Inconclusive, even over the thresholds", judgetest.Fail, http.MethodGet, "/argo?namespace=shop&slis=latency-p99&run=r1", "", 200, "Inconclusive"},
 		{"POST: NO DATA is Inconclusive", judgetest.NoData, http.MethodPost, "/argo", `{"namespace":"shop","run":"podinfo-6c7b9d","selector":"job=poolparity"}`, 200, "Inconclusive"},
 		{"an unreadable Prometheus is 503, an Error", judgetest.Error, http.MethodGet, "/argo?namespace=shop&run=r1", "", 503, "Error"},
 		{"the Confirm mode needs no start", judgetest.Pass, http.MethodGet, "/argo?namespace=shop&slis=latency-p99&mode=Confirm", "", 200, "Successful"},

@@ -1,22 +1,30 @@
 // Package judgetest serves a fake Prometheus HTTP API for the tests of the
 // judge's callers (internal/judge, app/cmd/poolparity-judge,
 // app/cmd/poolparity-argo-plugin): the poolparity recording rules loaded,
-// and every per-track rule answered for a stable and a gray track, equal
-// (Pass), with gray's latency doubled (Fail), with no series (NoData), or
-// with an API error (Error).
+// the poolparity.counts group among them, and every per-track rule
+// answered for a stable and a gray track, equal (Pass), with gray's latency
+// doubled (Fail), with no series (NoData), or with an API error (Error).
+// A count rule's range selector (the count-based test, the judge's default
+// mode) is answered with the raw per-pod counters of two pods per track
+// (internal/parity/paritytest), every CountStep.
 package judgetest
 
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/poolparity/poolparity/internal/catalog/catalogtest"
+	"github.com/poolparity/poolparity/internal/parity/paritytest"
 )
 
 // Mode is what the fake Prometheus answers.
@@ -36,6 +44,14 @@ const (
 
 // Samples is how many samples per track a range query answers.
 const Samples = 30
+
+// CountStep is the poolparity.counts group's evaluation interval, the step
+// of the raw counters answered.
+const CountStep = 20 * time.Second
+
+// countTrack is how each track serves in the raw counters: 2 pods at
+// 10 req/s each (the 20 req/s of the rate rules), a 50 ms median latency.
+var countTrack = paritytest.Track{Pods: 2, PerPodStep: 10 * CountStep.Seconds(), ErrRate: 0.001, Latency: 0.05, CPU: 0.0014, Heap: 40000, Resp: 20000}
 
 // Prom is a fake Prometheus. Safe for concurrent use.
 type Prom struct {
@@ -108,11 +124,15 @@ func (p *Prom) serve(w http.ResponseWriter, r *http.Request) {
 	rule, _, _ := strings.Cut(q, "{")
 	switch r.URL.Path {
 	case "/api/v1/rules":
-		catalogtest.WriteRules(w)
+		catalogtest.WriteRulesWithCounts(w, CountStep)
 	case "/api/v1/query":
 		ts, err := strconv.ParseFloat(r.Form.Get("time"), 64)
 		if err != nil {
 			ts = 0
+		}
+		if strings.HasSuffix(q, "]") {
+			writeRaw(w, mode, rule, q, ts)
+			return
 		}
 		var result []map[string]any
 		if mode != NoData {
@@ -146,6 +166,35 @@ func (p *Prom) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = w.Write([]byte(`{"status":"error","errorType":"not_found","error":"not found"}`))
 	}
+}
+
+// writeRaw answers an instant query of a range selector, rule{...}[span],
+// at ts: each track's raw counters of rule over span, the same for every
+// query of one span and time (so a judgement's rules agree), gray's
+// latencies doubled in Fail mode.
+func writeRaw(w http.ResponseWriter, mode Mode, rule, q string, ts float64) {
+	d, err := model.ParseDuration(q[strings.LastIndex(q, "[")+1 : len(q)-1])
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = fmt.Fprintf(w, `{"status":"error","errorType":"bad_data","error":%q}`, err.Error())
+		return
+	}
+	result := model.Matrix{}
+	if mode != NoData {
+		// One generator per query, seeded alike: the same counters for every rule.
+		rng := rand.New(rand.NewPCG(7, 11))
+		end := time.Unix(0, int64(ts*1e9))
+		steps := int(time.Duration(d) / CountStep)
+		for _, gs := range []string{"false", "true"} {
+			tr := countTrack
+			tr.Status = gs
+			if mode == Fail && gs == "true" {
+				tr.LatencyMult = 2
+			}
+			result = append(result, paritytest.Counters(rng, tr, end, steps, CountStep)[rule]...)
+		}
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{"resultType": "matrix", "result": result}})
 }
 
 // factor is gray's latency factor in Fail mode, else 1.
