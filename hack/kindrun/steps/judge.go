@@ -182,7 +182,7 @@ func scrapedAndRuled(ctx context.Context, q parity.Querier, namespace, release s
 // judgeReading is what the chart's judge would answer now to a hook whose metadata is meta, for
 // namespace ns, with its evidence taken from since: the harness parses the metadata and judges
 // in process (internal/judge), reading the cluster's Prometheus at promBase (its port-forward).
-// The judge takes its own start from its first call for the revision (about 30 s after the
+// The judge takes its own start from its first call for the revision (30-45 s after the
 // Flagger step's trigger in kind runs), and every 20 s sample moves with the start: give it the
 // judge's start to read what the judge read (flaggerReading takes it from the judge's log).
 func judgeReading(ctx context.Context, promBase, ns string, meta map[string]string, since time.Time) (judge.Result, error) {
