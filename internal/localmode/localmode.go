@@ -65,7 +65,9 @@ type Result struct {
 // targets.ErrSyntax, one line naming the file, the line and the problem), a
 // track refused (ErrRefused), or a failure of Prometheus or of the files. A
 // run that produced a report returns it with a nil error, the verdict
-// inside it.
+// inside it. Past the settings (an error wrapping neither ErrInvalid nor
+// targets.ErrSyntax), an error leaves the report written too, with verdict
+// ERROR and the error as its reason, in Result.Report and Result.Files.
 func Run(ctx context.Context, cfg Config, stdout io.Writer) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
@@ -134,41 +136,53 @@ func (r *runner) teardown() {
 }
 
 // run starts the tracks and Prometheus, runs the load, reads the report,
-// runs the differential check and writes the report.
+// runs the differential check and writes the report. Past the settings,
+// an error writes the report too, as ERROR with what was read before it
+// (render.Write).
 func (r *runner) run(ctx context.Context) (res Result, err error) {
-	promBin, rules, err := r.prepare()
-	if err != nil {
-		return res, err
-	}
-	stable, gray := newTrack("stable", r.cfg.Stable), newTrack("gray", r.cfg.Gray)
-	for _, t := range []*trackRun{stable, gray} {
-		if err := r.startTrack(ctx, t); err != nil {
-			return res, err
-		}
-	}
-	promVersion := localproc.PrometheusVersion(promBin)
-	q, err := r.startPrometheus(ctx, promBin, rules, stable, gray)
-	if err != nil {
-		return res, err
-	}
-	fmt.Fprintf(r.stdout, "local: stable %s, gray %s; Prometheus %s; %d requests in %s; load %.0f req/s for %s, %.0f%% to gray (Ctrl-C stops everything)\n",
-		stable.desc(), gray.desc(), promVersion, len(r.targets), r.cfg.RequestsFile, r.cfg.RPS, r.cfg.Duration, 100*r.cfg.GrayWeight)
-	report, stats, err := r.loadAndRead(ctx, q, stable, gray)
-	if err != nil {
-		return res, err
-	}
-	res.Stable, res.Gray = stats[0], stats[1]
-	if err := r.differential(ctx, &report, stable, gray); err != nil {
-		return res, err
+	report, err := r.check(ctx, &res)
+	if errors.Is(err, ErrInvalid) || errors.Is(err, targets.ErrSyntax) {
+		return res, err // a bad setting: nothing was checked
 	}
 	report.Title = "poolparity local: " + r.cfg.Gray.label("gray") + " vs " + r.cfg.Stable.label("stable")
 	if r.cfg.Title != "" {
 		report.Title = r.cfg.Title
 	}
-	report.Context = append(r.context(stable, gray, stats, promVersion), r.cfg.Context...)
-	res.Report = report
-	res.Files, err = r.write(report)
+	if report.Context == nil {
+		report.Context, report.Window = r.cfg.Context, r.cfg.Rules.Window // an error before the load
+	}
+	res.Report, res.Files, err = r.write(report, err)
 	return res, err
+}
+
+// check is run's work but the writing: the report, or what was read of it
+// before an error, and the error.
+func (r *runner) check(ctx context.Context, res *Result) (parity.Report, error) {
+	promBin, rules, err := r.prepare()
+	if err != nil {
+		return parity.Report{}, err
+	}
+	stable, gray := newTrack("stable", r.cfg.Stable), newTrack("gray", r.cfg.Gray)
+	for _, t := range []*trackRun{stable, gray} {
+		if err := r.startTrack(ctx, t); err != nil {
+			return parity.Report{}, err
+		}
+	}
+	promVersion := localproc.PrometheusVersion(promBin)
+	q, err := r.startPrometheus(ctx, promBin, rules, stable, gray)
+	if err != nil {
+		return parity.Report{}, err
+	}
+	fmt.Fprintf(r.stdout, "local: stable %s, gray %s; Prometheus %s; %d requests in %s; load %.0f req/s for %s, %.0f%% to gray (Ctrl-C stops everything)\n",
+		stable.desc(), gray.desc(), promVersion, len(r.targets), r.cfg.RequestsFile, r.cfg.RPS, r.cfg.Duration, 100*r.cfg.GrayWeight)
+	report, stats, err := r.loadAndRead(ctx, q, stable, gray)
+	res.Stable, res.Gray = stats[0], stats[1]
+	report.Context = append(r.context(stable, gray, stats, promVersion), r.cfg.Context...)
+	if err != nil {
+		return report, err
+	}
+	err = r.differential(ctx, &report, stable, gray)
+	return report, err
 }
 
 // prepare creates the output, log and temporary directories, resolves
@@ -216,17 +230,22 @@ func prometheusBin(bin string) (string, error) {
 	return localproc.Executable("prometheus", what)
 }
 
-// write writes the report files and prints the report: the files first,
-// so that the verdict printed always goes with files written whole.
-func (r *runner) write(report parity.Report) ([]string, error) {
-	files, err := render.Files(report, r.cfg.OutDir)
+// write writes the report files of a run that ended in runErr (nil: it
+// produced report) and prints the report: the files first, so that the
+// verdict printed always goes with files written whole. An ERROR prints no
+// verdict: the error returned says it.
+func (r *runner) write(report parity.Report, runErr error) (parity.Report, []string, error) {
+	report, files, err := render.Write(report, r.cfg.OutDir, runErr)
 	if err != nil {
-		return files, err
+		if len(files) > 0 {
+			fmt.Fprintf(r.stdout, "report (ERROR): %s\n", strings.Join(files, ", "))
+		}
+		return report, files, err
 	}
 	fmt.Fprintln(r.stdout)
 	if err := render.Text(r.stdout, report); err != nil {
-		return files, err
+		return report, files, err
 	}
 	fmt.Fprintf(r.stdout, "report: %s\n", strings.Join(files, ", "))
-	return files, nil
+	return report, files, nil
 }

@@ -7,7 +7,7 @@ const (
 	ExitFail        = 1   // the verdict is FAIL
 	ExitUsage       = 2   // a bad setting or argument
 	ExitNoData      = 3   // the verdict is NO DATA
-	ExitError       = 4   // no report: the run or the read failed
+	ExitError       = 4   // the run or the read failed: the report says ERROR and why
 	ExitInterrupted = 130 // interrupted (Ctrl-C, SIGTERM)
 )
 

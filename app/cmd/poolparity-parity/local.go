@@ -18,7 +18,8 @@ import (
 // runLocal is `poolparity-parity local`: the parity check of two builds on this machine
 // (internal/localmode). Exit status: 0 PASS, 1 FAIL, 2 a bad flag, setting or requests file, 3 NO
 // DATA, 4 the check could not run (a track refused before any load, Prometheus, the files), 130
-// interrupted.
+// interrupted. Past the flags and the requests file, the report is written on every exit, an
+// error's with verdict ERROR (localmode.Run).
 func runLocal(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseLocalConfig(args, getenv, stderr)
 	if err != nil {

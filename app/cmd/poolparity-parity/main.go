@@ -18,7 +18,9 @@
 // responses, and writes the same report (internal/localmode).
 //
 // Exit status: 0 PASS, 1 FAIL, 2 a bad configuration, 3 NO DATA, 4
-// Prometheus could not be read, 130 interrupted.
+// Prometheus could not be read or the report not written, 130 interrupted.
+// Past the configuration, every end writes report.txt, report.json and
+// report.html: an ERROR's with verdict ERROR and the error as its reason.
 package main
 
 import (
@@ -74,8 +76,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // readReport reads the parity report from cfg.PrometheusURL, profiles the
-// instances cfg names on a FAIL, prints the report and writes it to
-// cfg.OutDir.
+// instances cfg names on a FAIL, writes it to cfg.OutDir and prints it. Every
+// end writes the report: one that cannot be read whole is written with
+// verdict ERROR, its reason the error returned, and the rows judged before
+// it (render.Write).
 func readReport(ctx context.Context, cfg Config, stdout, stderr io.Writer) (parity.Report, error) {
 	promURL := strings.TrimRight(cfg.PrometheusURL, "/")
 	sel := cfg.Selector
@@ -83,6 +87,39 @@ func readReport(ctx context.Context, cfg Config, stdout, stderr io.Writer) (pari
 		sel = "(none)"
 	}
 	fmt.Fprintf(stdout, "parity: reading the parity report from Prometheus at %s (window %s, selector %s) ...\n", promURL, cfg.Window, sel)
+	report, err := evaluate(ctx, cfg, promURL, stdout, stderr)
+	if report.Title == "" {
+		report.Title, report.Window = "poolparity: gray vs stable", cfg.Window // an error before the evaluation
+	}
+	report.Context = []parity.KV{
+		{Key: "prometheus", Value: promURL},
+		{Key: "selector", Value: sel},
+		{Key: "charts", Value: fmt.Sprintf("the last %.0f minutes", chartSpan.Minutes())},
+	}
+	// The files first: the verdict is printed only once the report is written whole, so
+	// that the exit status always goes with the verdict printed. An ERROR (a read that
+	// failed, or a report that cannot be written) prints no verdict: the error, on
+	// stderr, is its word, and the files give it as the reason of their ERROR.
+	report, files, err := render.Write(report, cfg.OutDir, err)
+	if err != nil {
+		if len(files) > 0 {
+			fmt.Fprintf(stdout, "report (ERROR): %s\n", strings.Join(files, ", "))
+		}
+		return report, err
+	}
+	fmt.Fprintln(stdout)
+	if err := render.Text(stdout, report); err != nil {
+		return report, err
+	}
+	fmt.Fprintf(stdout, "report: %s\n", strings.Join(files, ", "))
+	return report, nil
+}
+
+// evaluate reads the parity report and its charts from promURL, and
+// profiles the instances cfg names on a FAIL. On an error it returns what
+// it read before it (parity.Evaluate's report, its rows so far) with the
+// error.
+func evaluate(ctx context.Context, cfg Config, promURL string, stdout, stderr io.Writer) (parity.Report, error) {
 	// Queries get seconds: a range query on a busy Prometheus can take them. Answers are
 	// bounded in size; an error answer shows only Prometheus' own error field.
 	q, err := promread.New(promURL, promread.ClientConfig{MaxResponseBytes: int64(cfg.MaxResponseBytes)})
@@ -114,26 +151,6 @@ func readReport(ctx context.Context, cfg Config, stdout, stderr io.Writer) (pari
 	if report.Verdict == parity.Fail && cfg.profiling() {
 		addProfiles(ctx, q, cfg, &report, stdout, stderr)
 	}
-	report.Context = []parity.KV{
-		{Key: "prometheus", Value: promURL},
-		{Key: "selector", Value: sel},
-		{Key: "charts", Value: fmt.Sprintf("the last %.0f minutes", chartSpan.Minutes())},
-	}
-	// The files first: the verdict is printed only once the report is written whole, so
-	// that the exit status always goes with the verdict printed (a report that cannot be
-	// written is exit 4 with no verdict printed).
-	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
-		return report, fmt.Errorf("creating %s: %w", cfg.OutDir, err)
-	}
-	files, err := render.Files(report, cfg.OutDir)
-	if err != nil {
-		return report, err
-	}
-	fmt.Fprintln(stdout)
-	if err := render.Text(stdout, report); err != nil {
-		return report, err
-	}
-	fmt.Fprintf(stdout, "report: %s\n", strings.Join(files, ", "))
 	return report, nil
 }
 

@@ -330,7 +330,8 @@ func TestRunErrors(t *testing.T) {
 
 // TestGarbageIsNeverAPass answers the judge with what a broken, stale or hostile Prometheus
 // may send. Each case ends NO DATA or ERROR, never PASS; report.json is written whole and
-// says the verdict that stdout prints, and the exit status goes with it.
+// says the verdict that stdout prints (an ERROR's, that stderr's line gives), and the exit
+// status goes with it.
 func TestGarbageIsNeverAPass(t *testing.T) {
 	const sel = `namespace="poolparity",job="poolparity"`
 	w := "5m"
@@ -372,8 +373,9 @@ func TestGarbageIsNeverAPass(t *testing.T) {
 			if code == parity.ExitPass || (code != parity.ExitNoData && code != parity.ExitError) {
 				t.Fatalf("exit %d, want NO DATA (%d) or ERROR (%d)\nstdout:\n%s\nstderr:\n%s", code, parity.ExitNoData, parity.ExitError, stdout.String(), stderr.String())
 			}
-			if code == parity.ExitError {
-				return // one line on stderr, no verdict printed (TestRunErrors)
+			if code == parity.ExitError { // the error on stderr, no verdict printed, the report ERROR
+				checkErrorReport(t, out, stderr.String(), stdout.String())
+				return
 			}
 			raw, err := os.ReadFile(filepath.Join(out, "report.json"))
 			if err != nil {
@@ -400,3 +402,205 @@ func TestGarbageIsNeverAPass(t *testing.T) {
 }
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// TestErrorWritesTheReport: every ERROR past the configuration still writes report.txt,
+// report.json and report.html (docs/security.md, section 4). Each says verdict ERROR with
+// the error's text, the very line on stderr, and keeps the rows judged before the error;
+// stdout prints no verdict, and the exit status is ERROR's.
+func TestErrorWritesTheReport(t *testing.T) {
+	const sel = `namespace="poolparity",job="poolparity"`
+	down := httptest.NewServer(http.NotFoundHandler())
+	downURL := down.URL
+	down.Close()
+	// fail500 answers the requests that match with Prometheus' error envelope and a 500.
+	fail500 := func(match func(path, query string) bool) func(http.ResponseWriter, *http.Request) bool {
+		return func(w http.ResponseWriter, r *http.Request) bool {
+			if err := r.ParseForm(); err != nil || !match(r.URL.Path, r.Form.Get("query")) {
+				return false
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(w, `{"status":"error","errorType":"internal","error":"the TSDB is on fire"}`)
+			return true
+		}
+	}
+	tests := []struct {
+		name string
+		// answer answers a request instead of the fake Prometheus when it returns true.
+		answer   func(http.ResponseWriter, *http.Request) bool
+		url      string   // instead of the fake Prometheus'
+		args     []string // added to the command line, after -gate confirmed
+		want     []string // in the line on stderr, the report's reason
+		wantRows int      // rows judged before the error, at least
+	}{
+		{name: "a Prometheus answering 500 to every query", answer: fail500(func(string, string) bool { return true }),
+			want: []string{"the TSDB is on fire"}},
+		{name: "an unreachable Prometheus (a closed port)", url: downURL,
+			want: []string{"cannot reach Prometheus at " + downURL + ": "}},
+		{name: "a Prometheus without the window's recording rules", args: []string{"-window", "1m"},
+			want: []string{"lacks poolparity recording rules of this window", "-window 1m"}},
+		{name: "a Prometheus without the default gate's count rules", args: []string{"-gate", "counts"},
+			want: []string{"job_gray_status_pod:http_requests:total", "-gate counts"}},
+		{name: "a malformed answer to the queries", answer: func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Path != "/api/v1/query" {
+				return false
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":`)
+			return true
+		}, want: []string{"reading the parity report from ", "bad_response"}},
+		{name: "a query failing midway keeps the rows judged before it", answer: fail500(func(path, q string) bool {
+			return path == "/api/v1/query" && strings.HasPrefix(q, "job_gray_status:http_request_duration_seconds:p99_rate")
+		}), want: []string{"the TSDB is on fire", "latency p99"}, wantRows: 1},
+		{name: "a charts query failing keeps every row", answer: fail500(func(path, _ string) bool {
+			return path == "/api/v1/query_range"
+		}), want: []string{"the TSDB is on fire"}, wantRows: 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeProm(t)
+			u := tt.url
+			if u == "" {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if tt.answer != nil && tt.answer(w, r) {
+						return
+					}
+					f.serve(w, r)
+				}))
+				t.Cleanup(srv.Close)
+				u = srv.URL
+			}
+			out := filepath.Join(t.TempDir(), "out") // created by the command
+			args := append([]string{"-selector", sel, "-out", out, "-gate", "confirmed"}, tt.args...)
+			code, stdout, stderr := runReport(t, u, args)
+			if code != parity.ExitError || strings.Count(stderr, "\n") != 1 {
+				t.Fatalf("exit %d, want %d with one line on stderr\nstdout:\n%s\nstderr:\n%s", code, parity.ExitError, stdout, stderr)
+			}
+			msg := errorLine(stderr)
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("stderr %q does not say %q", msg, w)
+				}
+			}
+			rep := checkErrorReport(t, out, stderr, stdout)
+			t.Logf("ERROR with %d rows: %s", len(rep.Rows), msg)
+			if len(rep.Rows) < tt.wantRows {
+				t.Errorf("report.json has %d rows, want at least %d judged before the error", len(rep.Rows), tt.wantRows)
+			}
+			if tt.wantRows > 0 && !strings.Contains(readOut(t, out, "report.txt"), "latency p95") {
+				t.Errorf("report.txt lacks the rows judged before the error:\n%s", readOut(t, out, "report.txt"))
+			}
+		})
+	}
+	t.Run("a report file that cannot be written turns a PASS into an ERROR in the others", func(t *testing.T) {
+		f := newFakeProm(t)
+		out := t.TempDir()
+		if err := os.Mkdir(filepath.Join(out, "report.html"), 0o755); err != nil { // not a file: cannot be created
+			t.Fatal(err)
+		}
+		code, stdout, stderr := runReport(t, f.srv.URL, []string{"-selector", sel, "-out", out, "-gate", "confirmed"})
+		msg := errorLine(stderr)
+		if code != parity.ExitError || !strings.Contains(msg, "report.html") || strings.Contains(stdout, "VERDICT") {
+			t.Fatalf("exit %d, stderr %q, want %d naming report.html and no verdict on stdout:\n%s", code, msg, parity.ExitError, stdout)
+		}
+		for _, name := range []string{"report.txt", "report.json"} {
+			if s := readOut(t, out, name); !strings.Contains(s, "ERROR") || !strings.Contains(s, "before the error, the report said PASS") {
+				t.Errorf("%s does not say ERROR, with the PASS it had as a note:\n%s", name, s)
+			}
+		}
+		var rep parity.Report
+		if err := json.Unmarshal([]byte(readOut(t, out, "report.json")), &rep); err != nil || rep.Verdict != parity.Error ||
+			strings.Join(rep.Reasons, "; ") != msg {
+			t.Errorf("report.json: verdict %q, reasons %q (%v), want ERROR and %q", rep.Verdict, rep.Reasons, err, msg)
+		}
+	})
+	t.Run("an out dir that cannot be created names both errors on one line", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "file")
+		if err := os.WriteFile(out, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := runReport(t, downURL, []string{"-out", filepath.Join(out, "out"), "-gate", "confirmed"})
+		if code != parity.ExitError || strings.Count(stderr, "\n") != 1 || strings.Contains(stdout, "VERDICT") {
+			t.Fatalf("exit %d, want %d, one line on stderr and no verdict\nstdout:\n%s\nstderr:\n%s", code, parity.ExitError, stdout, stderr)
+		}
+		msg := errorLine(stderr)
+		for _, w := range []string{"cannot reach Prometheus at " + downURL, "could not be written", "creating " + filepath.Join(out, "out")} {
+			if !strings.Contains(msg, w) {
+				t.Errorf("stderr %q does not say %q", msg, w)
+			}
+		}
+	})
+	t.Run("a local track refused before any load writes the report too", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "out")
+		requests := writeFile(t, t.TempDir(), "r.txt", "GET /a\n")
+		code, stdout, stderr := runLocalArgs(t, nil, "-stable-cmd", "echo no such build >&2; exit 3", "-gray-url", downURL,
+			"-requests", requests, "-out", out, "-prometheus", "/bin/true")
+		// The error ends with the command's last log lines, a line each on stderr.
+		if code != parity.ExitError || !strings.Contains(stderr, "stable track refused before any load") {
+			t.Fatalf("exit %d, stderr %q, want %d naming the refused track", code, stderr, parity.ExitError)
+		}
+		rep := checkErrorReport(t, out, stderr, stdout)
+		if !strings.HasPrefix(rep.Title, "poolparity local: ") {
+			t.Errorf("report.json's title %q, want local's", rep.Title)
+		}
+	})
+}
+
+// runReport runs the report command against the Prometheus at promURL and returns its exit
+// status, stdout and stderr.
+func runReport(t *testing.T, promURL string, args []string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := cli.Exit(&stderr, "poolparity-parity", run(context.Background(), args,
+		env(map[string]string{"PROMETHEUS_URL": promURL}), &stdout, &stderr))
+	return code, stdout.String(), stderr.String()
+}
+
+// errorLine is the error that cli.Exit printed to stderr, on one line: its lines (a joined
+// error's, one each) without the command's prefix, separated by "; ".
+func errorLine(stderr string) string {
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimPrefix(l, "poolparity-parity: ")
+	}
+	return strings.Join(lines, "; ")
+}
+
+// checkErrorReport checks an ERROR's report in out against stderr, where the command
+// printed its error, and stdout, which prints no verdict: the three files written,
+// report.json whole with verdict ERROR and the error as its reason, on one line
+// (errorLine), the text and HTML saying the same. It returns report.json's report.
+func checkErrorReport(t *testing.T, out, stderr, stdout string) parity.Report {
+	t.Helper()
+	msg := errorLine(stderr)
+	if strings.Contains(stdout, "VERDICT") {
+		t.Errorf("stdout prints a verdict on an ERROR:\n%s", stdout)
+	}
+	var rep parity.Report
+	if err := json.Unmarshal([]byte(readOut(t, out, "report.json")), &rep); err != nil {
+		t.Fatalf("report.json is not whole: %v", err)
+	}
+	if rep.Verdict != parity.Error || parity.ExitStatus(rep.Verdict) != parity.ExitError {
+		t.Errorf("report.json says %q, want ERROR", rep.Verdict)
+	}
+	if got := strings.Join(rep.Reasons, "; "); got != msg {
+		t.Errorf("report.json's reason %q, want the error on stderr %q", got, msg)
+	}
+	if s := readOut(t, out, "report.txt"); !strings.Contains(s, "VERDICT: ERROR ("+msg+")") {
+		t.Errorf("report.txt does not say VERDICT: ERROR (%s):\n%s", msg, s)
+	}
+	if s := readOut(t, out, "report.html"); !strings.Contains(s, "VERDICT: ERROR") {
+		t.Errorf("report.html does not say VERDICT: ERROR:\n%s", s)
+	}
+	return rep
+}
+
+// readOut returns the file name in out, failing the test when it is missing or empty.
+func readOut(t *testing.T, out, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, name))
+	if err != nil || len(b) == 0 {
+		t.Fatalf("%s not written: %v", name, err)
+	}
+	return string(b)
+}

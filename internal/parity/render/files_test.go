@@ -1,6 +1,8 @@
 package render_test
 
 import (
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,4 +108,82 @@ func TestThresholdsGateSaysItsFalseFailRate(t *testing.T) {
 			t.Errorf("%s has %q %d times, want %d:\n%s", tc.file, tc.want, got, tc.n, b)
 		}
 	}
+}
+
+// TestWriteOnEveryEnd: Write leaves the three files behind whatever the run's end, and
+// their verdict always goes with the error it returns.
+func TestWriteOnEveryEnd(t *testing.T) {
+	read := func(t *testing.T, dir string) parity.Report {
+		t.Helper()
+		for _, name := range []string{"report.txt", "report.html"} {
+			if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() == 0 {
+				t.Errorf("%s not written: %v", name, err)
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r parity.Report
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("report.json is not whole: %v", err)
+		}
+		return r
+	}
+	pass := parity.Report{Title: "t", Verdict: parity.Pass, Reasons: []string{"all rows pass"},
+		Rows: []parity.Row{{SLI: "latency p95", Verdict: parity.Pass}}}
+	t.Run("a run that produced its report writes it as it is, creating the directory", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "out")
+		r, files, err := render.Write(pass, dir, nil)
+		if err != nil || len(files) != 3 || r.Verdict != parity.Pass {
+			t.Fatalf("verdict %s, files %v, error %v; want PASS in 3 files", r.Verdict, files, err)
+		}
+		if got := read(t, dir); got.Verdict != parity.Pass || len(got.Notes) != 0 {
+			t.Errorf("report.json says %s, notes %q", got.Verdict, got.Notes)
+		}
+	})
+	t.Run("a run that ended in an error writes ERROR with the error on one line and the rows read", func(t *testing.T) {
+		dir := t.TempDir()
+		runErr := errors.Join(errors.New("the query failed"), errors.New("twice"))
+		r, files, err := render.Write(pass, dir, runErr)
+		if !errors.Is(err, runErr) || len(files) != 3 || r.Verdict != parity.Error {
+			t.Fatalf("verdict %s, files %v, error %v; want ERROR in 3 files and the run's error", r.Verdict, files, err)
+		}
+		got := read(t, dir)
+		if got.Verdict != parity.Error || strings.Join(got.Reasons, "|") != "the query failed; twice" || len(got.Rows) != 1 {
+			t.Errorf("report.json says %s (%q) with %d rows, want ERROR (the error on one line) and the row read", got.Verdict, got.Reasons, len(got.Rows))
+		}
+		if len(got.Notes) != 1 || got.Notes[0] != "before the error, the report said PASS (all rows pass)" {
+			t.Errorf("notes %q, want the verdict before the error", got.Notes)
+		}
+		if got.At.IsZero() {
+			t.Error("report.json has no time")
+		}
+	})
+	t.Run("a file that cannot be written makes the others say ERROR, naming it", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, "report.html"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		r, files, err := render.Write(pass, dir, nil)
+		if err == nil || !strings.Contains(err.Error(), "report.html") || strings.Contains(err.Error(), "\n") || len(files) != 2 || r.Verdict != parity.Error {
+			t.Fatalf("verdict %s, files %v, error %v; want ERROR in 2 files and one line naming report.html", r.Verdict, files, err)
+		}
+		b, rerr := os.ReadFile(filepath.Join(dir, "report.json"))
+		if rerr != nil || !strings.Contains(string(b), `"verdict": "ERROR"`) || !strings.Contains(string(b), "report.html") {
+			t.Errorf("report.json (%v) does not say ERROR naming report.html:\n%s", rerr, b)
+		}
+	})
+	t.Run("an error with files that cannot be written returns both on one line", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "file")
+		if err := os.WriteFile(file, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runErr := errors.New("Prometheus is down")
+		_, files, err := render.Write(pass, filepath.Join(file, "out"), runErr)
+		if !errors.Is(err, runErr) || len(files) != 0 || strings.Contains(err.Error(), "\n") ||
+			!strings.HasPrefix(err.Error(), "Prometheus is down; and the report could not be written whole: creating ") {
+			t.Errorf("files %v, error %q; want none and both errors on one line", files, err)
+		}
+	})
 }
