@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -61,7 +60,21 @@ func (e evaluation) countTest(ctx context.Context, q Querier, s catalog.SLI, cri
 	if err != nil {
 		return countError(err, why)
 	}
-	var reqs countInput // the latency SLIs count their requests in the +Inf bucket
+	// The latency SLIs count their requests in the +Inf bucket; their request
+	// counter is read too, to hold the +Inf bucket to it (countDefects).
+	reqs, err := read(ci.Requests)
+	if err != nil {
+		return countError(err, why)
+	}
+	part := ci.Proportion || ci.Quantile > 0
+	if g := countDefects(
+		countSet{track: "stable", reqs: reqs.stable, num: num.stable, part: part, buckets: ci.Quantile > 0},
+		countSet{track: "gray", reqs: reqs.gray, num: num.gray, part: part, buckets: ci.Quantile > 0},
+	); g != "" {
+		// Garbage is never evidence: neither a PASS nor a FAIL, whatever the
+		// other samples say (a canary holds on it).
+		return TestResult{Verdict: NoData, Counts: true, Note: strings.Join(append([]string{g}, why...), "; ")}
+	}
 	t := seqcount.Test{Alpha: e.opts.Sequential.WithDefaults().Alpha, K: k}
 	var res seqcount.Result
 	var notes []string
@@ -69,43 +82,12 @@ func (e evaluation) countTest(ctx context.Context, q Querier, s catalog.SLI, cri
 	if ci.Quantile > 0 {
 		res, notes, effect, err = judgeLatency(t, crit, ci.Quantile, num, edges, len(lead), e.exclusion(step))
 	} else {
-		if reqs, err = read(ci.Requests); err != nil {
-			return countError(err, why)
-		}
 		res, notes, effect, err = judgeRates(t, crit, ci.Proportion, reqs, num, edges, len(lead), e.exclusion(step))
 	}
 	if err != nil {
 		return TestResult{Verdict: NoData, Note: strings.Join(append(why, err.Error()), "; ")}
 	}
-	tr := countResult(res, effect, append(why, notes...))
-	if g := garbageSamples(reqs, num); g != "" && tr.Verdict == Pass {
-		// Garbage anywhere is never evidence of parity, whatever the other samples say.
-		tr.Verdict = NoData
-		tr.Note = g + ": no PASS on counters that hold garbage; " + tr.Note
-	}
-	return tr
-}
-
-// garbageSamples names the series of the inputs holding a NaN, infinite or
-// negative sample ("" for none): no counter holds one.
-func garbageSamples(inputs ...countInput) string {
-	n, first := 0, ""
-	for _, in := range inputs {
-		for _, rs := range append(append([]promread.RawSeries(nil), in.stable...), in.gray...) {
-			for _, p := range rs.Points {
-				if !finite(p.V) || p.V < 0 {
-					if n == 0 {
-						first = fmt.Sprintf("%v in {%s}", p.V, rs.ID)
-					}
-					n++
-				}
-			}
-		}
-	}
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d NaN, infinite or negative samples (the first %s)", n, first)
+	return countResult(res, effect, append(why, notes...))
 }
 
 // errRefused marks an answer that is not evidence (a partial one).
@@ -306,7 +288,7 @@ func stepCounts(reqs, num podSteps, i int) seqcount.Counts {
 	return c
 }
 
-func sortedKeys(m podSteps) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -360,21 +342,24 @@ func judgeLatency(t seqcount.Test, crit Criterion, q float64, buckets countInput
 }
 
 // histogram sorts one track's bucket series by le into a seqcount
-// Histogram; the +Inf bucket is its count.
+// Histogram; the +Inf bucket is its count. le is keyed by its value, not its
+// spelling: Prometheus 3 stores le="1.0" and le="10.0" where client_golang
+// exposes "1" and "10", and a series' le changes spelling when Prometheus is
+// upgraded under it.
 func histogram(series []promread.RawSeries) (seqcount.Histogram, error) {
-	byLe := map[string][]seqcount.Series{}
+	byLe := map[float64][]seqcount.Series{}
 	for _, rs := range series {
-		byLe[rs.Le] = append(byLe[rs.Le], toSeries(rs))
+		b, err := parseLe(rs.Le)
+		if err != nil {
+			return seqcount.Histogram{}, err
+		}
+		byLe[b] = append(byLe[b], toSeries(rs))
 	}
 	var h seqcount.Histogram
-	for le, ss := range byLe {
-		if le == "+Inf" {
+	for b, ss := range byLe {
+		if math.IsInf(b, 1) {
 			h.Count = ss
 			continue
-		}
-		b, err := strconv.ParseFloat(le, 64)
-		if err != nil || !finite(b) {
-			return h, fmt.Errorf("bucket le=%q is not a bound", le)
 		}
 		h.Bounds = append(h.Bounds, b)
 	}
@@ -383,7 +368,7 @@ func histogram(series []promread.RawSeries) (seqcount.Histogram, error) {
 	}
 	slices.Sort(h.Bounds)
 	for _, b := range h.Bounds {
-		h.Buckets = append(h.Buckets, byLe[strconv.FormatFloat(b, 'g', -1, 64)])
+		h.Buckets = append(h.Buckets, byLe[b])
 	}
 	return h, nil
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +132,191 @@ func TestCountsGateNeedsTheCountRules(t *testing.T) {
 	_, err := parity.Evaluate(context.Background(), p, cat, parity.Options{At: at, Window: "1m", Stat: parity.StatCounts, StatSince: at.Add(-10 * time.Minute)})
 	if !errors.Is(err, parity.ErrNoRules) || !strings.Contains(err.Error(), catalog.CountRequestsRule) {
 		t.Errorf("err = %v, want ErrNoRules naming %s", err, catalog.CountRequestsRule)
+	}
+}
+
+// mapSeries applies f to every series of rule whose labels match (gray_status
+// status, and le when le is not ""), in place.
+func mapSeries(p *fakeProm, rule, status, le string, f func(s *model.SampleStream)) {
+	for _, s := range p.raw[rule] {
+		if string(s.Metric["gray_status"]) == status && (le == "" || string(s.Metric["le"]) == le) {
+			f(s)
+		}
+	}
+}
+
+// countRules is every count rule the simulation answers.
+var countRules = []string{paritytest.RequestsRule, paritytest.ErrorsRule, paritytest.BucketsRule, paritytest.CPURule, paritytest.HeapRule, paritytest.SizeCountRule, paritytest.SizeSumRule}
+
+func TestCountsGateGarbageIsNoData(t *testing.T) {
+	stable := paritytest.Track{Status: "false", Pods: 3, PerPodStep: 600, ErrRate: 0.001, Latency: 0.02, CPU: 0.0014, Heap: 50000, Resp: 22700}
+	latencyRows := []string{"latency p95", "latency p99"}
+	everyRow := []string{"latency p95", "latency p99", "error ratio (5xx)", "CPU per request", "heap bytes allocated per request", "response bytes per request"}
+	tests := []struct {
+		name    string
+		gray    func(paritytest.Track) paritytest.Track // the gray track, before garbage
+		garbage func(p *fakeProm)
+		rows    []string // rows that must be NO DATA naming want
+		want    string
+	}{
+		{
+			name: "gray counters dipping 3% are not read as resets",
+			garbage: func(p *fakeProm) {
+				for _, r := range countRules {
+					mapSeries(p, r, "true", "", func(s *model.SampleStream) {
+						for i := 10; i < len(s.Values); i += 6 {
+							s.Values[i].Value *= 0.97
+						}
+					})
+				}
+			},
+			rows: everyRow, want: "dip read as a reset",
+		},
+		{
+			name: "the requests counter resetting alone while the pod's other counters go on",
+			garbage: func(p *fakeProm) {
+				mapSeries(p, paritytest.RequestsRule, "true", "", func(s *model.SampleStream) {
+					base := s.Values[20].Value
+					for i := 21; i < len(s.Values); i++ {
+						s.Values[i].Value -= base
+					}
+				})
+			},
+			rows: []string{"error ratio (5xx)", "CPU per request", "heap bytes allocated per request", "latency p99"}, want: "resetting alone",
+		},
+		{
+			name: "a series duplicated under two pod labels",
+			garbage: func(p *fakeProm) {
+				for _, r := range countRules {
+					var dup model.Matrix
+					mapSeries(p, r, "true", "", func(s *model.SampleStream) {
+						m := s.Metric.Clone()
+						m["pod"] = "true-copy"
+						dup = append(dup, &model.SampleStream{Metric: m, Values: slices.Clone(s.Values)})
+					})
+					p.raw[r] = append(p.raw[r], dup...)
+				}
+			},
+			rows: everyRow, want: "identical under two pods",
+		},
+		{
+			name: "histogram buckets falling as le rises",
+			garbage: func(p *fakeProm) {
+				var inf []model.SamplePair
+				mapSeries(p, paritytest.BucketsRule, "true", "+Inf", func(s *model.SampleStream) { inf = s.Values })
+				mapSeries(p, paritytest.BucketsRule, "true", "0.01", func(s *model.SampleStream) { s.Values = slices.Clone(inf) })
+			},
+			rows: latencyRows, want: "falling as le rises",
+		},
+		{
+			name: "a +Inf bucket below the request count",
+			garbage: func(p *fakeProm) {
+				mapSeries(p, paritytest.BucketsRule, "true", "+Inf", func(s *model.SampleStream) {
+					for i := range s.Values {
+						s.Values[i].Value = model.SampleValue(math.Round(float64(s.Values[i].Value) * 0.9))
+					}
+				})
+			},
+			rows: latencyRows, want: "+Inf buckets not counting the requests",
+		},
+		{
+			name: "range points repeated at one timestamp",
+			garbage: func(p *fakeProm) {
+				mapSeries(p, paritytest.RequestsRule, "true", "", func(s *model.SampleStream) {
+					var twice []model.SamplePair
+					for _, v := range s.Values {
+						twice = append(twice, v, v)
+					}
+					s.Values = twice
+				})
+			},
+			rows: everyRow[:5], want: "repeated at one timestamp", // the response row counts its requests in its own histogram
+		},
+		{
+			name: "5xx counters above the requests",
+			garbage: func(p *fakeProm) {
+				var reqs []model.SamplePair
+				mapSeries(p, paritytest.RequestsRule, "true", "", func(s *model.SampleStream) { reqs = s.Values })
+				mapSeries(p, paritytest.ErrorsRule, "true", "", func(s *model.SampleStream) {
+					s.Values = slices.Clone(reqs)
+					for i := range s.Values {
+						s.Values[i].Value = s.Values[i].Value*2 + 10
+					}
+				})
+			},
+			rows: []string{"error ratio (5xx)"}, want: "5xx counters above the requests",
+		},
+		{
+			name: "a NaN bucket in a slower gray is NO DATA, not a FAIL",
+			gray: func(c paritytest.Track) paritytest.Track { c.LatencyMult = 1.4; return c },
+			garbage: func(p *fakeProm) {
+				mapSeries(p, paritytest.BucketsRule, "true", "0.05", func(s *model.SampleStream) { s.Values[15].Value = model.SampleValue(math.NaN()) })
+			},
+			rows: latencyRows, want: "NaN",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gr := stable
+			if tt.gray != nil {
+				gr = tt.gray(gr)
+			}
+			gr.Status, gr.Pods = "true", 1
+			p := countsProm(t, stable, gr, 12)
+			tt.garbage(p)
+			r := countsReport(t, p, 12*time.Minute)
+			if r.Verdict != parity.NoData {
+				t.Errorf("verdict %s, want NO DATA; reasons %q", r.Verdict, r.Reasons)
+			}
+			for _, row := range r.Rows {
+				if row.Test == nil {
+					continue
+				}
+				if row.Test.Verdict == parity.Fail {
+					t.Errorf("%s: FAIL on garbage (%s)", row.SLI, row.Test.Note)
+				}
+				if !slices.Contains(tt.rows, row.SLI) {
+					continue
+				}
+				if row.Test.Verdict != parity.NoData || !strings.Contains(row.Test.Note, tt.want) {
+					t.Errorf("%s: %s (%s), want NO DATA naming %q", row.SLI, row.Test.Verdict, row.Test.Note, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// TestCountsGateReadsPrometheus3Buckets: Prometheus 3 stores le="1.0" and
+// le="10.0"; the buckets from one second up are read all the same.
+func TestCountsGateReadsPrometheus3Buckets(t *testing.T) {
+	stable := paritytest.Track{Status: "false", Pods: 3, PerPodStep: 600, ErrRate: 0.001, Latency: 0.4, CPU: 0.0014, Heap: 50000, Resp: 22700}
+	for _, tt := range []struct {
+		name string
+		mult float64
+		want parity.Verdict
+	}{
+		{name: "a gray at parity passes", mult: 1, want: parity.Pass},
+		{name: "a gray 40% slower fails", mult: 1.4, want: parity.Fail},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			gr := stable
+			gr.Status, gr.Pods, gr.LatencyMult = "true", 1, tt.mult
+			p := countsProm(t, stable, gr, 12)
+			for _, s := range p.raw[paritytest.BucketsRule] {
+				if le := string(s.Metric["le"]); !strings.ContainsAny(le, ".I") {
+					s.Metric["le"] = model.LabelValue(le + ".0") // "1" -> "1.0", "10" -> "10.0"
+				}
+			}
+			r := countsReport(t, p, 12*time.Minute)
+			for _, row := range r.Rows {
+				if row.SLI != "latency p99" {
+					continue
+				}
+				t.Logf("%s: %s (%s)", row.SLI, row.Test.Verdict, row.Test.Note)
+				if row.Test.Verdict != tt.want {
+					t.Errorf("%s: %s, want %s", row.SLI, row.Test.Verdict, tt.want)
+				}
+			}
+		})
 	}
 }

@@ -159,6 +159,15 @@ func (w warned) QueryRange(context.Context, string, v1.Range, ...v1.Option) (mod
 	return w.mat, v1.Warnings{"partial result"}, nil, nil
 }
 
+// twice returns s with every point sent twice.
+func twice(s *model.SampleStream) *model.SampleStream {
+	var vs []model.SamplePair
+	for _, v := range s.Values {
+		vs = append(vs, v, v)
+	}
+	return &model.SampleStream{Metric: s.Metric, Values: vs}
+}
+
 func TestGarbageIsNoData(t *testing.T) {
 	end := time.Unix(10_000, 0)
 	start := end.Add(-10 * time.Minute)
@@ -181,6 +190,7 @@ func TestGarbageIsNoData(t *testing.T) {
 		{"points outside the range are not data", fixed{mat: model.Matrix{series("false", y2001, y2001.Add(5*time.Minute), 1), series("true", y2001, y2001.Add(5*time.Minute), 1)}}, 0, 0, "points outside"},
 		{"a track that stopped reporting has no samples", fixed{mat: model.Matrix{series("false", start, end, 1), series("true", start, end.Add(-3*time.Minute), 1)}}, 31, 0, "stopped reporting"},
 		{"a negative point spoils its track", fixed{mat: model.Matrix{series("false", start, end, 1), series("true", start, end, -1)}}, 31, 0, "is negative"},
+		{"points repeated at one timestamp spoil their track (31 points, not 62)", fixed{mat: model.Matrix{series("false", start, end, 1), twice(series("true", start, end, 1))}}, 31, 0, "repeated at one timestamp"},
 		{"warnings spoil both tracks", warned{fixed{mat: model.Matrix{series("false", start, end, 1), series("true", start, end, 1)}}}, 0, 0, "may be partial"},
 	}
 	for _, tt := range tests {

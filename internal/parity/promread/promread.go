@@ -268,8 +268,18 @@ func collectPoints(m model.Matrix, start, end time.Time) trackPoints {
 	for _, s := range m {
 		gs := string(s.Metric["gray_status"])
 		tp.count[gs]++
+		seen := make(map[time.Time]bool, len(s.Values))
 		for _, p := range s.Values {
 			t := p.Timestamp.Time().UTC()
+			if seen[t] {
+				// A range answer has one point per step: a repeated one would be
+				// counted as evidence twice.
+				if tp.bad[gs] == "" {
+					tp.bad[gs] = fmt.Sprintf("points repeated at one timestamp (%s)", t.Format(time.RFC3339))
+				}
+				continue
+			}
+			seen[t] = true
 			// Prometheus stamps range points in milliseconds from the start it was sent:
 			// a point within a second of the range is on its grid.
 			if t.Before(start.Add(-time.Second)) || t.After(end.Add(time.Second)) {
