@@ -180,21 +180,29 @@ func contrasts(cs []countSLI) []Contrast {
 	return out
 }
 
-// countLooks returns the look function of the count judge over the SLIs' steps. Judge stops at
-// its first verdict and decides each step on the steps up to it, so one call over the whole
-// rollout gives every look's outcome: the verdict from the look at or after its step on
-// (TestCountLooksMatchJudgingEachLook checks it against a call per look).
+// countLooks returns the look function of the count judge over the SLIs' steps. Judge decides each
+// step on the steps up to it, so one call over the whole rollout gives every look's outcome: a
+// FAIL or a PASS from the look at or after its step on, and for a FAIL after a PASS (the watch)
+// the PASS from its look until the FAIL's (TestCountLooksMatchJudgingEachLook checks it against a
+// call per look).
 func countLooks(test seqcount.Test, cs []countSLI) lookFunc {
 	type decided struct {
-		out seqcount.Outcome
-		at  int // the step of the verdict, 1-based: decided at looks >= at
+		out    seqcount.Outcome
+		at     int // the step of the verdict, 1-based: decided at looks >= at
+		passAt int // for a FAIL after a PASS, the PASS's step: PASS at looks passAt..at-1; 0 for none
+	}
+	stepOf := func(c countSLI, t time.Time) int {
+		return slices.IndexFunc(c.steps, func(s seqcount.Step) bool { return !s.T.Before(t) }) + 1
 	}
 	ds := make([]decided, len(cs))
 	for i, c := range cs {
 		r := c.judge(test)
 		ds[i] = decided{out: r.Outcome}
 		if r.Outcome != seqcount.Inconclusive {
-			ds[i].at = slices.IndexFunc(c.steps, func(s seqcount.Step) bool { return !s.T.Before(r.Rejected) }) + 1
+			ds[i].at = stepOf(c, r.Rejected)
+		}
+		if !r.Passed.IsZero() {
+			ds[i].passAt = stepOf(c, r.Passed)
 		}
 	}
 	return func(j int) (fail int, pass bool) {
@@ -203,7 +211,9 @@ func countLooks(test seqcount.Test, cs []countSLI) lookFunc {
 			switch {
 			case d.out == seqcount.Fail && d.at <= j:
 				return i, false
-			case d.out != seqcount.Pass || d.at > j:
+			case d.out == seqcount.Pass && d.at <= j:
+			case d.passAt > 0 && d.passAt <= j:
+			default:
 				pass = false
 			}
 		}

@@ -92,6 +92,7 @@ type Result struct {
 	Diff      float64   // pooled gray rate - pooled stable rate
 	Inflation float64   // the variance inflation used (>= 1)
 	Rejected  time.Time // the step at which the outcome was first reached (zero if Inconclusive)
+	Passed    time.Time // for a FAIL after a PASS (package doc, "Watching after a PASS"), the PASS's step; zero otherwise
 	Note      string    // why NO DATA / what was left out; for FAIL and PASS, the evidence in one line
 }
 

@@ -39,9 +39,10 @@
 // "gray within the floor". The PASS test is E_n of -x(Margin): it rejects "gray at or beyond the
 // margin". Each is read at the bar K/Alpha; a union bound over K SLIs gives Alpha per rollout for
 // each kind of error. A FAIL wins a tie (a gray between floor and margin can earn both). Judge runs
-// over the steps in order, looks at every usable step from the MinSteps-th on, and stops at the
-// first crossing (Result.Rejected): a stopped e-process, so the verdict is the same whenever the
-// window is read again with more steps.
+// over the steps in order and looks at every usable step from the MinSteps-th on. A FAIL stops it
+// (Result.Rejected): a stopped e-process, so the verdict is the same whenever the window is read
+// again with more steps. A PASS does not: the FAIL test goes on to the last step ("Watching after a
+// PASS"), and a FAIL after the PASS replaces it (Result.Passed keeps the PASS's step).
 //
 // The prior scales are fixed at the first look, each the lambda that is best for the effect its
 // test must see: c = mu_1/v_1, where mu_1 is that effect's expected contrast in one step and v_1
@@ -389,6 +390,39 @@
 // minutes, the earliest possible, and none PASSed). On the full count evaluation the tail's test
 // moved no A/A row, raised the null's boundary from 197 to 205 FAILs of 8400, and slowed ar1's
 // p99 +40% from a median of 2.67 to 3 minutes.
+//
+// # Watching after a PASS
+//
+// A PASS read once and kept would let a gray that degrades later (a pool that retains memory, a
+// cache that warms into contention) ship: the FAIL test from the rollout's start, after twenty
+// minutes at parity, has a sum of contrasts far below zero and needs as long again of regression to
+// climb back, and a first-crossing judge never looks again. Measured before this section: errors
+// +0.5 points from minute 20 after a PASS FAILed in 0 of 102 rollouts. So after a PASS the judge
+// keeps watching, to the last step:
+//
+//   - the FAIL test from the start, E_0, goes on;
+//   - a watch starts on the steps after the PASS: a new judge (stable's steps so far join its
+//     history) whose FAIL test E_k weighs in the rollout's FAIL e-process; when its own PASS test
+//     crosses, and it has run at least watchMinSteps steps (5 minutes of 20 s steps), the next
+//     watch starts after that step, so the newest watch has at most a few minutes of parity to
+//     climb back from.
+//
+// The rollout's FAIL e-process is the weighted sum
+//
+//	E = (1-w) E_0 + sum_{k>=1} w/(k(k+1)) E_k,   w = 0.25 (watchWeight),
+//
+// each E_k at 1 until its watch starts. The weights sum to 1, and each start is a stopping time,
+// so E is an e-process under the null from the first step, and P(E >= bar at any step) <= 1/bar:
+// the FAIL's error rate over the whole rollout, every watch included, stays Alpha/K per SLI. The
+// cost is up front: before any PASS, a FAIL needs E_0 >= (bar - w)/(1 - w), 1.33 times the bar
+// (log(1.33) = 0.29 against log(800) = 6.7): errors +0.5 points from the start at the catalog's
+// limits (150 req/s 90/10, K = 8) FAIL in a mean of 14.6 steps against 14.1 without the watch, and
+// later than 10 minutes in 3.0% of runs against 2.45% (TestFailPriorAtTheCatalogsLimits). The k-th
+// watch needs (k(k+1)/w) times the bar alone, so a regression is seen later the more watches came
+// before it: errors +0.5 points from minute 20 after a PASS now FAIL in every run, a median of 9
+// minutes after the regression's start, within 10 minutes in 64% (TestLateRegressionFailsAfterThePass);
+// no PASS stands at the hour's end. The PASS itself is not sought again: it is the first crossing of
+// the PASS test, and its false PASS rate is that test's.
 //
 // # Concurrency
 //

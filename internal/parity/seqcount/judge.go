@@ -112,23 +112,37 @@ func (t Test) JudgeTail(kind Kind, lim Limits, history []Counts, steps []Step, t
 		res.Note = "NO DATA: " + err.Error()
 		return res
 	}
+	j := newJudgeTail(t, kind, lim, history, steps, tail)
+	for i, st := range steps {
+		j.addTail(tail, i)
+		if !j.add(st) {
+			continue
+		}
+		if j.look(); j.out == Pass && i+1 < len(steps) {
+			return j.watch(history, steps, tail, i)
+		} else if j.out != Inconclusive {
+			break
+		}
+	}
+	return j.result()
+}
+
+// newJudgeTail returns the state of one JudgeTail call: newJudge's, with the tail's FAIL test
+// when tail is given and its limits can be judged.
+func newJudgeTail(t Test, kind Kind, lim Limits, history []Counts, steps []Step, tail *TailTest) *judge {
 	j := newJudge(t, kind, lim, history, steps)
 	if tail != nil && checkLimits(kind, tail.Limits) == nil {
 		j.tail = newJudge(t, kind, tail.Limits, tail.History, tail.Steps)
 		j.tail.failOnly, j.tail.withhold, j.tailBound = true, true, tail.Bound
 	}
-	for i, st := range steps {
-		if j.tail != nil && i < len(tail.Steps) {
-			j.tail.add(tail.Steps[i])
-		}
-		if !j.add(st) {
-			continue
-		}
-		if j.look(); j.out != Inconclusive {
-			break
-		}
+	return j
+}
+
+// addTail adds the tail's step i to the tail's FAIL test, when there is one.
+func (j *judge) addTail(tail *TailTest, i int) {
+	if j.tail != nil && i < len(tail.Steps) {
+		j.tail.add(tail.Steps[i])
 	}
-	return j.result()
 }
 
 // obs is one usable step.
@@ -155,6 +169,8 @@ type judge struct {
 	tailBound float64
 	failOnly  bool
 	failBar   float64
+	passable  bool    // a PASS was possible at the last look (boundaries)
+	first     int     // a watch's first step in the rollout's steps (watch)
 	c, cPass  float64 // the prior scales of the FAIL and the PASS mixture
 	temper    float64 // the conditional PASS test's temper at the last look (0: not used)
 	// failTemper is the conditional FAIL test's temper at the last look (0: not used), and

@@ -6,30 +6,52 @@ import (
 )
 
 // look judges the usable steps so far: it sets j.out when an e-value reaches its bar, and keeps
-// the e-values, the inflation and why no verdict was reached for the result.
+// the e-values, the inflation and why no verdict was reached for the result. The FAIL e-process is
+// the watched one (watchedLogEF): before any PASS its FAIL test holds 1-watchWeight of it.
 func (j *judge) look() {
+	if !j.evidence() || j.failOnly {
+		return
+	}
+	passable := j.passable
+	switch {
+	case watchedLogEF(j.logEF) >= math.Log(j.failBar):
+		j.out = Fail
+	case passable && j.logEP >= math.Log(j.bar):
+		j.out = Pass
+	default:
+		j.why = ""
+		return
+	}
+	j.at = j.obs[len(j.obs)-1].t
+}
+
+// evidence computes the e-values of the usable steps so far (the tail's mixed into the FAIL
+// e-value), the inflation, the boundaries and the bars; false, with j.why set, when the steps
+// cannot be judged yet.
+func (j *judge) evidence() bool {
 	n := len(j.obs)
 	if n < j.t.MinSteps {
 		j.why = fmt.Sprintf("%d usable steps, fewer than MinSteps %d", n, j.t.MinSteps)
-		return
+		return false
 	}
 	if float64(j.skipped()) > maxSkippedShare*float64(j.seen) {
 		j.why = fmt.Sprintf("%d of %d steps left out, more than a fifth", j.skipped(), j.seen)
-		return
+		return false
 	}
 	floor, margin, passable := j.boundaries()
+	j.passable = passable
 	xs := j.contrasts(j.lim.Floor)
 	for _, x := range xs {
 		if !finite(x) || math.Abs(x) > 1e150 {
 			j.why = "the contrast overflows: counts or limits out of any sane scale"
-			return
+			return false
 		}
 	}
 	j.infl = inflation(xs, j.t.Lag)
 	f := j.sums(floor)
 	if j.kind == PerRequest && !(f.emp > 0) {
 		j.why = "no variation: every step's contrast is the same, so nothing measures its noise"
-		return
+		return false
 	}
 	if j.c == 0 {
 		j.c = j.priorScale(j.lim.Floor, j.lim.Margin, j.lim.Floor)
@@ -70,25 +92,13 @@ func (j *judge) look() {
 		}
 	}
 	j.floorUsed, j.marginUsed = floor, margin
-	if j.failOnly {
-		return
-	}
 	j.failBar = j.bar
 	if j.tail != nil {
 		j.tail.look()
 		j.logEF = logSumExp(math.Log1p(-tailWeight)+j.logEF, math.Log(tailWeight)+j.tail.logEF)
 		j.failBar = max(j.bar, j.tail.bar)
 	}
-	switch {
-	case j.logEF >= math.Log(j.failBar):
-		j.out = Fail
-	case passable && j.logEP >= math.Log(j.bar):
-		j.out = Pass
-	default:
-		j.why = ""
-		return
-	}
-	j.at = j.obs[n-1].t
+	return true
 }
 
 // boundaries returns the floor and margin after the pod-offset allowance (package doc) and whether

@@ -88,9 +88,10 @@ func TestTimeToFail(t *testing.T) {
 // the FAIL mixture's prior is tuned to the effect from floor to margin, 0.4 points, the effect
 // this gray shows. Its scale is the lambda the Poisson cumulant bound picks for that effect,
 // log(1 + 0.004/0.002) = 1.1; the normal's 0.004/0.002 = 2 weighed lambdas no such gray reaches.
-// Over two seeds of 1000 runs the mean steps to FAIL must be at most 14.35 and at most 28 runs per
-// seed may FAIL later than 10 minutes: 14.12 and 24, 25 are measured, 14.55 and 32, 32 with the
-// normal's scale.
+// Over two seeds of 1000 runs the mean steps to FAIL must be at most 14.75 and at most 33 runs per
+// seed may FAIL later than 10 minutes: 14.56 and 29, 31 are measured with the watch after a PASS
+// holding a quarter of the FAIL e-process (package doc, "Watching after a PASS"; 14.12 and 24, 25
+// before it), 14.29 and 24, 27 with a tenth.
 func TestFailPriorAtTheCatalogsLimits(t *testing.T) {
 	lim := seqcount.Limits{Floor: seqcount.Bound{Abs: 0.001}, Margin: seqcount.Bound{Abs: 0.005}}
 	const runs = 1000
@@ -110,12 +111,12 @@ func TestFailPriorAtTheCatalogsLimits(t *testing.T) {
 			}
 		}
 		t.Logf("seed %d: %d of %d runs FAILed later than 10 minutes", seed, late, runs)
-		if late > 28 {
-			t.Errorf("seed %d: %d of %d runs FAILed later than 10 minutes, want at most 28", seed, late, runs)
+		if late > 33 {
+			t.Errorf("seed %d: %d of %d runs FAILed later than 10 minutes, want at most 33", seed, late, runs)
 		}
 	}
-	if mean := float64(sum) / (2 * runs); mean > 14.35 {
-		t.Errorf("mean %.2f steps to FAIL, want at most 14.35", mean)
+	if mean := float64(sum) / (2 * runs); mean > 14.75 {
+		t.Errorf("mean %.2f steps to FAIL, want at most 14.75", mean)
 	} else {
 		t.Logf("mean %.2f steps to FAIL", mean)
 	}
