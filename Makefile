@@ -66,7 +66,7 @@ demo-screenshot: ## Render out/report.html (from the last demo) to docs/demo.png
 ##@ Development
 
 .PHONY: test
-test: tools fmt-check vet lint generate-check vulncheck test-go test-kwok test-rules test-fuzz test-e2e test-kind ## Run every check CI runs (installs pinned tools first).
+test: tools fmt-check vet lint generate-check vulncheck test-go test-mutants test-kwok test-rules test-fuzz test-e2e test-kind ## Run every check CI runs (installs pinned tools first).
 
 .PHONY: fmt
 fmt: ## Format the Go code.
@@ -111,6 +111,10 @@ vulncheck: tools-vuln ## Fail when a Go module's code calls a known vulnerabilit
 test-go: ## Run the Go tests with the race detector (Redis, envtest, helm, kustomize tests included), and instrument's again without it.
 	for m in $(GO_MODULES); do $(GO) -C $$m test -race -timeout 20m ./...; done
 	$(GO) -C instrument test -count=1 -timeout 10m ./...
+
+.PHONY: test-mutants
+test-mutants: ## Show the judge's guard tests catch each mutant of its bars, weights and allowances (hack/mutants, go test -overlay).
+	$(GO) run ./hack/mutants
 
 .PHONY: test-kwok
 test-kwok: ## helm install --wait into a kwok cluster (real control plane, simulated nodes): rollout, endpoints, HPAs.
