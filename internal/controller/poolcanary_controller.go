@@ -228,7 +228,7 @@ func (r *PoolCanaryReconciler) finish(ctx context.Context, before, pc *v1alpha1.
 // weight); an operator's promote or abort still acts. Its phases: gate (a new rollout, the
 // operator's requests, an ended, paused or held rollout), syncStep (the step the spec now
 // asks for), schedule (whether an analysis is due), then the warm-up, the analysis and the
-// verdict's decision.
+// verdict's decision; schedule also says when to look again after it (nextLook).
 func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCanary, now time.Time, out *pending, held bool) time.Duration {
 	if !r.gate(pc, now, out, held) {
 		return 0
@@ -241,11 +241,28 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 	if wait, ok := r.warmedUp(ctx, pc, now, out); !ok {
 		return wait
 	}
-	res, ok := r.analyze(ctx, pc, now, look.interim, out)
-	if !ok {
+	if res, ok := r.analyze(ctx, pc, now, look.interim, out); ok {
+		r.decide(pc, res, now, look, out)
+	}
+	return nextLook(pc, now)
+}
+
+// nextLook says when to look again after an analysis (or a refused one), from the status it
+// left: schedule's wait, so that one rule decides every look. After a passed step that is the
+// new step's first interim look in the anytime-valid modes (an analysis interval), its end in
+// the others; after an interim look the next one; after a step held at its end an analysis
+// interval. 0 once the rollout has ended.
+func nextLook(pc *v1alpha1.PoolCanary, now time.Time) time.Duration {
+	if pc.RolloutEnded() {
+		return 0
+	}
+	l, due := schedule(&pc.Spec, &pc.Status, now)
+	if due {
+		// An analysis is due again at once only for a step of no length, or an Analyzer that
+		// stamps its result before now: look again after an analysis interval, not in a loop.
 		return analysisInterval(&pc.Spec)
 	}
-	return r.decide(pc, res, now, look, out)
+	return l.wait
 }
 
 // gate starts a new rollout when the spec asks for one and acts on the operator's requests, and
@@ -299,25 +316,27 @@ func syncStep(spec *v1alpha1.PoolCanarySpec, st *v1alpha1.PoolCanaryStatus, now 
 	}
 }
 
-// look is schedule's answer: how long until the next analysis (when none is due now), whether
-// a due one is an interim look before the step's end, and when the step ends.
+// look is schedule's answer: how long until the next analysis (when none is due now), and
+// whether a due one is an interim look before the step's end.
 type look struct {
 	wait    time.Duration
 	interim bool
-	stepEnd time.Time
 }
 
-// schedule says whether an analysis is due now (ok), or how long until one is. The Sequential
-// mode's evidence stays valid however often it is read, so it is read every analysis interval
-// during the step too, and a conclusive regression fails the canary without waiting for the
-// step's end. The other modes judge a window at the end of the step only: looking more often
-// would multiply their false alarms.
+// schedule says whether an analysis is due now (ok), or how long until one is; it is asked
+// before an analysis and again after it (nextLook), so it alone decides every look, the first
+// of a step just entered included. The anytime-valid modes' evidence (Sequential, Counts)
+// stays valid however often it is read, so it is read every analysis interval during the step
+// too, and a conclusive regression fails the canary without waiting for the step's end. The
+// other modes judge a window at the end of the step only: looking more often would multiply
+// their false alarms.
 func schedule(spec *v1alpha1.PoolCanarySpec, st *v1alpha1.PoolCanaryStatus, now time.Time) (look, bool) {
-	l := look{stepEnd: st.StepStartedAt.Add(spec.StepInterval.Duration)}
-	due := l.stepEnd
+	var l look
+	stepEnd := st.StepStartedAt.Add(spec.StepInterval.Duration)
+	due := stepEnd
 	la := st.LastAnalysis
 	atThisStep := la != nil && la.Weight == st.CurrentWeight && !la.Time.Time.Before(st.StepStartedAt.Time)
-	if atThisStep && !la.Time.Time.Before(l.stepEnd) {
+	if atThisStep && !la.Time.Time.Before(stepEnd) {
 		// This step was analysed at its end already and held: wait an analysis interval.
 		if next := la.Time.Add(analysisInterval(spec)); next.After(due) {
 			due = next
@@ -372,47 +391,47 @@ func (r *PoolCanaryReconciler) analyze(ctx context.Context, pc *v1alpha1.PoolCan
 // decide acts on an analysis' verdict (see verdictOf for the Parity condition and the Event
 // each verdict gives): a pass moves to the next step or ends the rollout, a failure counts
 // toward failureLimit, and anything else holds the step. In an interim look only a conclusive
-// regression acts before the step's end.
-func (r *PoolCanaryReconciler) decide(pc *v1alpha1.PoolCanary, res v1alpha1.AnalysisStatus, now time.Time, l look, out *pending) time.Duration {
+// regression acts before the step's end. When to look next is nextLook's, from the status
+// decide leaves.
+func (r *PoolCanaryReconciler) decide(pc *v1alpha1.PoolCanary, res v1alpha1.AnalysisStatus, now time.Time, l look, out *pending) {
 	spec, st := &pc.Spec, &pc.Status
 	v := verdictOf(res.Verdict)
 	if l.interim && res.Verdict != v1alpha1.VerdictFail {
 		r.setParity(pc, v.parity, v.interimReason, res.Message)
-		return min(analysisInterval(spec), l.stepEnd.Sub(now))
+		return
 	}
 	r.setParity(pc, v.parity, v.reason, res.Message)
 	switch res.Verdict {
 	case v1alpha1.VerdictPass:
-		return r.passStep(pc, res.Weight, now, out)
+		r.passStep(pc, res.Weight, now, out)
+		return
 	case v1alpha1.VerdictFail:
 		st.FailedAnalyses++
 		out.event(v.eventType, v.event, "Analyze", "weight %d, failure %d of %d: %s", res.Weight, st.FailedAnalyses, failureLimit(spec), res.Message)
 		if st.FailedAnalyses >= failureLimit(spec) {
 			r.fail(pc, out)
-			return 0
+			return
 		}
 		r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, fmt.Sprintf("holding weight %d after %d failed analyses", st.CurrentWeight, st.FailedAnalyses))
-		return analysisInterval(spec)
+		return
 	}
 	r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, fmt.Sprintf("holding weight %d: %s", st.CurrentWeight, v.holding))
 	out.event(v.eventType, v.event, "Analyze", "holding weight %d: %s", res.Weight, res.Message)
-	return analysisInterval(spec)
 }
 
 // passStep moves to the next step after a passed analysis at weight, or applies onSuccess
 // after the last.
-func (r *PoolCanaryReconciler) passStep(pc *v1alpha1.PoolCanary, weight int32, now time.Time, out *pending) time.Duration {
+func (r *PoolCanaryReconciler) passStep(pc *v1alpha1.PoolCanary, weight int32, now time.Time, out *pending) {
 	spec, st := &pc.Spec, &pc.Status
 	if int(st.CurrentStep) >= len(spec.Steps)-1 {
 		r.succeed(pc, out)
-		return 0
+		return
 	}
 	st.CurrentStep++
 	st.CurrentWeight = spec.Steps[st.CurrentStep]
 	st.StepStartedAt = ptrTime(now)
 	r.setProgressing(pc, metav1.ConditionTrue, v1alpha1.ReasonStepping, fmt.Sprintf("step %d of %d: weight %d", st.CurrentStep+1, len(spec.Steps), st.CurrentWeight))
 	out.event(corev1.EventTypeNormal, EventStepAdvanced, "Step", "parity held at weight %d; weight is now %d", weight, st.CurrentWeight)
-	return spec.StepInterval.Duration
 }
 
 // startRollout resets the status for a new rollout from the first step.

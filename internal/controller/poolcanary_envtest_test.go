@@ -673,6 +673,72 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client, pprofAddrs
 		}
 	})
 
+	// Issue 59, "No interim looks after a passed step": the requeue after a passed step was the
+	// step interval, so in the anytime-valid modes every step after the first was read only at
+	// its end unless a watch event woke the canary (a regression from step 2's start was rolled
+	// back 16 s into a 15 s step, not 2 s).
+	t.Run("Sequential: a regression from the second step's start rolls back long before that step ends", func(t *testing.T) {
+		t.Parallel()
+		const (
+			step     = 15 * time.Second
+			interval = time.Second // testAnalysis's
+		)
+		ns := newNamespace(t, c, "seqstep2")
+		prom := newFakeProm(t, "good")
+		pc := newCanary(ns, "shop", prom.srv.URL)
+		// Two replicas split 1+1 at both weights: the step changes no Deployment, so no watch
+		// event wakes the canary in step 2, only the requeue the controller asked for.
+		pc.Spec.Steps = []int32{10, 50}
+		pc.Spec.StepInterval = metav1.Duration{Duration: step}
+		pc.Spec.Analysis.Statistical.Mode = v1alpha1.StatisticalSequential
+		if !pc.Spec.Analysis.Statistical.Mode.AnytimeValid() || pc.Spec.Analysis.Interval.Duration != interval {
+			t.Fatalf("mode %s, interval %s: the test wants an anytime-valid mode read every %s", pc.Spec.Analysis.Statistical.Mode, pc.Spec.Analysis.Interval.Duration, interval)
+		}
+		begin := time.Now()
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+		// The first step passes at its end; gray regresses from the second step's start on.
+		waitFor(t, step+20*time.Second, "the second step (weight 50)", func() (bool, string) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			if cur.Status.CurrentWeight == 50 {
+				prom.setMode("regression")
+				return true, ""
+			}
+			return false, fmt.Sprintf("phase %s, weight %d", cur.Status.Phase, cur.Status.CurrentWeight)
+		})
+		step2 := time.Now()
+		if failed := countEvents(ctx, t, c, ns, "shop", controller.EventAnalysisFailed); failed != 0 {
+			t.Fatalf("%d AnalysisFailed events before the regression", failed)
+		}
+		waitFor(t, step+15*time.Second, "phase RolledBack", func() (bool, string) {
+			cur := getCanary(ctx, t, c, ns, "shop")
+			return cur.Status.Phase == v1alpha1.PhaseRolledBack, fmt.Sprintf("phase %s, weight %d, failed analyses %d", cur.Status.Phase, cur.Status.CurrentWeight, cur.Status.FailedAnalyses)
+		})
+		took := time.Since(step2)
+		t.Logf("step 2 began %s into the rollout; rolled back %s after it began (steps of %s, analysis every %s)",
+			step2.Sub(begin).Round(100*time.Millisecond), took.Round(100*time.Millisecond), step, interval)
+		if took > 5*interval {
+			t.Errorf("rolled back %s after step 2 began: want within a few analysis intervals (%s each), not at the %s step's end", took.Round(100*time.Millisecond), interval, step)
+		}
+		got := getCanary(ctx, t, c, ns, "shop")
+		if got.Status.FailedAnalyses != 2 {
+			t.Errorf("%d failed analyses, want 2 (failureLimit)", got.Status.FailedAnalyses)
+		}
+		// Both failures were interim looks of step 2, before its end.
+		la := got.Status.LastAnalysis
+		if la == nil || la.Weight != 50 || la.Verdict != v1alpha1.VerdictFail {
+			t.Fatalf("last analysis %+v, want a Fail at weight 50", la)
+		}
+		if end := got.Status.StepStartedAt.Add(step); !la.Time.Time.Before(end) {
+			t.Errorf("the last analysis at %s, not before step 2's end %s", la.Time, end)
+		}
+		waitFor(t, 10*time.Second, "an AnalysisFailed event per failed analysis of step 2", func() (bool, string) {
+			n := countEvents(ctx, t, c, ns, "shop", controller.EventAnalysisFailed)
+			return n >= 2, fmt.Sprintf("%d events", n)
+		})
+	})
+
 	t.Run("the warm-up holds the analysis until every gray pod has been Ready for it", func(t *testing.T) {
 		t.Parallel()
 		ns := newNamespace(t, c, "warmup")
