@@ -39,6 +39,7 @@ var mutants = []mutant{
 	{"the tail's bar ignored", "look.go", "j.failBar = max(j.bar, j.tail.bar)", "j.failBar = j.bar"},
 	{"the tail's weight halved", "judge.go", "const tailWeight = 0.1\n", "const tailWeight = 0.05\n"},
 	{"the watch's weight halved", "watch.go", "const watchWeight = 0.25\n", "const watchWeight = 0.125\n"},
+	{"the FAIL prior tuned to the margin alone", "look.go", "j.priorScale(j.lim.Floor, failTarget(j.lim), j.lim.Floor)", "j.priorScale(j.lim.Floor, j.lim.Margin, j.lim.Floor)"},
 }
 
 type config struct {

@@ -123,11 +123,12 @@ func goldenScenarios() []goldenScenario {
 	}
 	tail := func(rng *rand.Rand) seqcount.Result {
 		// The judged bound's pods alike, the tail's apart: the tail spends half its alpha on the
-		// pod-offset allowance and the main test none, so a FAIL reads the tail's bar.
+		// pod-offset allowance and the main test none, so a FAIL reads the tail's bar; gray 1.5
+		// times the judged bound's rate climbs to it gradually.
 		main, tl := make([]seqcount.Step, 45), make([]seqcount.Step, 45)
 		tailOff := []float64{0.5, 1.5, 1, 1, 3}
 		for i := range main {
-			main[i] = podProportionStep(rng, []float64{1, 1, 1, 1, 1.02}, 4, 0.05)
+			main[i] = podProportionStep(rng, []float64{1, 1, 1, 1, 1.5}, 4, 0.05)
 			tl[i] = podProportionStep(rng, tailOff, 4, 0.003)
 			main[i].T, tl[i].T = t0.Add(stepsOf(i+1)), t0.Add(stepsOf(i+1))
 		}

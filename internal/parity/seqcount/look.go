@@ -54,7 +54,7 @@ func (j *judge) evidence() bool {
 		return false
 	}
 	if j.c == 0 {
-		j.c = j.priorScale(j.lim.Floor, j.lim.Margin, j.lim.Floor)
+		j.c = j.priorScale(j.lim.Floor, failTarget(j.lim), j.lim.Floor)
 		j.cPass = j.priorScale(Bound{}, j.lim.Margin, j.lim.Margin)
 	}
 	drift, shared := j.drift()
@@ -140,6 +140,15 @@ func (j *judge) boundaries() (floor, margin Bound, passable bool) {
 		j.podNote += "; PASS impossible: the margin narrowed by the allowance is not beyond the widened floor at stable's rate"
 	}
 	return floor, margin, passable
+}
+
+// failTarget returns the effect the FAIL test's prior is tuned to see (priorScale): the margin,
+// or twice the floor where the margin is nearer the floor than the floor is to parity. A margin
+// barely beyond the floor (the catalog's latency limits just above the 50 ms where its 5 ms floor
+// meets the 1.10 margin) would tune the prior to an effect too small to matter, and its FAIL test
+// would then need long to see any regression (package doc, "The e-process").
+func failTarget(lim Limits) Bound {
+	return Bound{Rel: max(lim.Margin.Rel, 2*lim.Floor.Rel), Abs: max(lim.Margin.Abs, 2*lim.Floor.Abs)}
 }
 
 // limitAt returns bound b's limit on gray's rate at stable's rate r.
