@@ -197,7 +197,7 @@ func judgeRates(t seqcount.Test, crit Criterion, proportion bool, reqs, num coun
 	if levelReq <= 0 || !finite(levelNum) || !finite(levelReq) {
 		return seqcount.Result{}, notes, nil, fmt.Errorf("the stable track served no requests in the count rules' steps")
 	}
-	lim, err := rateLimits(crit, levelNum/levelReq)
+	lim, err := CountLimits(crit, levelNum/levelReq)
 	if err != nil {
 		return seqcount.Result{}, notes, nil, err
 	}
@@ -208,14 +208,15 @@ func judgeRates(t seqcount.Test, crit Criterion, proportion bool, reqs, num coun
 	return t.JudgeAfter(kind, lim, hist, steps), notes, effect, nil
 }
 
-// rateLimits turns the criterion's floor and threshold, at stable's level,
+// CountLimits turns the criterion's floor and threshold, at stable's level,
 // into the count test's boundaries: FAIL beyond the floor, PASS within the
-// margin (the threshold). A threshold at or within the floor (a ratio limit
+// margin (the threshold). The count-based test reads them at every look, and
+// the count evaluation (hack/verdicteval/countsim) with this same function. A threshold at or within the floor (a ratio limit
 // under 1, such as a maxRatio of 0.9 that asks for an improvement, or a
 // floor wider than the threshold at a low level) leaves no room between
 // them: the margin is then the floor plus 10% of stable's level for a
 // ratio, twice the floor for a difference.
-func rateLimits(crit Criterion, level float64) (seqcount.Limits, error) {
+func CountLimits(crit Criterion, level float64) (seqcount.Limits, error) {
 	floor := crit.FloorAt(level)
 	switch crit.Comparison {
 	case RatioAtMost:
@@ -314,7 +315,7 @@ func judgeLatency(t seqcount.Test, crit Criterion, q float64, buckets countInput
 	if !(level > 0) {
 		return seqcount.Result{}, nil, nil, fmt.Errorf("stable's pooled p%g is not positive", q*100)
 	}
-	lim, err := rateLimits(crit, level)
+	lim, err := CountLimits(crit, level)
 	if err != nil {
 		return seqcount.Result{}, nil, nil, err
 	}

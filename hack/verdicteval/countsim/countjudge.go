@@ -127,7 +127,10 @@ func countStepsAt(su Setup, run Run, slis []sli, edges []time.Time) ([]countSLI,
 			if hs.Count == nil {
 				hs, hg = histogram(su.Timing, run.Stable), histogram(su.Timing, run.Gray)
 			}
-			floor, margin := s.latencyRatios(level)
+			floor, margin, err := s.latencyRatios(level)
+			if err != nil {
+				return nil, err
+			}
 			l, err := seqcount.LatencyTest(hs, hg, edges, s.q, floor, margin)
 			if err != nil {
 				return nil, fmt.Errorf("%s steps: %w", s.cat.ID, err)
@@ -143,7 +146,11 @@ func countStepsAt(su Setup, run Run, slis []sli, edges []time.Time) ([]countSLI,
 		for k := range st {
 			steps[k] = seqcount.Step{T: edges[k+1], Stable: st[k], Gray: gr[k]}
 		}
-		out[i] = countSLI{kind: s.kind, lim: s.limits(level), steps: steps}
+		lim, err := s.limits(level)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = countSLI{kind: s.kind, lim: lim, steps: steps}
 	}
 	return out, nil
 }

@@ -30,7 +30,7 @@ type Config struct {
 	ResetShare float64
 	// Step is the count judge's step and the fast look interval (20 s).
 	Step time.Duration
-	// Test is the count judge's configuration (K = 8).
+	// Test is the count judge's configuration (K: every SLI of the catalog, as shipped).
 	Test seqcount.Test
 	// Workers run in parallel; 0 takes GOMAXPROCS.
 	Workers int

@@ -73,15 +73,23 @@ func writeLimits(b *strings.Builder, svc Service) {
 		fmt.Fprintf(b, "(no SLI table: %v)\n\n", err)
 		return
 	}
-	b.WriteString("Boundaries of the count judge at stable's nominal level (normal tails; t3 has its own p95): latency SLIs as ratios of gray's quantile to stable's, given to LatencySteps (which turns them into exceedance bounds); the others as seqcount Bounds. Where the catalog's floor is as wide as its threshold, the margin is the floor plus 0.01 (seqcount needs a margin beyond the floor; the per-minute judge passes within the floor there).\n\n| SLI | stable level | FAIL boundary (floor) | PASS margin |\n|---|---|---|---|\n")
+	b.WriteString("Boundaries of the count judge at stable's nominal level (normal tails; t3 has its own p95): latency SLIs as ratios of gray's quantile to stable's, given to LatencySteps (which turns them into exceedance bounds); the others as seqcount Bounds. The boundaries are the shipped count-based test's (parity.CountLimits): where the catalog's floor is as wide as its threshold, the margin is the floor plus 10% of stable's level for a ratio, twice the floor for a difference.\n\n| SLI | stable level | FAIL boundary (floor) | PASS margin |\n|---|---|---|---|\n")
 	for _, s := range slis {
 		level := s.nominal(svc, false)
 		if s.q > 0 {
-			f, m := s.latencyRatios(level)
+			f, m, err := s.latencyRatios(level)
+			if err != nil {
+				fmt.Fprintf(b, "| %s | %.4g s | (%v) | |\n", s.cat.ID, level, err)
+				continue
+			}
 			fmt.Fprintf(b, "| %s | %.4g s | x%.4g | x%.4g |\n", s.cat.ID, level, f, m)
 			continue
 		}
-		lim := s.limits(level)
+		lim, err := s.limits(level)
+		if err != nil {
+			fmt.Fprintf(b, "| %s | %.4g | (%v) | |\n", s.cat.ID, level, err)
+			continue
+		}
 		fmt.Fprintf(b, "| %s | %.4g | Rel %.4g, Abs %.4g | Rel %.4g, Abs %.4g |\n", s.cat.ID, level, lim.Floor.Rel, lim.Floor.Abs, lim.Margin.Rel, lim.Margin.Abs)
 	}
 	b.WriteString("\nThe per-minute judge's windows end on scrapes (exact differences, no extrapolation); neither judge has a traffic guard or a warm-up exclusion (no cold start is simulated).\n\n")

@@ -5,12 +5,14 @@ import (
 	"math"
 
 	"github.com/poolparity/poolparity/internal/catalog"
+	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/seqcount"
 )
 
-// K is how many SLIs the judges spend their alpha over: the catalog's eight, of which the
-// simulator judges five (latency p95 and p99, errors, CPU and heap per request).
-const K = 8
+// K is how many SLIs the judges spend their alpha over: every SLI of the catalog, as the shipped
+// count-based test spends it (parity.Evaluate's k), of which the simulator judges five (latency
+// p95 and p99, errors, CPU and heap per request).
+var K = len(catalog.Default().SLIs)
 
 // sli is one judged SLI: its catalog entry, the quantile of a latency SLI, and the series its
 // numerator is read from (errors, CPU or heap; unused for latency).
@@ -59,37 +61,23 @@ func (s sli) nominal(svc Service, t3 bool) float64 {
 	return svc.Heap
 }
 
-// limits returns the count judge's boundaries of a non-latency SLI at stable's level: the floor
-// is the catalog's (FloorAt the level; for a ratio SLI relative to the level, since seqcount
-// needs the margin at least the floor in both parts) and the margin the threshold; where the
-// floor is as wide as the threshold (the per-minute judge then passes within the floor), the
-// margin is the floor widened by 1% of the level, since seqcount needs a margin beyond the floor.
-func (s sli) limits(level float64) seqcount.Limits {
-	f := s.cat.FloorAt(level)
-	if s.cat.Comparison.IsRatio() {
-		floor, margin := f/level, s.cat.Threshold-1
-		if floor >= margin {
-			margin = floor + marginGap
-		}
-		return seqcount.Limits{Floor: seqcount.Bound{Rel: floor}, Margin: seqcount.Bound{Rel: margin}}
+// limits returns the count judge's boundaries of a non-latency SLI at stable's level, as the
+// shipped count-based test reads them (parity.CountLimits).
+func (s sli) limits(level float64) (seqcount.Limits, error) {
+	lim, err := parity.CountLimits(parity.CriterionOf(s.cat), level)
+	if err != nil {
+		return lim, fmt.Errorf("%s's limits at %g: %w", s.cat.ID, level, err)
 	}
-	margin := s.cat.Threshold
-	if f >= margin {
-		margin = f + marginGap*level
-	}
-	return seqcount.Limits{Floor: seqcount.Bound{Abs: f}, Margin: seqcount.Bound{Abs: margin}}
+	return lim, nil
 }
 
 // latencyRatios returns a latency SLI's floor and margin as ratios of gray's quantile to stable's
-// at stable's level, as LatencySteps takes them (the margin widened as in limits).
-func (s sli) latencyRatios(level float64) (floor, margin float64) {
-	floor = 1 + s.cat.FloorAt(level)/level
-	return floor, math.Max(s.cat.Threshold, floor+marginGap)
+// at stable's level, as LatencySteps takes them (parity.CountLimits, as the shipped test reads
+// them).
+func (s sli) latencyRatios(level float64) (floor, margin float64, err error) {
+	lim, err := s.limits(level)
+	return 1 + lim.Floor.Rel, 1 + lim.Margin.Rel, err
 }
-
-// marginGap is how far beyond the floor (a share of stable's level) the margin is put where the
-// catalog's floor is as wide as its threshold.
-const marginGap = 0.01
 
 // t3Quantile is the q quantile of Student's t with 3 degrees of freedom.
 func t3Quantile(q float64) float64 { return invert(t3CDF, q, 1e3) }

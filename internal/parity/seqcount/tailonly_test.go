@@ -121,7 +121,7 @@ func normQuantile(p float64) float64 {
 
 // TestLatencyFailAtTheFloorSwitch: the catalog's latency floor is max(5 ms, 5% of stable's
 // quantile) and its margin 1.10, widened to the floor + 0.10 where the floor reaches it
-// (parity's rateLimits). With a stable p99 of 52 ms the floor is 5 ms, 1.096 as a ratio, and
+// (parity.CountLimits). With a stable p99 of 52 ms the floor is 5 ms, 1.096 as a ratio, and
 // the margin 1.10 is barely beyond it: the FAIL test must still see p99 +20% (every request 1.2
 // times as slow) within 10 minutes, at 150 req/s 90/10 with K = 9, as it does at 48 ms (floor
 // 1.104, margin 1.204) and 70 ms (floor 1.071, margin 1.10): in at least 90 of 100 runs per seed
