@@ -185,10 +185,22 @@ func judgeRates(t seqcount.Test, crit Criterion, proportion bool, reqs, num coun
 		steps[i] = seqcount.Step{T: edges[i+1], Stable: stepCounts(sr, sn, i), Gray: stepCounts(gr, gn, i)}
 	}
 	hist, steps := history(steps, lead)
+	// The limits are read at stable's level before the rollout when its
+	// history has enough steps, so that every look of a rollout judges
+	// against the same limits; else at its level over the rollout so far.
 	var levelNum, levelReq float64
-	for _, st := range steps {
-		levelNum += st.Stable.Num
-		levelReq += st.Stable.Requests
+	if servedSteps(hist) >= levelMinSteps {
+		for _, h := range hist {
+			levelNum += h.Num
+			levelReq += h.Requests
+		}
+		notes = append(notes, "limits at stable's level before the rollout")
+	} else {
+		for _, st := range steps {
+			levelNum += st.Stable.Num
+			levelReq += st.Stable.Requests
+		}
+		notes = append(notes, "limits at stable's level over the rollout so far (too little history before it)")
 	}
 	steps, dropped := keep(steps, excluded)
 	if dropped > 0 {
@@ -311,7 +323,13 @@ func judgeLatency(t seqcount.Test, crit Criterion, q float64, buckets countInput
 	if err != nil {
 		return seqcount.Result{}, nil, nil, fmt.Errorf("gray's histogram: %w", err)
 	}
-	level := pooledQuantile(stable, edges[min(lead, len(edges)-1):], q)
+	// Stable's quantile before the rollout when its history has enough
+	// steps (judgeRates), else over the rollout so far.
+	levelEdges, levelNote := edges[min(lead, len(edges)-1):], "limits at stable's level over the rollout so far (too little history before it)"
+	if lead > 0 && servedSteps(countSteps(stable.Count, edges[:lead+1])) >= levelMinSteps {
+		levelEdges, levelNote = edges[:lead+1], "limits at stable's level before the rollout"
+	}
+	level := pooledQuantile(stable, levelEdges, q)
 	if !(level > 0) {
 		return seqcount.Result{}, nil, nil, fmt.Errorf("stable's pooled p%g is not positive", q*100)
 	}
@@ -320,7 +338,7 @@ func judgeLatency(t seqcount.Test, crit Criterion, q float64, buckets countInput
 		return seqcount.Result{}, nil, nil, err
 	}
 	l, err := seqcount.LatencyTest(stable, gray, edges, q, 1+lim.Floor.Rel, 1+lim.Margin.Rel)
-	notes := l.Notes
+	notes := append(l.Notes, levelNote)
 	if err != nil {
 		return seqcount.Result{}, notes, nil, err
 	}
@@ -372,6 +390,32 @@ func histogram(series []promread.RawSeries) (seqcount.Histogram, error) {
 		h.Buckets = append(h.Buckets, byLe[b])
 	}
 	return h, nil
+}
+
+// levelMinSteps is the fewest steps with requests in stable's history before
+// the rollout for the limits to be read at its level there.
+const levelMinSteps = seqcount.DefaultMinSteps
+
+// servedSteps counts the steps with requests.
+func servedSteps(steps []seqcount.Counts) int {
+	n := 0
+	for _, c := range steps {
+		if c.Requests > 0 && finite(c.Requests) {
+			n++
+		}
+	}
+	return n
+}
+
+// countSteps returns the requests the count series hold in each step of
+// edges, as Counts.
+func countSteps(count []seqcount.Series, edges []time.Time) []seqcount.Counts {
+	inc, _, _ := seqcount.Increase(count, edges)
+	out := make([]seqcount.Counts, len(inc))
+	for i, v := range inc {
+		out[i].Requests = v
+	}
+	return out
 }
 
 // pooledQuantile is the q-quantile of the histogram's increases over all

@@ -320,3 +320,32 @@ func TestCountsGateReadsPrometheus3Buckets(t *testing.T) {
 		})
 	}
 }
+
+// TestCountsGateReadsLimitsBeforeTheRollout: with 30 minutes of stable's counters before the
+// rollout the limits are read at stable's level there, the same at every look; without them,
+// at its level over the rollout so far.
+func TestCountsGateReadsLimitsBeforeTheRollout(t *testing.T) {
+	stable := paritytest.Track{Status: "false", Pods: 3, PerPodStep: 600, ErrRate: 0.001, Latency: 0.02, CPU: 0.0014, Heap: 50000, Resp: 22700}
+	gray := stable
+	gray.Status, gray.Pods = "true", 1
+	for _, tt := range []struct {
+		name    string
+		minutes int
+		want    string
+	}{
+		{"history before the rollout", 42, "limits at stable's level before the rollout"},
+		{"no history", 12, "limits at stable's level over the rollout so far"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := countsReport(t, countsProm(t, stable, gray, tt.minutes), 12*time.Minute)
+			for _, row := range r.Rows {
+				if row.Test == nil {
+					continue
+				}
+				if !strings.Contains(row.Test.Note, tt.want) {
+					t.Errorf("%s: note %q does not say %q", row.SLI, row.Test.Note, tt.want)
+				}
+			}
+		})
+	}
+}
