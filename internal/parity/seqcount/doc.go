@@ -409,8 +409,8 @@
 //   - a watch starts on the steps after the PASS: a new judge (stable's steps so far join its
 //     history) whose FAIL test E_k weighs in the rollout's FAIL e-process; when its own PASS test
 //     crosses, and it has run at least watchMinSteps steps (5 minutes of 20 s steps), the next
-//     watch starts after that step, so the newest watch has at most a few minutes of parity to
-//     climb back from.
+//     watch starts after that step and this one stops, its e-value kept as it stood (a stopped
+//     e-process), so the newest watch has at most a few minutes of parity to climb back from.
 //
 // The rollout's FAIL e-process is the weighted sum
 //
