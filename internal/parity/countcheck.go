@@ -1,6 +1,7 @@
 package parity
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -253,7 +254,7 @@ func bucketDefects(d *defectTally, s countSet) {
 	reqs := byPodTime(s.reqs)
 	for _, pod := range sortedKeys(pods) {
 		bs := pods[pod]
-		slices.SortStableFunc(bs, func(a, b bucket) int { return compareFloat(a.le, b.le) })
+		slices.SortStableFunc(bs, func(a, b bucket) int { return cmp.Compare(a.le, b.le) })
 		for i := 1; i < len(bs); i++ {
 			lo, hi := bs[i-1], bs[i]
 			for _, t := range sortedTimes(hi.v) {
@@ -283,16 +284,6 @@ func parseLe(le string) (float64, error) {
 		return 0, fmt.Errorf("bucket le=%q is not a bound", le)
 	}
 	return b, nil
-}
-
-func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func sortedTimes(m map[time.Time]float64) []time.Time {

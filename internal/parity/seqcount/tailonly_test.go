@@ -45,6 +45,18 @@ func drawnHistogram(rng *rand.Rand, pod string, steps int, perStep float64, cdf 
 	return h
 }
 
+// judgeDrawnP99 judges the p99 of steps drawn steps of stable's latencies (cdf stable, 2700
+// requests a step) against gray's (cdf gray, 300), K = 9, with the tail's FAIL test.
+func judgeDrawnP99(t *testing.T, rng *rand.Rand, steps int, stable, gray func(float64) float64, floor, margin float64) seqcount.Result {
+	t.Helper()
+	hs, hg := drawnHistogram(rng, "s", steps, 2700, stable), drawnHistogram(rng, "g", steps, 300, gray)
+	l, err := seqcount.LatencyTest(hs, hg, stepEdges(steps), 0.99, floor, margin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seqcount.Test{K: 9}.JudgeTail(seqcount.Proportion, l.Limits, nil, l.Steps, l.Tail)
+}
+
 // TestTailOnlyRegressions: latencies log-normal with a 20 ms median and a 60 ms p99 (the
 // evaluations' service), 150 req/s split 90/10, an hour of 20 s steps, p99 judged with the
 // catalog's ratio limits (floor 1.05, margin 1.10) and K = 9, two seeds of 100 runs. A gray whose
@@ -82,12 +94,7 @@ func TestTailOnlyRegressions(t *testing.T) {
 			count := map[seqcount.Outcome]int{}
 			within, passedFirst := 0, 0
 			for range runs {
-				stable, gray := drawnHistogram(rng, "s", steps, 2700, base), drawnHistogram(rng, "g", steps, 300, tc.gray)
-				l, err := seqcount.LatencyTest(stable, gray, stepEdges(steps), 0.99, 1.05, 1.10)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r := seqcount.Test{K: 9}.JudgeTail(seqcount.Proportion, l.Limits, nil, l.Steps, l.Tail)
+				r := judgeDrawnP99(t, rng, steps, base, tc.gray, 1.05, 1.10)
 				count[r.Outcome]++
 				if r.Outcome == seqcount.Fail && r.Rejected.Sub(at(0)).Minutes() <= 10 {
 					within++
@@ -145,12 +152,7 @@ func TestLatencyFailAtTheFloorSwitch(t *testing.T) {
 			within := 0
 			count := map[seqcount.Outcome]int{}
 			for range runs {
-				stable, gray := drawnHistogram(rng, "s", steps, 2700, base), drawnHistogram(rng, "g", steps, 300, slow)
-				l, err := seqcount.LatencyTest(stable, gray, stepEdges(steps), 0.99, 1+f, 1+m)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r := seqcount.Test{K: 9}.JudgeTail(seqcount.Proportion, l.Limits, nil, l.Steps, l.Tail)
+				r := judgeDrawnP99(t, rng, steps, base, slow, 1+f, 1+m)
 				count[r.Outcome]++
 				if r.Outcome == seqcount.Fail && r.Rejected.Sub(at(0)).Minutes() <= 10 {
 					within++
@@ -158,12 +160,7 @@ func TestLatencyFailAtTheFloorSwitch(t *testing.T) {
 			}
 			aa := 0
 			for range runs / 2 {
-				stable, gray := drawnHistogram(rng, "s", steps, 2700, base), drawnHistogram(rng, "g", steps, 300, base)
-				l, err := seqcount.LatencyTest(stable, gray, stepEdges(steps), 0.99, 1+f, 1+m)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if r := (seqcount.Test{K: 9}).JudgeTail(seqcount.Proportion, l.Limits, nil, l.Steps, l.Tail); r.Outcome == seqcount.Fail {
+				if r := judgeDrawnP99(t, rng, steps, base, base, 1+f, 1+m); r.Outcome == seqcount.Fail {
 					aa++
 				}
 			}
