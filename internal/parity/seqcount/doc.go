@@ -429,6 +429,45 @@
 // no PASS stands at the hour's end. The PASS itself is not sought again: it is the first crossing of
 // the PASS test, and its false PASS rate is that test's.
 //
+// # What is exact and what is approximate
+//
+// Exact, given the model: Ville's inequality for a nonnegative supermartingale that starts at 1
+// (P(sup_n E_n >= 1/a) <= a); a mixture over lambda of such supermartingales, the weighted sums of
+// e-processes (the tail's, the conditional FAIL test's, the watches') and an e-process stopped at
+// a stopping time (a PASS, a FAIL, a watch replaced) are again e-processes under the null they
+// share; the union bound over K SLIs; the Poisson cumulant bounding a binomial count's (gray's part
+// of a Proportion step).
+//
+// Approximate, and measured by this package's tests and hack/verdicteval rather than proved: the
+// normal (sub-Gaussian) reading of a step's contrast where the counts are many (stable's part of
+// a Proportion step, every PerRequest step); the variances, dispersion, autocorrelation inflation
+// (a Bartlett-weighted long-run variance, as Newey and West's), drift bound and pod spread, each a
+// plug-in estimated from the steps so far rather than known in advance (predictable); the
+// Student's t allowance for pod offsets, which assumes them normal; the prior scales, fixed at
+// the first look from its steps; and the latency limits, read from stable's survival curve as if
+// gray's latencies were stable's scaled. Each approximation's cost in false verdicts is stated
+// where it is made above, with the test that measures it.
+//
+// # References
+//
+//   - J. Ville, Étude critique de la notion de collectif, 1939: the maximal inequality for
+//     nonnegative supermartingales.
+//   - H. Robbins, Statistical methods related to the law of the iterated logarithm, Annals of
+//     Mathematical Statistics 41(5), 1970: the normal mixture over lambda.
+//   - S. R. Howard, A. Ramdas, J. McAuliffe, J. Sekhon, Time-uniform, nonparametric, nonasymptotic
+//     confidence sequences, Annals of Statistics 49(2), 2021: sub-Gaussian and sub-Poisson
+//     boundaries from cumulant bounds, mixtures on a grid.
+//   - A. Ramdas, P. Grünwald, V. Vovk, G. Shafer, Game-theoretic statistics and safe anytime-valid
+//     inference, Statistical Science 38(4), 2023: e-processes, their mixtures and stopping.
+//   - J. Shin, A. Ramdas, A. Rinaldo, E-detectors: a nonparametric framework for sequential change
+//     detection, arXiv 2203.03532: e-processes restarted over time and combined, as the watches
+//     after a PASS are.
+//   - M. Lindon, C. Sanden, V. Shirikian, Rapid regression detection in software deployments
+//     through sequential testing, KDD 2022 (arXiv 2205.14762): anytime-valid tests of canaries
+//     on counts.
+//   - W. K. Newey, K. D. West, A simple, positive semi-definite, heteroskedasticity and
+//     autocorrelation consistent covariance matrix, Econometrica 55(3), 1987: Bartlett weights.
+//
 // # Concurrency
 //
 // Every function is pure; Test and the inputs are read, never kept or modified.
