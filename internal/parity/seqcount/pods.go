@@ -123,14 +123,19 @@ func served(m map[string]*podSums) int {
 // which is taken off exactly. For Proportion it is about 1/events per pod, and the pods' mean of
 // it over all pods, times noiseQuantile, is taken off. It returns the spread, df (the caller
 // reads Student's t on them) and where the spread comes from; 0 and why without a track of two
-// pods.
+// pods. Only the pods that served in the window count, their history steps pooled in: a pod that
+// served only in stable's history may have run the other build before a promotion, and its level
+// is no lasting offset of a pod (TestPodSpreadLeavesOutHistoryOnlyPods).
 func (p podTally) spread() (sd float64, df int, why string) {
 	var ss, vn, allV float64
 	var npods int
 	for _, track := range []map[string]*podSums{p.stable, p.gray} {
 		var logs, vars []float64
 		for _, c := range track {
-			if c.req <= 0 {
+			if c.req <= 0 || c.windowReq <= 0 {
+				// A pod that served only in stable's history is no pod of the comparison:
+				// before a promotion it ran the other build, whose level is no lasting
+				// offset of a pod.
 				continue
 			}
 			switch {

@@ -89,3 +89,27 @@ func TestPodSpreadHistory(t *testing.T) {
 		t.Errorf("counts: %d gray and %d stable pods, want 1 and 2 (a pod of the history alone is not counted)", g, s)
 	}
 }
+
+// TestPodSpreadLeavesOutHistoryOnlyPods: stable's history holds a pod of the other build (CPU per
+// request 1.44 ms where the window's pods run at 1.34, as before a promotion), which no longer
+// serves. It adds no degrees of freedom and no spread: with one stable and one gray pod in the
+// window there is no track of two pods to estimate one from. Before, it gave 2 degrees of freedom
+// and an allowance that widened the floor 3.6 times, so a gray at 3x the CPU could not FAIL (the
+// kind run's Argo misuse canary, Inconclusive).
+func TestPodSpreadLeavesOutHistoryOnlyPods(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	p := newPodTally(PerRequest)
+	for range 60 {
+		h := perRequestStep(rng, []float64{1.44 / 1.34, 1, 1}, 3, 30, 1, false)
+		p.addHistory(h.Stable)
+	}
+	for range 30 {
+		st := perRequestStep(rng, []float64{1, 3}, 1, 30, 0.5, true)
+		st.Stable.Pods[0].Pod, st.Gray.Pods[0].Pod = "b", "g" // the history's second pod serves on
+		p.add(st)
+	}
+	sd, df, why := p.spread()
+	if sd != 0 || df != 0 {
+		t.Errorf("spread %g on %d degrees of freedom (%s), want none: the window has one pod per track", sd, df, why)
+	}
+}
