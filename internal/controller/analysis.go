@@ -198,16 +198,16 @@ func evaluation(a *v1alpha1.Analysis, in Input) (catalog.Catalog, parity.Options
 // rollout's evidence (in), or lists what is invalid in them.
 func statOptions(opts *parity.Options, st v1alpha1.StatisticalTest, in Input) (bad []string) {
 	mode := parity.StatMode(st.Mode.OrDefault())
-	if _, err := parity.ParseStatMode(string(mode)); err != nil {
+	t, err := parity.Modes().Lookup(string(mode))
+	if err != nil {
 		bad = append(bad, "statistical.mode: "+err.Error())
 	}
 	opts.Stat = mode
-	var err error
 	if opts.Test, opts.Sequential, err = statTest(st); err != nil {
 		bad = append(bad, err.Error())
 	}
 	opts.StatWindow, opts.StatStep = st.Window.Duration, st.Step.Duration
-	if mode == parity.StatSequential || mode == parity.StatCounts {
+	if t != nil && t.AnytimeValid() {
 		opts.StatSince = in.Since
 	}
 	for _, r := range in.Exclude {
@@ -378,4 +378,13 @@ func selectorQuery(rule string, labels map[string]string) string {
 	}
 	m, _ := parity.Matchers(labels) // refused by evaluation (and refuseAnalysis) when invalid
 	return rule + "{" + m + "}"
+}
+
+// anytimeValid reports whether m's evidence accumulates from the rollout's start and holds
+// however often it is read (the registry's Test.AnytimeValid; an empty mode is the default's,
+// an unknown or retired one is not): the controller then reads it at every analysis interval
+// of a step, not only at its end.
+func anytimeValid(m v1alpha1.StatisticalMode) bool {
+	t, err := parity.Modes().Lookup(string(m.OrDefault()))
+	return err == nil && t.AnytimeValid()
 }

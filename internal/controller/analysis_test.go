@@ -174,8 +174,6 @@ func TestAnalyzerStatisticalSecondOpinion(t *testing.T) {
 			wantVerdict: v1alpha1.VerdictPass, wantStat: v1alpha1.VerdictPass, wantP99Test: v1alpha1.VerdictPass},
 		{name: "in Confirm mode a confirmed breach fails", mode: "regression", stat: v1alpha1.StatisticalConfirm,
 			wantVerdict: v1alpha1.VerdictFail, wantStat: v1alpha1.VerdictFail, wantP99Test: v1alpha1.VerdictFail},
-		{name: "in Gate mode a statistical failure fails a threshold pass", mode: "regression", stat: v1alpha1.StatisticalGate, maxRatio: "3",
-			wantVerdict: v1alpha1.VerdictFail, wantStat: v1alpha1.VerdictFail, wantP99Test: v1alpha1.VerdictFail},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -264,12 +262,14 @@ func TestAnalyzerFreshBaseline(t *testing.T) {
 	}
 }
 
-func TestAnalyzerGatesOnTooFewSamples(t *testing.T) {
+// TestAnalyzerRefusesARetiredMode: a PoolCanary stored before Gate was retired (the API server
+// now refuses it) gets an Error analysis naming the replacement, never a verdict.
+func TestAnalyzerRefusesARetiredMode(t *testing.T) {
 	a := testAnalysis(newFakeProm(t, "good").srv.URL)
-	a.Statistical = v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalGate, MinSamples: 40}
+	a.Statistical = v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalGate}
 	got := anyAnalyzer(t).Analyze(context.Background(), &a, controller.Input{Now: time.Now()})
-	if got.Verdict != v1alpha1.VerdictNoData || !strings.Contains(got.Message, "too few samples") {
-		t.Errorf("verdict %s (%s), want NoData for too few samples", got.Verdict, got.Message)
+	if got.Verdict != v1alpha1.VerdictError || !strings.Contains(got.Message, "statistical mode Gate was retired: use Counts") {
+		t.Errorf("verdict %s (%s), want Error naming Counts", got.Verdict, got.Message)
 	}
 }
 

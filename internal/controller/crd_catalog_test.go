@@ -18,25 +18,11 @@ import (
 // app/api/v1alpha1) to the catalog: the enum of SLI names is the catalog's IDs, and the
 // statistical and traffic-guard defaults are the catalog's.
 func TestTheCRDIsTheCatalogs(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "helm", "poolparity", "crds", "poolparity.dev_poolcanaries.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.Unmarshal(b, &crd); err != nil {
-		t.Fatal(err)
-	}
+	crd := readCRD(t)
 	spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
 	analysis := spec.Properties["analysis"]
 	sli := analysis.Properties["slis"].Items.Schema
-	var enum []string
-	for _, e := range sli.Properties["name"].Enum {
-		var s string
-		if err := yaml.Unmarshal(e.Raw, &s); err != nil {
-			t.Fatal(err)
-		}
-		enum = append(enum, s)
-	}
+	enum := enumStrings(t, sli.Properties["name"])
 	cat := catalog.Default()
 	var ids []string
 	for _, id := range cat.IDs() {
@@ -82,4 +68,32 @@ func TestTheCRDIsTheCatalogs(t *testing.T) {
 			t.Errorf("the CRD's default of analysis.%s is %q, the catalog's %q", c.field, c.crd, c.want)
 		}
 	}
+}
+
+// readCRD reads the PoolCanary CRD that hack/gen-controller.sh writes into the chart.
+func readCRD(t *testing.T) apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "helm", "poolparity", "crds", "poolparity.dev_poolcanaries.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(b, &crd); err != nil {
+		t.Fatal(err)
+	}
+	return crd
+}
+
+// enumStrings returns the enum of a string field's schema, in its order.
+func enumStrings(t *testing.T, s apiextensionsv1.JSONSchemaProps) []string {
+	t.Helper()
+	var enum []string
+	for _, e := range s.Enum {
+		var v string
+		if err := yaml.Unmarshal(e.Raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		enum = append(enum, v)
+	}
+	return enum
 }

@@ -346,7 +346,7 @@ func schedule(spec *v1alpha1.PoolCanarySpec, st *v1alpha1.PoolCanaryStatus, now 
 	if wait <= 0 {
 		return l, true
 	}
-	if !spec.Analysis.Statistical.Mode.AnytimeValid() {
+	if !anytimeValid(spec.Analysis.Statistical.Mode) {
 		l.wait = wait
 		return l, false
 	}

@@ -196,6 +196,9 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 			{"an alpha of 1", "alpha", func(p *v1alpha1.PoolCanary) { p.Spec.Analysis.Statistical.Alpha = "1" }},
 			{"an unknown baseline", "baseline", func(p *v1alpha1.PoolCanary) { p.Spec.Analysis.Baseline = "Yesterday" }},
 			{"an unknown mode", "mode", func(p *v1alpha1.PoolCanary) { p.Spec.Analysis.Statistical.Mode = "Often" }},
+			{"the retired mode Gate", "statistical mode Gate was retired: use Counts", func(p *v1alpha1.PoolCanary) {
+				p.Spec.Analysis.Statistical.Mode = v1alpha1.StatisticalGate
+			}},
 			{"a 55-character name with a Fresh baseline", "at most 54", func(p *v1alpha1.PoolCanary) {
 				p.Name = strings.Repeat("a", 55)
 				p.Spec.Analysis.Baseline = v1alpha1.BaselineFresh
@@ -691,7 +694,7 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client, pprofAddrs
 		pc.Spec.Steps = []int32{10, 50}
 		pc.Spec.StepInterval = metav1.Duration{Duration: step}
 		pc.Spec.Analysis.Statistical.Mode = v1alpha1.StatisticalSequential
-		if !pc.Spec.Analysis.Statistical.Mode.AnytimeValid() || pc.Spec.Analysis.Interval.Duration != interval {
+		if mode := pc.Spec.Analysis.Statistical.Mode; mode != v1alpha1.StatisticalSequential || pc.Spec.Analysis.Interval.Duration != interval {
 			t.Fatalf("mode %s, interval %s: the test wants an anytime-valid mode read every %s", pc.Spec.Analysis.Statistical.Mode, pc.Spec.Analysis.Interval.Duration, interval)
 		}
 		begin := time.Now()

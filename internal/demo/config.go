@@ -292,7 +292,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.String(&c.Requests, "DEMO_REQUESTS", "requests file the load draws from and the differential check sends (default: the scenario's, "+ReferenceRequests+", "+ReferenceLargeRequests+" or "+ExampleRequests+")")
 	e.String(&c.Root, "DEMO_ROOT", "the repository's checkout, where the scenarios' requests files are (examples/)")
 	e.Int(&c.DiffSample, "DEMO_DIFF_SAMPLE", "requests whose responses the differential check compares (0: no check)")
-	e.String(&c.Gate, "DEMO_GATE", "verdict behind the exit status, as poolparity-parity -gate: counts (the count-based test from the load's start: FAIL or PASS once an SLI's evidence reaches its bar, NO DATA before; it needs about two minutes of load), thresholds (the rows and alerts alone; the report prints their measured false-FAIL rate), confirmed or sequential")
+	e.String(&c.Gate, "DEMO_GATE", "verdict behind the exit status, as poolparity-parity -gate (counts needs about two minutes of load): "+parity.GateHelp())
 	e.String(&c.ServiceBin, "DEMO_SERVICE_BIN", "path of the service's binary (default bin/poolparity; "+ExampleServiceBin+" with SERVICE=example)")
 	e.String(&c.PrometheusBin, "DEMO_PROMETHEUS_BIN", "path of the prometheus binary")
 	e.String(&c.RulesFile, "DEMO_RULES", "a Prometheus rules file with the short-window family (default: rendered for the service's names into OUT/rules.yml, as deploy/prometheus/poolparity-demo.rules.yml or, with SERVICE=example, poolparity-semconv-demo.rules.yml)")

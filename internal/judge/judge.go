@@ -55,7 +55,7 @@ const DefaultTimeout = 20 * time.Second
 // alike. It needs the poolparity.counts rules (the chart's
 // rules.counts.enabled, on by default); without them a judgement is an
 // error that says so.
-const DefaultMode = parity.StatCounts
+const DefaultMode = parity.DefaultMode
 
 // ErrInvalid is wrapped by every error about the request itself (a bad
 // parameter, another namespace, an endpoint not allowed): the caller's

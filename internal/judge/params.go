@@ -26,8 +26,9 @@ const (
 	// ParamSLIs lists the catalog SLI IDs to judge, comma-separated; empty
 	// judges every SLI.
 	ParamSLIs = "slis"
-	// ParamMode is the statistical mode (Counts by default: DefaultMode;
-	// Sequential, Confirm, Gate, Report, Off).
+	// ParamMode is the statistical mode, one of parity.Modes (Counts by
+	// default: DefaultMode; a retired one is refused naming its
+	// replacement).
 	ParamMode = "mode"
 	// ParamWindow is the threshold rules' family, a Prometheus duration
 	// (5m, the chart's; 1m).

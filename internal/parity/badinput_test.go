@@ -163,7 +163,7 @@ func TestGateConfirmed(t *testing.T) {
 				t.Errorf("ParseGate(%q) = %q, %v", s, g, err)
 			}
 		}
-		if _, err := parity.ParseGate("strict"); err == nil || !strings.Contains(err.Error(), "want thresholds, confirmed, sequential or counts") {
+		if _, err := parity.ParseGate("strict"); err == nil || !strings.Contains(err.Error(), "want counts, sequential, confirmed or thresholds") {
 			t.Errorf("ParseGate(strict) error %v", err)
 		}
 	})

@@ -1,6 +1,7 @@
 package parity
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,95 +19,6 @@ import (
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 )
-
-// StatMode says what the statistical test does in an evaluation. The values
-// are PoolCanary's statistical.mode.
-type StatMode string
-
-// The statistical modes.
-const (
-	// StatOff runs no test.
-	StatOff StatMode = "Off"
-	// StatReport runs the test and shows it beside the thresholds, which
-	// alone decide (the verdict gate "thresholds").
-	StatReport StatMode = "Report"
-	// StatGate also lets the test decide: a significant regression fails
-	// a passing evaluation, and a test without a verdict holds it.
-	StatGate StatMode = "Gate"
-	// StatConfirm makes the test a condition of a breach: a threshold FAIL
-	// counts only where the test confirms it (the verdict gate
-	// "confirmed"); where the test has too few samples the FAIL is NO DATA
-	// and the step waits. Firing alerts still fail.
-	StatConfirm StatMode = "Confirm"
-	// StatSequential makes the anytime-valid sequential test (seq.go) the
-	// judge (the verdict gate "sequential"): FAIL iff an SLI's e-value,
-	// accumulated from StatSince, reaches k/alpha; PASS iff every SLI's
-	// confidence sequence rules out an effect beyond its margin; NO DATA
-	// until one or the other (too few samples, or neither shown). A
-	// threshold FAIL or a firing alert without that evidence is a note.
-	StatSequential StatMode = "Sequential"
-	// StatCounts is StatSequential with the count-based test (counts.go)
-	// for every SLI that has count inputs (catalog.CountInputs): its
-	// evidence is the raw per-pod counters of the poolparity.counts rules,
-	// step by step since StatSince (the verdict gate "counts"). The SLIs
-	// without count inputs are tested as in StatSequential, and alpha is
-	// spent over all of them.
-	StatCounts StatMode = "Counts"
-)
-
-// sequential reports whether m decides by anytime-valid evidence since
-// StatSince (StatSequential or StatCounts).
-func (m StatMode) sequential() bool { return m == StatSequential || m == StatCounts }
-
-// ParseStatMode returns the StatMode named s.
-func ParseStatMode(s string) (StatMode, error) {
-	switch m := StatMode(s); m {
-	case StatOff, StatReport, StatGate, StatConfirm, StatSequential, StatCounts:
-		return m, nil
-	}
-	return "", fmt.Errorf("unknown statistical mode %q: want %s, %s, %s, %s, %s or %s", s, StatOff, StatReport, StatGate, StatConfirm, StatSequential, StatCounts)
-}
-
-// Gate says which verdict is a Report's Verdict; it is how the commands
-// name the two modes people choose between.
-type Gate string
-
-// The gates.
-const (
-	// GateThresholds: the threshold rows and the firing alerts decide; the
-	// statistical test, if any, is shown beside them (StatReport).
-	GateThresholds Gate = "thresholds"
-	// GateConfirmed: a threshold FAIL counts only where the statistical
-	// test confirms it (StatConfirm). docs/verdict-eval.md measures it.
-	GateConfirmed Gate = "confirmed"
-	// GateSequential: the anytime-valid sequential test decides
-	// (StatSequential).
-	GateSequential Gate = "sequential"
-	// GateCounts: the count-based anytime-valid test decides (StatCounts).
-	GateCounts Gate = "counts"
-)
-
-// ParseGate returns the Gate named s, or an error naming the valid ones.
-func ParseGate(s string) (Gate, error) {
-	switch g := Gate(s); g {
-	case GateThresholds, GateConfirmed, GateSequential, GateCounts:
-		return g, nil
-	}
-	return "", fmt.Errorf("unknown gate %q: want %s, %s, %s or %s", s, GateThresholds, GateConfirmed, GateSequential, GateCounts)
-}
-
-// Mode returns the StatMode of the gate.
-func (g Gate) Mode() StatMode {
-	switch g {
-	case GateConfirmed:
-		return StatConfirm
-	case GateSequential:
-		return StatSequential
-	case GateCounts:
-		return StatCounts
-	}
-	return StatReport
-}
 
 // Override changes where one SLI is read from (PoolCanary's per-SLI rule,
 // sampleRule and matchLabels).
@@ -134,7 +46,7 @@ type Options struct {
 	// Guard replaces the catalog's traffic guard (the request-rate rule of
 	// Window and the catalog's MinRequestRate); nil keeps it.
 	Guard *Guard
-	// Stat is what the statistical test does (StatOff: none).
+	// Stat is the statistical mode (Modes); empty runs no test.
 	Stat StatMode
 	// Test configures the test; zero fields take the catalog's defaults.
 	Test StatTest
@@ -210,7 +122,7 @@ var ErrNoRules = errors.New("parity: Prometheus lacks poolparity recording rules
 // report's verdict is ERROR with the reason, and the error is returned too;
 // a report is never PASS without every query answered. A failing query of
 // the statistical samples does not fail the whole evaluation: it makes that
-// SLI's test an ERROR (which holds a StatGate evaluation).
+// SLI's test an ERROR (which the modes that gate on the test turn into NO DATA or ERROR, never PASS).
 func Evaluate(ctx context.Context, q Querier, cat catalog.Catalog, o Options) (Report, error) {
 	e, err := newEvaluation(cat, o)
 	r := Report{Title: e.opts.Title, At: e.opts.At.UTC(), Window: e.opts.Window}
@@ -256,24 +168,11 @@ const ThresholdsNote = "thresholds alone decide: they have no error control; at 
 	" of simulated A/A rollouts (docs/verdict-eval.md), where the count-based test (-gate counts, a PoolCanary's statistical mode Counts) failed at most 0.2% under independent, corpus-like, AR(1) and small pod-offset noise (docs/verdict-eval-counts.md)"
 
 // setGate sets the report's verdict gate from the statistical mode, and
-// notes the sequential test's plan, or what the thresholds cost.
+// notes the mode's plan (the test's alpha, or what the thresholds cost).
 func (e evaluation) setGate(r *Report) {
-	switch e.opts.Stat {
-	case StatConfirm:
-		r.Gate = GateConfirmed
-	case StatReport:
-		r.Gate = GateThresholds
-		r.Notes = append(r.Notes, ThresholdsNote)
-	case StatSequential:
-		r.Gate = GateSequential
-		k := len(e.cat.SLIs)
-		r.Notes = append(r.Notes, fmt.Sprintf("sequential test: per-rollout alpha %g over %d SLIs (Bonferroni, %.3g each): an SLI fails when its e-value reaches %.4g and passes when its confidence sequence at that level is within its margin, on the samples since %s",
-			e.opts.Sequential.Alpha, k, e.opts.Sequential.Alpha/float64(k), e.opts.Sequential.Bar(k), e.opts.StatSince.UTC().Format(time.RFC3339)))
-	case StatCounts:
-		r.Gate = GateCounts
-		k := len(e.cat.SLIs)
-		r.Notes = append(r.Notes, fmt.Sprintf("count-based test: per-rollout alpha %g for each of a false FAIL and a false PASS over %d SLIs (%.3g each), on the raw per-pod counters of the poolparity.counts rules step by step since %s; an SLI fails when its e-value against its floor reaches the bar, and passes when its e-value against its margin does",
-			e.opts.Sequential.Alpha, k, e.opts.Sequential.Alpha/float64(k), e.opts.StatSince.UTC().Format(time.RFC3339)))
+	r.Gate = e.test.Gate()
+	if note := e.test.note(e); note != "" {
+		r.Notes = append(r.Notes, note)
 	}
 }
 
@@ -350,8 +249,8 @@ func (e evaluation) judgeSLI(ctx context.Context, q Querier, s catalog.SLI, quie
 	}
 	crit := CriterionOf(s)
 	row := markRow(crit.Evaluate(tv.Stable, tv.Gray), s, tv, quiet, pooled)
-	if e.opts.Stat != StatOff && quiet == "" {
-		row.Test = e.test(ctx, q, s, crit, statErrs)
+	if quiet == "" {
+		row.Test = e.test.judge(ctx, e, q, s, crit, statErrs)
 	}
 	return row, "", nil
 }
@@ -408,42 +307,37 @@ func (e evaluation) readPoolsAndAlerts(ctx context.Context, q Querier, r *Report
 	return nil
 }
 
-// decide sets r's verdict from its rows, its alerts and the traffic guard
-// and, in a statistical mode, the test's verdict and how it gates r's.
+// decide sets r's verdict from its rows, its alerts and the traffic guard,
+// and lets the mode gate it with its test's verdict.
 func (e evaluation) decide(r *Report, quiet string, statErrs []string) {
 	r.Verdict, r.Reasons = Decide(Decision{Rows: r.Rows, Alerts: r.Alerts, Quiet: quiet})
-	if e.opts.Stat == StatOff {
-		return
-	}
+	e.test.decide(e, r, quiet, statErrs)
+}
+
+// statVerdicts sets r's statistical verdict (ERROR when a test's query
+// failed) and the rows where the test and the thresholds disagree.
+func (e evaluation) statVerdicts(r *Report, quiet string, statErrs []string) {
 	r.Statistical, r.StatReasons = StatVerdict(r.Rows, quiet)
 	if len(statErrs) > 0 {
 		r.Statistical, r.StatReasons = Error, append([]string{"query failed"}, statErrs...)
 	}
 	r.Disagreements = Disagreements(r.Rows)
-	if e.opts.Stat.sequential() {
-		r.Verdict, r.Reasons = sequentialVerdict(*r, quiet)
-		return
-	}
+}
+
+// confirmed sets r's confirmed verdict (a threshold FAIL counts where the
+// windowed test confirms it) and returns its reasons.
+func confirmed(r *Report, quiet string) []string {
 	var reasons []string
 	r.Confirmed, reasons = Decide(Decision{Rows: Confirm(r.Rows), Alerts: r.Alerts, Quiet: quiet})
-	switch e.opts.Stat {
-	case StatConfirm:
-		r.Verdict, r.Reasons = r.Confirmed, reasons
-	case StatGate:
-		if r.Verdict == Pass && r.Statistical != Pass {
-			msg := strings.Join(r.StatReasons, "; ")
-			if len(r.Disagreements) > 0 {
-				msg += "; disagreements: " + strings.Join(r.Disagreements, "; ")
-			}
-			r.Verdict, r.Reasons = r.Statistical, append([]string{"statistical test: " + msg}, r.Reasons...)
-		}
-	}
+	return reasons
 }
 
 // evaluation is one Evaluate call's settings with the defaults filled in.
 type evaluation struct {
 	cat  catalog.Catalog
 	opts Options
+	// test is the statistical mode of opts.Stat.
+	test Test
 	// intervals holds each loaded recording rule's evaluation interval.
 	intervals map[string]time.Duration
 	// matchers are the Selector's, parsed: the alerts of the report are
@@ -462,9 +356,12 @@ func newEvaluation(cat catalog.Catalog, o Options) (evaluation, error) {
 		}
 		e.matchers = ms
 	}
-	if _, err := ParseStatMode(string(o.Stat)); err != nil {
+	t, ok := Modes().test(o.Stat)
+	if !ok {
+		_, err := ParseStatMode(string(o.Stat))
 		return e, fmt.Errorf("parity: %w", err)
 	}
+	e.test = t
 	if o.Window == "" {
 		return e, errors.New("parity: no rules window (the catalog and the options name none)")
 	}
@@ -498,9 +395,6 @@ func withDefaults(cat catalog.Catalog, o Options) Options {
 		o.Window = cat.Window
 	}
 	o.Selector = strings.Trim(o.Selector, "{} ")
-	if o.Stat == "" {
-		o.Stat = StatOff
-	}
 	if o.AlertGroups == "" {
 		o.AlertGroups = "poolparity"
 	}
@@ -620,20 +514,19 @@ func sequentialVerdict(r Report, quiet string) (Verdict, []string) {
 	return v, reasons
 }
 
-// test samples s on both tracks and judges the samples, corrected for the
-// number of SLIs: the Mann-Whitney test over the sliding StatWindow, or in
-// StatSequential the sequential test over the samples since StatSince.
-func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Criterion, errs *[]string) *TestResult {
-	if e.opts.Stat == StatCounts && s.Counts != nil && e.opts.Overrides[s.ID].SampleRule == "" {
-		tr := e.countTest(ctx, q, s, crit, len(e.cat.SLIs))
-		if tr.Verdict == Error {
-			*errs = append(*errs, fmt.Sprintf("%s: %s", s.Name, tr.Note))
-		}
-		return &tr
-	}
+// windowTest is the Mann-Whitney test of s over the sliding StatWindow.
+func (e evaluation) windowTest(ctx context.Context, q Querier, s catalog.SLI, crit Criterion, errs *[]string) *TestResult {
+	return e.sampledTest(ctx, q, s, crit, false, errs)
+}
+
+// sampledTest samples s on both tracks and judges the samples, corrected
+// for the number of SLIs: the Mann-Whitney test over the sliding
+// StatWindow, or (seq) the sequential test over the samples since
+// StatSince.
+func (e evaluation) sampledTest(ctx context.Context, q Querier, s catalog.SLI, crit Criterion, seq bool, errs *[]string) *TestResult {
 	expr := e.query(s, true)
 	from := e.opts.At.Add(-e.opts.StatWindow)
-	if e.opts.Stat.sequential() {
+	if seq {
 		from = e.opts.StatSince
 	}
 	rule, _, _ := strings.Cut(expr, "{") // the sampled rule's name when expr reads one
@@ -653,7 +546,7 @@ func (e evaluation) test(ctx context.Context, q Querier, s catalog.SLI, crit Cri
 	reach := rng + e.ruleInterval(rule)
 	stable, gray := exclude(ts.Stable, e.opts.Exclude, reach), exclude(ts.Gray, e.opts.Exclude, reach)
 	var tr TestResult
-	if e.opts.Stat.sequential() {
+	if seq {
 		tr = e.sequential(ctx, q, s, crit, pairs(crit, stable, gray), sampling{from: from, step: step, rng: rng}, errs)
 	} else {
 		tr = e.opts.Test.ForTests(len(e.cat.SLIs)).Judge(crit, promread.Values(stable), promread.Values(gray))
@@ -759,7 +652,8 @@ func (e evaluation) checkRulesLoaded(ctx context.Context, q Querier) (map[string
 		return nil, fmt.Errorf("parity: reading the rules: %w", err)
 	}
 	w := e.opts.Window
-	var want, counts []string
+	var want, modeRules []string
+	hint := ""
 	if e.opts.Guard == nil {
 		want = append(want, e.cat.Guard.MinTrackRule+w, e.cat.Guard.RequestRule+w)
 	}
@@ -770,22 +664,20 @@ func (e evaluation) checkRulesLoaded(ctx context.Context, q Querier) (map[string
 		if e.opts.Overrides[s.ID].Rule == "" {
 			want = append(want, s.Rules(w)...)
 		}
-		if e.opts.Stat == StatCounts && s.Counts != nil {
-			want = append(want, s.Counts.Requests, s.Counts.Num)
-			counts = append(counts, s.Counts.Requests, s.Counts.Num)
-		}
+		names, h := e.test.rules(e, s)
+		want, modeRules = append(want, names...), append(modeRules, names...)
+		hint = cmp.Or(hint, h)
 	}
 	var missing []string
-	countsMissing := false
+	modeMissing := false
 	for _, name := range want {
 		if _, ok := loaded[name]; !ok && !slices.Contains(missing, name) {
 			missing = append(missing, name)
-			countsMissing = countsMissing || slices.Contains(counts, name)
+			modeMissing = modeMissing || slices.Contains(modeRules, name)
 		}
 	}
-	if countsMissing {
-		return nil, fmt.Errorf("%w (missing: %s); the count-based test (a PoolCanary's statistical mode %s, the default; -gate %s) reads the poolparity.counts rules: load them (the chart's rules.counts.enabled) or choose another mode",
-			ErrNoRules, strings.Join(missing, ", "), StatCounts, GateCounts)
+	if modeMissing && hint != "" {
+		return nil, fmt.Errorf("%w (missing: %s); %s", ErrNoRules, strings.Join(missing, ", "), hint)
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%w (missing: %s)", ErrNoRules, strings.Join(missing, ", "))

@@ -155,17 +155,18 @@ const (
 	PerSec  = catalog.PerSec
 )
 
-// GateRows returns the rows as the report's gate decides them: confirmed by
-// the statistical test (GateConfirmed, Confirm), by the sequential test
-// (GateSequential, SequentialRows), or the threshold rows themselves.
+// GateRows returns the rows as the report's gate decides them (its mode's):
+// confirmed by the statistical test (Confirm), by the anytime-valid test
+// (SequentialRows), or the threshold rows themselves.
 func (r Report) GateRows() []Row {
-	switch r.Gate {
-	case GateConfirmed:
-		return Confirm(r.Rows)
-	case GateSequential, GateCounts:
-		return SequentialRows(r.Rows)
+	if r.Gate == "" {
+		return r.Rows
 	}
-	return r.Rows
+	t, err := Modes().LookupGate(string(r.Gate))
+	if err != nil {
+		return r.Rows
+	}
+	return t.gateRows(r.Rows)
 }
 
 // Row is one SLI of a report. Stable, Gray and Value are nil when

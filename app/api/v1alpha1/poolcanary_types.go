@@ -329,8 +329,9 @@ const (
 	// StatisticalReport runs the test and shows its result beside the threshold verdict; the
 	// thresholds alone decide.
 	StatisticalReport StatisticalMode = "Report"
-	// StatisticalGate also lets the test decide: a significant regression fails the analysis
-	// like a breached threshold, and too few samples hold the step (NoData).
+	// StatisticalGate is retired (use Counts): the windowed test failing a passing analysis.
+	// The API server refuses it with that message (the CRD's rule); no evaluation measured a
+	// row it wins.
 	StatisticalGate StatisticalMode = "Gate"
 	// StatisticalConfirm makes the test a condition of a breach: an SLI over its threshold
 	// (and floor) fails only when the test also finds it significantly worse, each analysis
@@ -363,25 +364,19 @@ func (m StatisticalMode) OrDefault() StatisticalMode {
 	return m
 }
 
-// AnytimeValid reports whether the mode's evidence accumulates from the rollout's start and
-// holds however often it is read (Sequential, Counts; an empty mode is the default's): the
-// controller then reads it at every analysis interval of a step, not only at its end.
-func (m StatisticalMode) AnytimeValid() bool {
-	m = m.OrDefault()
-	return m == StatisticalSequential || m == StatisticalCounts
-}
-
 // StatisticalTest configures the statistical second opinion: for each SLI a one-sided
 // Mann-Whitney U test of the gray track's samples against the stable track's, taken every
 // step over the window from a range query of the SLI's sampleRule (or rule), with an
 // effect-size bar.
 type StatisticalTest struct {
-	// Mode is Off, Report, Gate, Confirm, Sequential or Counts. Counts, the default, keeps its
+	// Mode is Counts, Sequential, Confirm, Report or Off (parity.Modes, the registry; Gate was
+	// retired, and the API server refuses it naming its replacement). Counts, the default, keeps its
 	// false-alarm rate however often the canary is analysed and decides from the raw counters
 	// (it needs the chart's poolparity.counts rules: without them the analysis is an error);
 	// Confirm judges each analysis window on its own. docs/verdict-eval.md and
 	// docs/verdict-eval-counts.md measure them, with intervals.
 	// +kubebuilder:default=Counts
+	// +kubebuilder:validation:XValidation:rule="self != 'Gate'",message="statistical mode Gate was retired: use Counts (no evaluation measured a row the windowed gate wins, and read again and again it has no error control)"
 	// +optional
 	Mode StatisticalMode `json:"mode,omitempty"`
 

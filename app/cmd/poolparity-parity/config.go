@@ -128,8 +128,8 @@ func (c Config) Validate() error {
 			bad("SINCE must be an RFC 3339 time such as 2026-11-25T10:00:00Z, got %q", c.Since)
 		} else if t.After(time.Now().Add(time.Minute)) {
 			bad("SINCE %s is in the future: it is when the rollout's evidence starts", c.Since)
-		} else if c.Gate != string(parity.GateSequential) && c.Gate != string(parity.GateCounts) {
-			bad("SINCE applies to the sequential and counts gates only (GATE is %q)", c.Gate)
+		} else if g, err := parity.Modes().LookupGate(c.Gate); err == nil && !g.AnytimeValid() {
+			bad("SINCE applies to the anytime-valid gates only (GATE is %q)", c.Gate)
 		}
 	}
 	if (c.PprofGray == "") != (c.PprofStable == "") {
@@ -165,7 +165,7 @@ func parseConfig(name string, args []string, getenv func(string) string, usage i
 	e.String(&c.Window, "PARITY_WINDOW", "recording-rule window the report reads (the chart's rules: 5m; the kind harness: 1m)")
 	e.String(&c.Selector, "PARITY_SELECTOR", `PromQL label matchers picking one service, e.g. namespace="shop",job="poolparity"`)
 	e.String(&c.OutDir, "PARITY_OUT", "directory for report.{txt,json,html}")
-	e.String(&c.Gate, "PARITY_GATE", "verdict behind the exit status: counts (the count-based anytime-valid test from -since decides; needs the poolparity.counts rules), sequential (the anytime-valid test of per-minute samples from -since decides), confirmed (a threshold FAIL needs the statistical test's FAIL; alerts always count) or thresholds (no error control: "+parity.ThresholdsFalseFail+" of A/A rollouts failed, docs/verdict-eval.md)")
+	e.String(&c.Gate, "PARITY_GATE", "verdict behind the exit status: "+parity.GateHelp())
 	e.String(&c.Since, "PARITY_SINCE", "sequential and counts gates: when the rollout's evidence starts, RFC 3339; empty: the statistical window before now")
 	e.String(&c.SLIs, "PARITY_SLIS", "catalog SLI IDs to judge, comma-separated (docs/contracts.md section 5); empty: all")
 	e.String(&c.PprofGray, "PARITY_PPROF_GRAY", "on FAIL, profile this gray instance's pprof port, e.g. http://10.0.0.5:6060 (with -pprof-stable; docs/profiles.md)")

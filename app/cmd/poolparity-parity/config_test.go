@@ -29,7 +29,7 @@ func TestValidate(t *testing.T) {
 		{"an unknown gate is refused", func(c *Config) { c.Gate = "strict" }, "GATE: unknown gate"},
 		{"the sequential gate from a rollout's start is valid", func(c *Config) { c.Gate, c.Since = "sequential", "2026-01-05T10:00:00Z" }, ""},
 		{"a since that is no RFC 3339 time is refused", func(c *Config) { c.Gate, c.Since = "sequential", "10 minutes ago" }, "SINCE must be an RFC 3339 time"},
-		{"a since without the sequential gate is refused", func(c *Config) { c.Since, c.Gate = "2026-01-05T10:00:00Z", "confirmed" }, "SINCE applies to the sequential and counts gates only"},
+		{"a since without the sequential gate is refused", func(c *Config) { c.Since, c.Gate = "2026-01-05T10:00:00Z", "confirmed" }, "SINCE applies to the anytime-valid gates only"},
 		{"a since in the future is refused", func(c *Config) {
 			c.Gate, c.Since = "sequential", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 		}, "is in the future"},

@@ -68,7 +68,7 @@ func parseLocalConfig(args []string, getenv func(string) string, usage io.Writer
 	e.Int(&c.DiffSample, "PARITY_LOCAL_DIFF_SAMPLE", "requests whose responses the differential check compares (0: no check)")
 	e.String(&c.DiffRequestsFile, "PARITY_LOCAL_DIFF_REQUESTS", "requests file the differential check sends instead of -requests, e.g. the load's reads only when its writes go to a store both tracks share")
 	e.String(&c.OutDir, "PARITY_LOCAL_OUT", "directory for report.{txt,json,html}, prometheus.yml, rules.yml and logs/")
-	e.String(&c.Gate, "PARITY_LOCAL_GATE", "verdict behind the exit status: confirmed (one read at the load's end), thresholds, sequential or counts (as poolparity-parity -gate)")
+	e.String(&c.Gate, "PARITY_LOCAL_GATE", "verdict behind the exit status, as poolparity-parity -gate (confirmed, the default, suits one read at the load's end): "+parity.GateHelp())
 	e.String(&c.Stable.ScrapeURL, "PARITY_LOCAL_STABLE_SCRAPE_URL", "base URL Prometheus scrapes for stable's metrics instead of -stable-url's, e.g. a collector stable pushes OTLP to; empty: the track itself")
 	e.String(&c.Gray.ScrapeURL, "PARITY_LOCAL_GRAY_SCRAPE_URL", "gray's, as -stable-scrape-url")
 	e.String(&c.Stable.PprofURL, "PARITY_LOCAL_STABLE_PPROF", "root of stable's net/http/pprof handlers, e.g. http://127.0.0.1:6060/debug/pprof/ (with -profile-seconds)")

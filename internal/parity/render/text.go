@@ -125,15 +125,8 @@ func Text(w io.Writer, r parity.Report) error {
 	}
 	writeProfiles(&b, r.Profiles)
 	writeDifferential(&b, r.Differential)
-	switch r.Gate {
-	case parity.GateThresholds:
-		b.WriteString("\nverdict gate: the thresholds alone (no error control: at parity they failed " + parity.ThresholdsFalseFail + " of simulated A/A rollouts, docs/verdict-eval.md)\n")
-	case parity.GateConfirmed:
-		b.WriteString("\nverdict gate: thresholds confirmed by the test (a threshold FAIL needs the test's FAIL)\n")
-	case parity.GateSequential:
-		b.WriteString("\nverdict gate: the sequential test (FAIL when an SLI's e-value reaches its bar, PASS when its confidence sequence is within its margin, else NO DATA; thresholds and alerts are notes, but for the alerts on a fault of gray's own that no SLI judges, which fail it)\n")
-	case parity.GateCounts:
-		b.WriteString("\nverdict gate: the count-based test (FAIL when an SLI's e-value against its floor reaches its bar, PASS when its e-value against its margin does, else NO DATA; thresholds and alerts are notes, but for the alerts on a fault of gray's own that no SLI judges, which fail it)\n")
+	if line := parity.GateLine(r.Gate); line != "" {
+		b.WriteString("\nverdict gate: " + line + "\n")
 	}
 	fmt.Fprintf(&b, "\nVERDICT: %s (%s)\n", r.Verdict, strings.Join(r.Reasons, "; "))
 	_, err := io.WriteString(w, b.String())
