@@ -29,65 +29,127 @@ const DefaultCountStep = 20 * time.Second
 // than the rollout so far is not read as a regression at the first looks.
 const CountHistory = 30 * time.Minute
 
-// countInput is one track's raw series of one count rule.
-type countInput struct {
-	stable, gray []promread.RawSeries
+// CountSeries is one track pair's raw series of one count rule, as the
+// count rules store them (promread.ReadRaw): per pod, and per le for a
+// histogram's buckets.
+type CountSeries struct {
+	Stable, Gray []promread.RawSeries
 }
 
-// countTest judges s from its count inputs since StatSince, one of k SLIs.
+// CountsInput is what JudgeCounts judges: one SLI's count inputs' raw
+// series since the rollout's start and over stable's history before it.
+type CountsInput struct {
+	// SLI is the judged SLI (its Counts name the rules; Num and Requests
+	// are their series), and Crit its criterion (CriterionOf).
+	SLI  catalog.SLI
+	Crit Criterion
+	// K is the number of SLIs alpha is spent over (the evaluated
+	// catalog's), and Alpha the per-rollout alpha (zero: the default).
+	K     int
+	Alpha float64
+	// Since is the rollout's start, At the look's time and Step the count
+	// rules' evaluation interval: the steps are Since + n Step up to At,
+	// after CountHistory of stable's history before Since.
+	Since, At time.Time
+	Step      time.Duration
+	// Num and Requests are the series of the SLI's Counts.Num and
+	// Counts.Requests rules (the latency SLIs' Num is the bucket rule).
+	Num, Requests CountSeries
+	// Exclude lists the time ranges no step overlapping them is judged in
+	// (a warm-up).
+	Exclude []Interval
+}
+
+// countTest reads s's count inputs since StatSince and judges them
+// (JudgeCounts), one of k SLIs.
 func (e evaluation) countTest(ctx context.Context, q Querier, s catalog.SLI, crit Criterion, k int) TestResult {
 	ci := s.Counts
 	step := e.intervals[ci.Requests]
 	if step <= 0 {
 		step = DefaultCountStep
 	}
-	edges := countEdges(e.opts.StatSince, e.opts.At, step)
+	in := CountsInput{SLI: s, Crit: crit, K: k, Alpha: e.opts.Sequential.Alpha, Since: e.opts.StatSince, At: e.opts.At, Step: step, Exclude: e.opts.Exclude}
+	edges := countEdges(in.Since, in.At, step)
 	if len(edges) < 2 {
 		return TestResult{Verdict: NoData, Note: fmt.Sprintf("the rollout is younger than one %s step of the count rules", step)}
 	}
-	lead := leadEdges(e.opts.StatSince, CountHistory, step)
-	edges = append(lead, edges...)
+	from := edges[0]
+	if lead := leadEdges(in.Since, CountHistory, step); len(lead) > 0 {
+		from = lead[0]
+	}
 	var why []string
-	read := func(rule string) (countInput, error) {
-		raw, err := promread.ReadRaw(ctx, q, rule+"{"+e.selector(s)+"}", edges[0], edges[len(edges)-1], e.opts.BaselineTrack)
+	read := func(rule string) (CountSeries, error) {
+		raw, err := promread.ReadRaw(ctx, q, rule+"{"+e.selector(s)+"}", from, edges[len(edges)-1], e.opts.BaselineTrack)
 		why = append(why, raw.Why...)
 		if raw.Refused {
-			return countInput{}, errRefused
+			return CountSeries{}, errRefused
 		}
-		return countInput{stable: raw.Stable, gray: raw.Gray}, err
+		return CountSeries{Stable: raw.Stable, Gray: raw.Gray}, err
 	}
-	num, err := read(ci.Num)
-	if err != nil {
+	var err error
+	if in.Num, err = read(ci.Num); err != nil {
 		return countError(err, why)
 	}
 	// The latency SLIs count their requests in the +Inf bucket; their request
 	// counter is read too, to hold the +Inf bucket to it (countDefects).
-	reqs, err := read(ci.Requests)
-	if err != nil {
+	if in.Requests, err = read(ci.Requests); err != nil {
 		return countError(err, why)
 	}
+	tr := JudgeCounts(in)
+	if len(why) > 0 {
+		tr.Note = strings.Trim(strings.Join(why, "; ")+"; "+tr.Note, "; ")
+	}
+	return tr
+}
+
+// JudgeCounts is the count-based test of one SLI at one look: it checks
+// the raw series for garbage (NO DATA naming the defect), differences them
+// step by step, reads the limits at stable's level (before the rollout when
+// its history allows) and runs the anytime-valid judge
+// (internal/parity/seqcount). Evaluate calls it with the series it read
+// from Prometheus, and the count evaluation (hack/verdicteval/countsim)
+// with simulated ones: the evaluated judge is the shipped one.
+func JudgeCounts(in CountsInput) TestResult {
+	ci := in.SLI.Counts
+	if ci == nil {
+		return TestResult{Verdict: Error, Note: in.SLI.Name + " has no count inputs"}
+	}
+	step := in.Step
+	if step <= 0 {
+		step = DefaultCountStep
+	}
+	edges := countEdges(in.Since, in.At, step)
+	if len(edges) < 2 {
+		return TestResult{Verdict: NoData, Note: fmt.Sprintf("the rollout is younger than one %s step of the count rules", step)}
+	}
+	lead := leadEdges(in.Since, CountHistory, step)
+	edges = append(lead, edges...)
 	part := ci.Proportion || ci.Quantile > 0
 	if g := countDefects(
-		countSet{track: "stable", reqs: reqs.stable, num: num.stable, part: part, buckets: ci.Quantile > 0},
-		countSet{track: "gray", reqs: reqs.gray, num: num.gray, part: part, buckets: ci.Quantile > 0},
+		countSet{track: "stable", reqs: in.Requests.Stable, num: in.Num.Stable, part: part, buckets: ci.Quantile > 0},
+		countSet{track: "gray", reqs: in.Requests.Gray, num: in.Num.Gray, part: part, buckets: ci.Quantile > 0},
 	); g != "" {
 		// Garbage is never evidence: neither a PASS nor a FAIL, whatever the
 		// other samples say (a canary holds on it).
-		return TestResult{Verdict: NoData, Counts: true, Note: strings.Join(append([]string{g}, why...), "; ")}
+		return TestResult{Verdict: NoData, Counts: true, Note: g}
 	}
-	t := seqcount.Test{Alpha: e.opts.Sequential.WithDefaults().Alpha, K: k}
-	var res seqcount.Result
-	var notes []string
-	var effect func(seqcount.Result) float64
+	t := seqcount.Test{Alpha: SequentialTest{Alpha: in.Alpha}.WithDefaults().Alpha, K: max(in.K, 1)}
+	excluded := exclusion(in.Exclude, step)
+	var (
+		res    seqcount.Result
+		notes  []string
+		effect func(seqcount.Result) float64
+		err    error
+	)
 	if ci.Quantile > 0 {
-		res, notes, effect, err = judgeLatency(t, crit, ci.Quantile, num, edges, len(lead), e.exclusion(step))
+		res, notes, effect, err = judgeLatency(t, in.Crit, ci.Quantile, in.Num, edges, len(lead), excluded)
 	} else {
-		res, notes, effect, err = judgeRates(t, crit, ci.Proportion, reqs, num, edges, len(lead), e.exclusion(step))
+		res, notes, effect, err = judgeRates(t, in.Crit, ci.Proportion, in.Requests, in.Num, edges, len(lead), excluded)
 	}
 	if err != nil {
-		return TestResult{Verdict: NoData, Note: strings.Join(append(why, err.Error()), "; ")}
+		return TestResult{Verdict: NoData, Note: strings.Join(append(notes, err.Error()), "; ")}
 	}
-	return countResult(res, effect, append(why, notes...))
+	return countResult(res, effect, notes)
 }
 
 // errRefused marks an answer that is not evidence (a partial one).
@@ -142,9 +204,9 @@ func history(steps []seqcount.Step, lead int) ([]seqcount.Counts, []seqcount.Ste
 
 // exclusion reports whether the step ending at T overlaps an excluded
 // interval (a warm-up).
-func (e evaluation) exclusion(step time.Duration) func(time.Time) bool {
+func exclusion(exclude []Interval, step time.Duration) func(time.Time) bool {
 	return func(t time.Time) bool {
-		for _, iv := range e.opts.Exclude {
+		for _, iv := range exclude {
 			if iv.overlaps(t, step) {
 				return true
 			}
@@ -172,13 +234,13 @@ func keep(steps []seqcount.Step, excluded func(time.Time) bool) ([]seqcount.Step
 // judgeRates judges a proportion (5xx) or an amount per request (CPU,
 // heap) from the per-pod counters of both tracks.
 // The first lead steps of edges are stable's history (before the rollout).
-func judgeRates(t seqcount.Test, crit Criterion, proportion bool, reqs, num countInput, edges []time.Time, lead int, excluded func(time.Time) bool) (seqcount.Result, []string, func(seqcount.Result) float64, error) {
+func judgeRates(t seqcount.Test, crit Criterion, proportion bool, reqs, num CountSeries, edges []time.Time, lead int, excluded func(time.Time) bool) (seqcount.Result, []string, func(seqcount.Result) float64, error) {
 	kind := seqcount.PerRequest
 	if proportion {
 		kind = seqcount.Proportion
 	}
-	sr, sn, snotes := trackCounts("stable", reqs.stable, num.stable, edges)
-	gr, gn, gnotes := trackCounts("gray", reqs.gray, num.gray, edges)
+	sr, sn, snotes := trackCounts("stable", reqs.Stable, num.Stable, edges)
+	gr, gn, gnotes := trackCounts("gray", reqs.Gray, num.Gray, edges)
 	notes := append(snotes, gnotes...)
 	steps := make([]seqcount.Step, len(edges)-1)
 	for i := range steps {
@@ -314,12 +376,12 @@ func sortedKeys[V any](m map[string]V) []string {
 // (the +Inf bucket counts the requests), with the tail's FAIL test at the
 // bound above the judged one (seqcount.LatencyTest, JudgeTail).
 // The first lead steps of edges are stable's history (before the rollout).
-func judgeLatency(t seqcount.Test, crit Criterion, q float64, buckets countInput, edges []time.Time, lead int, excluded func(time.Time) bool) (seqcount.Result, []string, func(seqcount.Result) float64, error) {
-	stable, err := histogram(buckets.stable)
+func judgeLatency(t seqcount.Test, crit Criterion, q float64, buckets CountSeries, edges []time.Time, lead int, excluded func(time.Time) bool) (seqcount.Result, []string, func(seqcount.Result) float64, error) {
+	stable, err := histogram(buckets.Stable)
 	if err != nil {
 		return seqcount.Result{}, nil, nil, fmt.Errorf("stable's histogram: %w", err)
 	}
-	gray, err := histogram(buckets.gray)
+	gray, err := histogram(buckets.Gray)
 	if err != nil {
 		return seqcount.Result{}, nil, nil, fmt.Errorf("gray's histogram: %w", err)
 	}
@@ -454,6 +516,9 @@ func countResult(r seqcount.Result, effect func(seqcount.Result) float64, notes 
 	tr := TestResult{
 		NStable: r.Steps, NGray: r.Steps, E: r.EFail, EMax: r.EFail, EPass: r.EPass, Bar: r.Bar,
 		Rejected: r.Rejected, Counts: true,
+	}
+	if r.Outcome == seqcount.Fail {
+		tr.Passed = r.Passed
 	}
 	if effect != nil {
 		if v := effect(r); finite(v) {

@@ -78,6 +78,9 @@ type TestResult struct {
 	// Rejected is the time of the sample at which the sequential test
 	// rejected; zero when it did not.
 	Rejected time.Time `json:"rejected,omitzero"`
+	// Passed is, for a count-based FAIL after a PASS (the watch), the time
+	// of the PASS it overturned; zero otherwise.
+	Passed time.Time `json:"passed,omitzero"`
 	// Gaps is how many steps between the sequential test's first paired
 	// sample and the analysis time have none (JudgeAt); a test whose last
 	// paired sample is more than two steps old does not PASS.

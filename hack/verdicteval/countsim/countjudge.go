@@ -3,7 +3,6 @@ package countsim
 import (
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/poolparity/poolparity/internal/parity/seqcount"
@@ -155,11 +154,6 @@ func countStepsAt(su Setup, run Run, slis []sli, edges []time.Time) ([]countSLI,
 	return out, nil
 }
 
-// judge judges the SLI over its steps, with its tail's FAIL test when it has one.
-func (c countSLI) judge(test seqcount.Test) seqcount.Result {
-	return test.JudgeTail(c.kind, c.lim, c.hist, c.steps, c.tail)
-}
-
 // contrasts sums each SLI's per-step contrasts against its boundaries.
 func contrasts(cs []countSLI) []Contrast {
 	out := make([]Contrast, len(cs))
@@ -185,45 +179,4 @@ func contrasts(cs []countSLI) []Contrast {
 		}
 	}
 	return out
-}
-
-// countLooks returns the look function of the count judge over the SLIs' steps. Judge decides each
-// step on the steps up to it, so one call over the whole rollout gives every look's outcome: a
-// FAIL or a PASS from the look at or after its step on, and for a FAIL after a PASS (the watch)
-// the PASS from its look until the FAIL's (TestCountLooksMatchJudgingEachLook checks it against a
-// call per look).
-func countLooks(test seqcount.Test, cs []countSLI) lookFunc {
-	type decided struct {
-		out    seqcount.Outcome
-		at     int // the step of the verdict, 1-based: decided at looks >= at
-		passAt int // for a FAIL after a PASS, the PASS's step: PASS at looks passAt..at-1; 0 for none
-	}
-	stepOf := func(c countSLI, t time.Time) int {
-		return slices.IndexFunc(c.steps, func(s seqcount.Step) bool { return !s.T.Before(t) }) + 1
-	}
-	ds := make([]decided, len(cs))
-	for i, c := range cs {
-		r := c.judge(test)
-		ds[i] = decided{out: r.Outcome}
-		if r.Outcome != seqcount.Inconclusive {
-			ds[i].at = stepOf(c, r.Rejected)
-		}
-		if !r.Passed.IsZero() {
-			ds[i].passAt = stepOf(c, r.Passed)
-		}
-	}
-	return func(j int) (fail int, pass bool) {
-		pass = true
-		for i, d := range ds {
-			switch {
-			case d.out == seqcount.Fail && d.at <= j:
-				return i, false
-			case d.out == seqcount.Pass && d.at <= j:
-			case d.passAt > 0 && d.passAt <= j:
-			default:
-				pass = false
-			}
-		}
-		return -1, pass
-	}
 }

@@ -7,7 +7,8 @@
 // bucket probabilities, binomial errors, normal approximations of cost sums), never one request at
 // a time. Noise models (Models) add drift, lasting pod offsets, stalls, shared drift or heavy
 // tails; traffic rows (Traffics) split the requests over the tracks' pods; scenarios (Scenarios)
-// move the gray. Evaluate judges every run with the count-based judge (internal/parity/seqcount)
+// move the gray. Evaluate judges every run with the shipped count-based test (parity.JudgeCounts,
+// on the count rules' samples as Prometheus returns them: the simulator only draws counters)
 // and today's per-minute sequential judge (internal/parity.SequentialTest) at looks every 20 s
 // and every minute, and WriteReport writes the rates, times, an oracle's times and the issue's
 // targets. Results are a function of the seeds only, whatever the parallelism.

@@ -173,7 +173,7 @@ func (cfg Config) judge(su Setup, run Run, slis []sli) (RunResult, error) {
 	}
 	stride := int(time.Minute / cfg.Step)
 	return RunResult{
-		Counts:    traceLooks(looks, stride, cfg.Step, countLooks(cfg.Test, cs)),
+		Counts:    traceLooks(looks, stride, cfg.Step, cfg.shippedLooks(run, slis)),
 		Minute:    traceLooks(looks, stride, cfg.Step, minuteLooks(su, run, slis, cfg.Step)),
 		Contrasts: contrasts(cs),
 		Reset:     run.Reset != "",

@@ -23,13 +23,15 @@ of the rollout (its counters reset).
 
 Judges, both looking every %s and every minute from the gray's start, for %s:
 
-- **counts**: internal/parity/seqcount on %s steps differenced from the simulated counters
-  (seqcount.Increase per pod for errors, CPU and heap per request; seqcount.LatencyTest for
-  latency p95 and p99, with the tail's FAIL test at the bound above the judged one),
-  seqcount.Test{Alpha %g, K %d}.JudgeTail with stable's steps over the
-  %s lead as its history: 5 SLIs judged, the alpha spent over K. Errors, CPU and heap
-  boundaries are the catalog's: the floor (FAIL boundary) at stable's nominal level and the
-  threshold (or the floor, where wider) as the PASS margin.
+- **counts**: the shipped count-based test, parity.JudgeCounts (which parity.Evaluate calls on
+  what it reads from Prometheus), on the count rules' samples as Prometheus 3 stores and returns
+  them: the rule evaluated every %s step, reading each pod's last scrape, over stable's %s of
+  history before the rollout and the rollout so far (a range selector, left-open). Everything
+  else is the shipped test's: the garbage checks, the per-pod differences, the limits at stable's
+  level over its history (parity.CountLimits; the table below shows them at the nominal level),
+  the latency test with its tail, Alpha %g over K = %d SLIs (5 judged), and the watch after a
+  PASS. TestEvaluateJudgesWhatTheEvaluationJudges holds parity.Evaluate, served these samples,
+  to the same verdicts and e-values.
 - **per-minute sequential** (today's judge): per-minute values of both tracks from the same
   counters (histogram_quantile's interpolation of one minute's bucket increases summed over
   pods, 5xx per request with the minute's requests, which its rate bound needs and the controller
@@ -62,7 +64,7 @@ smaller, so this oracle errs fast). A judge's time is also shown as a multiple o
 
 `, tm.Scrape, tm.Lead, tm.Rollout, boundsText(), 1000*svc.Median, 1000*svc.P99, 100*svc.Errors,
 		1000*svc.CPU, svc.CPUCV, svc.Heap, svc.HeapCV, 100*cfg.ResetShare,
-		cfg.Step, tm.Rollout, cfg.Step, cfg.Test.Alpha, cfg.Test.K, tm.Lead, K, cfg.Runs, cfg.RegressionRuns, len(cfg.Seeds), seedsText(cfg.Seeds), cfg.Step, cfg.Test.Alpha, cfg.Test.K)
+		cfg.Step, tm.Rollout, cfg.Step, tm.Lead, cfg.Test.Alpha, cfg.Test.K, K, cfg.Runs, cfg.RegressionRuns, len(cfg.Seeds), seedsText(cfg.Seeds), cfg.Step, cfg.Test.Alpha, cfg.Test.K)
 	writeLimits(b, svc)
 }
 
