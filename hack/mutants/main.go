@@ -39,6 +39,9 @@ var mutants = []mutant{
 	{"the tail's bar ignored", "look.go", "j.failBar = max(j.bar, j.tail.bar)", "j.failBar = j.bar"},
 	{"the tail's weight halved", "judge.go", "const tailWeight = 0.1\n", "const tailWeight = 0.05\n"},
 	{"the watch's weight halved", "watch.go", "const watchWeight = 0.25\n", "const watchWeight = 0.125\n"},
+	{"the watches' weights steepened", "watch.go", "const watchShift = 3\n", "const watchShift = 0\n"},
+	{"a watch every 15 steps", "watch.go", "const watchEvery = 10\n", "const watchEvery = 15\n"},
+	{"one watch running", "watch.go", "const watchRunning = 3\n", "const watchRunning = 1\n"},
 	{"the FAIL prior tuned to the margin alone", "look.go", "j.priorScale(j.lim.Floor, failTarget(j.lim), j.lim.Floor)", "j.priorScale(j.lim.Floor, j.lim.Margin, j.lim.Floor)"},
 }
 

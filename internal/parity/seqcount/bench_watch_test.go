@@ -8,9 +8,9 @@ import (
 )
 
 // BenchmarkJudgeHour judges an hour of 20 s steps of errors at parity (150 req/s 90/10, K = 9):
-// the PASS comes within minutes, and the watch reads every step after it (the judge from the
-// start and the newest watch; 9.6 ms an hour on the development machine, 67 ms with every watch
-// running).
+// the PASS comes within minutes, and the watches read every step after it (the judge from the
+// start and the running watches, about two at parity: a watch stops at its PASS; 9.6 ms an hour
+// on the development machine with one watch running, 67 ms with every watch running).
 func BenchmarkJudgeHour(b *testing.B) {
 	lim := seqcount.Limits{Floor: seqcount.Bound{Abs: 0.001}, Margin: seqcount.Bound{Abs: 0.005}}
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -11,49 +11,63 @@ import (
 // doc, "Watching after a PASS"): the FAIL test from the rollout's start holds the rest.
 const watchWeight = 0.25
 
-// watchMinSteps is the fewest steps a watch runs before its PASS starts the next one: five minutes
-// of 20 s steps, so that a rollout at parity starts a watch every five minutes or so, not at every
-// PASS (each new watch needs more evidence than the one before it, and costs a judge per step).
-const watchMinSteps = 15
+// watchEvery is the watches' cadence: after the first PASS a watch starts on the step after it
+// and then every watchEvery steps (200 s of 20 s steps), whatever the data, so that a regression
+// that starts after a PASS has a watch started at most watchEvery steps before it.
+const watchEvery = 10
 
-// watchLogWeight returns the log of the k-th watch's weight in the FAIL e-process,
-// watchWeight/(k(k+1)) (k = 1, 2, ...; they sum to watchWeight); k = 0 is the FAIL test from the
-// rollout's start, 1-watchWeight.
+// watchRunning is how many of the newest watches run: an older one stops (its e-value kept as
+// it stood) when watchRunning newer ones have started, so a watch runs for watchRunning x
+// watchEvery steps (10 minutes of 20 s steps) at most, and at most 1 + watchRunning judges read
+// each step.
+const watchRunning = 3
+
+// watchShift shapes the watches' weights, watchWeight (m+1)/((k+m)(k+m+1)) for the k-th with
+// m = watchShift: 1/5, 2/15, 2/21, 1/14, ... of watchWeight, flatter than m = 0's 1/(k(k+1))
+// (1/2, 1/6, 1/12, 1/20, ...), so that the watches of a rollout's first hour weigh more and the
+// first ones less.
+const watchShift = 3
+
+// watchLogWeight returns the log of the k-th watch's weight in the FAIL e-process (k = 1, 2, ...;
+// they sum to watchWeight, and the k-th and later to watchWeight (m+1)/(k+m)); k = 0 is the FAIL
+// test from the rollout's start, 1-watchWeight.
 func watchLogWeight(k int) float64 {
 	if k == 0 {
 		return math.Log1p(-watchWeight)
 	}
-	return math.Log(watchWeight) - math.Log(float64(k)) - math.Log(float64(k+1))
+	m := float64(watchShift)
+	return math.Log(watchWeight) + math.Log(m+1) - math.Log(float64(k)+m) - math.Log(float64(k)+m+1)
 }
 
 // watchedLogEF returns the log of the FAIL e-process sum_k w_k E_k of the FAIL tests logEs (the
 // one from the start first, then the watches in order), the watches not yet started at 1 (their
-// weights sum to watchWeight/n after n-1 watches).
+// weights sum to watchWeight (m+1)/(n+m) after n-1 watches).
 func watchedLogEF(logEs ...float64) float64 {
 	terms := make([]float64, len(logEs)+1)
 	for k, l := range logEs {
 		terms[k] = watchLogWeight(k) + l
 	}
 	if n := len(logEs); n > 0 {
-		terms[n] = math.Log(watchWeight) - math.Log(float64(n))
+		m := float64(watchShift)
+		terms[n] = math.Log(watchWeight) + math.Log(m+1) - math.Log(float64(n)+m)
 	}
 	return logSumExpAll(terms)
 }
 
 // watch goes on judging a rollout after its PASS at steps[i], to the last step. The FAIL test
-// from the start goes on, and a watch starts on the steps after the PASS (stable's steps up to it
-// joining its history): a judge whose FAIL test weighs in the rollout's FAIL e-process and whose
-// PASS, once it has run watchMinSteps steps, starts the next watch on the steps after it and
-// stops it (its e-value is kept as it stood: a stopped e-process). The rollout FAILs when the
-// weighted sum of every FAIL test (watchedLogEF) reaches the largest of their bars; the first PASS
-// stands when it never does. Two judges run at each step, the one from the start and the newest
-// watch, so an hour of 20 s steps costs about 7 times less than with every watch running
-// (BenchmarkJudgeHour: 9.6 against 67 ms), with the same verdicts in TestLateRegressionFailsAfterThePass
-// and TestTailOnlyRegressions.
+// from the start goes on, and watches start on the step after the PASS and every watchEvery steps
+// after it (stable's steps up to each start joining its history): judges whose FAIL tests weigh in
+// the rollout's FAIL e-process (watchLogWeight). A watch stops, its e-value kept as it stood (a
+// stopped e-process), when its own PASS test crosses (it has seen parity, and its sum of contrasts
+// can only hold a later regression back) or when watchRunning newer watches have started. The
+// rollout FAILs when the weighted sum of every FAIL test (watchedLogEF) reaches the largest of
+// their bars; the first PASS stands when it never does. At parity a watch PASSes within minutes,
+// so about two judges read each step, and never more than 1 + watchRunning.
 func (j *judge) watch(history []Counts, steps []Step, tail *TailTest, i int) Result {
 	passed := j.result()
 	ws := []*judge{j}
 	var wtails []*TailTest // each watch's tail test (nil without one)
+	var stopped []bool     // each watch has stopped
 	start := func(at int) {
 		hist := slices.Clip(history)
 		for _, st := range steps[:at] {
@@ -69,10 +83,10 @@ func (j *judge) watch(history []Counts, steps []Step, tail *TailTest, i int) Res
 		}
 		w := newJudgeTail(j.t, j.kind, j.lim, hist, steps[at:], wt)
 		w.first = at
-		ws, wtails = append(ws, w), append(wtails, wt)
+		ws, wtails, stopped = append(ws, w), append(wtails, wt), append(stopped, false)
 	}
 	start(i + 1)
-	logEs := make([]float64, 0, 8)
+	logEs := make([]float64, 0, 16)
 	logE := watchedLogEF(j.logEF)
 	for k := i + 1; k < len(steps); k++ {
 		j.addTail(tail, k)
@@ -80,9 +94,8 @@ func (j *judge) watch(history []Counts, steps []Step, tail *TailTest, i int) Res
 			j.evidence()
 		}
 		logEs, bar := append(logEs[:0], j.logEF), j.failBar
-		newest := len(ws) - 1
 		for n, w := range ws[1:] {
-			if n+1 == newest { // the older ones stopped when the next started
+			if !stopped[n] {
 				w.addTail(wtails[n], k-w.first)
 				if w.add(steps[k]) {
 					w.look()
@@ -92,7 +105,7 @@ func (j *judge) watch(history []Counts, steps []Step, tail *TailTest, i int) Res
 		}
 		logE = watchedLogEF(logEs...)
 		if logE >= math.Log(bar) {
-			w := ws[newest]
+			w := ws[len(ws)-1]
 			for _, c := range ws[1:] {
 				if c.logEF > w.logEF {
 					w = c // the watch with the most evidence names the effect
@@ -105,10 +118,19 @@ func (j *judge) watch(history []Counts, steps []Step, tail *TailTest, i int) Res
 				passed.Rejected.UTC().Format(time.TimeOnly), len(ws)-1, fmtE(logE, 4), bar, steps[w.first].T.UTC().Format(time.TimeOnly), len(w.obs), r.Note)
 			return r
 		}
-		if nw := ws[newest]; nw.out == Pass && k+1-nw.first >= watchMinSteps {
-			nw.out, nw.failOnly = Inconclusive, true // its PASS starts the next watch; it watches on
-			if k+1 < len(steps) {
-				start(k + 1)
+		for n, w := range ws[1:] {
+			if !stopped[n] && w.out == Pass {
+				stopped[n], w.out, w.failOnly = true, Inconclusive, true
+			}
+		}
+		if (k-i)%watchEvery == 0 && k+1 < len(steps) {
+			start(k + 1)
+		}
+		for n, run := len(stopped)-1, 0; n >= 0; n-- {
+			if !stopped[n] {
+				if run++; run > watchRunning {
+					stopped[n] = true
+				}
 			}
 		}
 	}
