@@ -29,10 +29,13 @@ type mutant struct {
 
 const pkg = "internal/parity/seqcount"
 
+// shippedPkg holds the guard tests on the shipped path (parity.JudgeCounts on simulated counters).
+const shippedPkg = "hack/verdicteval/countsim"
+
 // mutants are the edits that survived `make test` before the guard tests (issue 59), and the
 // judge's other weights.
 var mutants = []mutant{
-	{"a PASS at half the bar", "look.go", "case passable && j.logEP >= math.Log(j.bar):", "case passable && j.logEP >= math.Log(j.bar/2):"},
+	{"a PASS at half the bar", "look.go", "case passable && j.logEP >= math.Log(j.bar) && !j.tailHolds():", "case passable && j.logEP >= math.Log(j.bar/2) && !j.tailHolds():"},
 	{"the conditional FAIL mixture removed", "look.go",
 		"j.logEF = logSumExp(math.Log1p(-eventsFailWeight)+j.logEF, math.Log(eventsFailWeight)+j.logEventsFail(j.condFloor, j.failTemper))", ""},
 	{"the pod-offset allowance halved", "look.go", "a := q * se\n", "a := q * se / 2\n"},
@@ -42,6 +45,8 @@ var mutants = []mutant{
 	{"the watches' weights steepened", "watch.go", "const watchShift = 3\n", "const watchShift = 0\n"},
 	{"a watch every 15 steps", "watch.go", "const watchEvery = 10\n", "const watchEvery = 15\n"},
 	{"one watch running", "watch.go", "const watchRunning = 3\n", "const watchRunning = 1\n"},
+	{"the tail's hold on a PASS removed", "look.go", "case passable && j.logEP >= math.Log(j.bar) && !j.tailHolds():", "case passable && j.logEP >= math.Log(j.bar):"},
+	{"the tail's wide prior removed", "look.go", "\ttailWideWeight = 0.5\n", "\ttailWideWeight = 0\n"},
 	{"the FAIL prior tuned to the margin alone", "look.go", "j.priorScale(j.lim.Floor, failTarget(j.lim), j.lim.Floor)", "j.priorScale(j.lim.Floor, j.lim.Margin, j.lim.Floor)"},
 }
 
@@ -52,7 +57,7 @@ type config struct {
 
 func main() {
 	var cfg config
-	flag.StringVar(&cfg.run, "run", "TestVerdictsGolden", "the guard tests (go test -run)")
+	flag.StringVar(&cfg.run, "run", "TestVerdictsGolden|TestTailOnlyRegressionsSeldomPass", "the guard tests (go test -run), in the judge's package and the count evaluation's (the shipped path)")
 	flag.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "the longest one go test may take")
 	flag.Parse()
 	if err := run(context.Background(), cfg, os.Stdout); err != nil {
@@ -129,7 +134,7 @@ func goTest(ctx context.Context, cfg config, overlay string) (failed bool, log s
 	if overlay != "" {
 		args = append(args, "-overlay", overlay)
 	}
-	cmd := exec.CommandContext(ctx, "go", append(args, "./"+pkg)...)
+	cmd := exec.CommandContext(ctx, "go", append(args, "./"+pkg, "./"+shippedPkg)...)
 	b, err := cmd.CombinedOutput()
 	return err != nil, string(b)
 }

@@ -399,7 +399,13 @@ func judgeLatency(t seqcount.Test, crit Criterion, q float64, buckets CountSerie
 	if err != nil {
 		return seqcount.Result{}, nil, nil, err
 	}
-	l, err := seqcount.LatencyTest(stable, gray, edges, q, 1+lim.Floor.Rel, 1+lim.Margin.Rel)
+	// The judged bound and its limits too are read where the level is: before the rollout, so
+	// that every look judges against the same ones.
+	var survey []time.Time
+	if len(levelEdges) < len(edges) {
+		survey = levelEdges
+	}
+	l, err := seqcount.LatencyTestFrom(stable, gray, edges, survey, q, 1+lim.Floor.Rel, 1+lim.Margin.Rel)
 	notes := append(l.Notes, levelNote)
 	if err != nil {
 		return seqcount.Result{}, notes, nil, err

@@ -38,6 +38,23 @@ func traceLooks(n, stride int, step time.Duration, at lookFunc) Traces {
 	return tr
 }
 
+// since returns t with its times read from a late regression's start from (0: unchanged): a
+// FAIL before it counts at 0 (found at once), and a PASS before it is no false PASS (-1).
+func (t Trace) since(from time.Duration) Trace {
+	if from <= 0 {
+		return t
+	}
+	if t.FailAt >= 0 {
+		t.FailAt = max(0, t.FailAt-from)
+	}
+	if t.PassAt >= 0 && t.PassAt < from {
+		t.PassAt = -1
+	} else if t.PassAt >= 0 {
+		t.PassAt -= from
+	}
+	return t
+}
+
 func (t *Trace) record(fail int, pass bool, at time.Duration) {
 	switch {
 	case t.FailAt >= 0:

@@ -1,6 +1,9 @@
 package countsim
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // Model is a noise model: what makes the simulated counts vary beyond the sampling of independent
 // requests. Every sigma is on the natural-log scale. A zero Model is the iid model.
@@ -99,6 +102,12 @@ type Scenario struct {
 	Kind ScenarioKind
 	// Latency, CPU and Heap multiply gray's (1: as stable); Errors is added to its 5xx ratio.
 	Latency, CPU, Heap, Errors float64
+	// TailShare and TailMult: gray's slowest TailShare of requests take TailMult times as long
+	// (0: none), the rest of its distribution as stable's (a tail-only regression).
+	TailShare, TailMult float64
+	// From is when gray starts to differ from stable, after the gray's start (0: from it); a
+	// late regression's times are read from it (a FAIL before it counts at 0).
+	From time.Duration
 }
 
 // ScenarioKind says what a scenario measures.
@@ -127,5 +136,9 @@ func Scenarios(svc Service) []Scenario {
 		{Key: "p99+20", Name: "p99 +20%", Kind: Regression, Latency: 1.2, CPU: 1, Heap: 1},
 		{Key: "p99+40", Name: "p99 +40%", Kind: Regression, Latency: 1.4, CPU: 1, Heap: 1},
 		{Key: "errors+0.5", Name: "errors +0.5 points", Kind: Regression, Latency: 1, CPU: 1, Heap: 1, Errors: 0.005},
+		{Key: "late-p99+40", Name: "p99 +40% from minute 20 (times from minute 20)", Kind: Regression, Latency: 1.4, CPU: 1, Heap: 1, From: 20 * time.Minute},
+		{Key: "late-errors+0.5", Name: "errors +0.5 points from minute 20 (times from minute 20)", Kind: Regression, Latency: 1, CPU: 1, Heap: 1, Errors: 0.005, From: 20 * time.Minute},
+		{Key: "tail3x1.4", Name: "tail only: slowest 3% x1.4", Kind: Regression, Latency: 1, CPU: 1, Heap: 1, TailShare: 0.03, TailMult: 1.4},
+		{Key: "tail1x2", Name: "tail only: slowest 1% x2", Kind: Regression, Latency: 1, CPU: 1, Heap: 1, TailShare: 0.01, TailMult: 2},
 	}
 }

@@ -25,9 +25,10 @@ func lookName(l int) string { return [2]string{"20 s", "1 min"}[l] }
 // summaries returns the summaries of a cell: per judge (counts, per-minute), per look (20 s, 1 min).
 func (c Cell) summaries() [2][2]Summary {
 	var tr [2][2][]Trace
+	from := c.Scenario.From
 	for _, r := range c.Runs {
-		tr[0][0], tr[0][1] = append(tr[0][0], r.Counts.Fast), append(tr[0][1], r.Counts.Minute)
-		tr[1][0], tr[1][1] = append(tr[1][0], r.Minute.Fast), append(tr[1][1], r.Minute.Minute)
+		tr[0][0], tr[0][1] = append(tr[0][0], r.Counts.Fast.since(from)), append(tr[0][1], r.Counts.Minute.since(from))
+		tr[1][0], tr[1][1] = append(tr[1][0], r.Minute.Fast.since(from)), append(tr[1][1], r.Minute.Minute.since(from))
 	}
 	var out [2][2]Summary
 	for j := range tr {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -179,4 +180,43 @@ func (p *simProm) Rules(context.Context, []string) (v1.RulesResult, error) {
 		}
 	}
 	return v1.RulesResult{Groups: []v1.RuleGroup{{Name: "poolparity.counts", Interval: 20, Rules: counts}, {Name: "poolparity", Interval: 20, Rules: track}}}, nil
+}
+
+// TestTailOnlyRegressionsSeldomPass judges the p99 SLI with the shipped test on 60 rollouts of a
+// gray whose slowest 3% of requests are 1.4 times as slow (p99 +40%, p95 unchanged: the count at
+// the judged 50 ms bound hardly moves), iid, 150 req/s 90/10, 15 minutes. Every rollout must FAIL
+// within the 15 minutes, and at most 5 may PASS before their FAIL: 3 are measured, 15 without the
+// tail's hold on a PASS (seqcount package doc, "The tail"; hack/mutants checks it).
+func TestTailOnlyRegressionsSeldomPass(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Timing.Rollout = 15 * time.Minute
+	slis, err := judged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	si := slices.IndexFunc(cfg.Scenarios, func(s Scenario) bool { return s.Key == "tail3x1.4" })
+	pi := slices.IndexFunc(slis, func(s sli) bool { return s.cat.ID == catalog.LatencyP99 })
+	if si < 0 || pi < 0 {
+		t.Fatalf("no tail3x1.4 scenario (%d) or p99 SLI (%d)", si, pi)
+	}
+	su := Setup{Service: cfg.Service, Model: cfg.Models[0], Traffic: cfg.Traffics[0], Scenario: cfg.Scenarios[si], Timing: cfg.Timing}
+	const runs = 60
+	var passed, failed int
+	for r := range runs {
+		run, err := Simulate(su, rand.New(rand.NewPCG(uint64(r), 5)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := parity.JudgeCounts(cfg.countsInput(run, slis[pi], su.Timing.GrayStart().Add(su.Timing.Rollout)))
+		if tr.Verdict == parity.Fail {
+			failed++
+		}
+		if tr.Verdict == parity.Pass || !tr.Passed.IsZero() {
+			passed++
+		}
+	}
+	t.Logf("slowest 3%% x1.4: the p99 SLI FAILed %d of %d rollouts within 15 minutes, PASSed before in %d", failed, runs, passed)
+	if failed < runs || passed > 5 {
+		t.Errorf("FAILed %d of %d (want all), PASSed at some look in %d (want at most 5)", failed, runs, passed)
+	}
 }

@@ -107,6 +107,7 @@ type trackState struct {
 	gray          bool
 	lat, cpu, mem ar1
 	pods          []podState
+	tail          tailShift // gray's tail-only shift (the scenario's)
 }
 
 // podState is one pod's lasting offsets and running counters.
@@ -167,6 +168,9 @@ func (su Setup) check() error {
 func (su Setup) newTrack(rng *rand.Rand, gray bool, run *Run) *trackState {
 	m, sc := su.Model, su.Timing.Scrape
 	t := &trackState{gray: gray, lat: newAR1(rng, m.Drift, m.Phi, sc), cpu: newAR1(rng, m.CostDrift, m.Phi, sc), mem: newAR1(rng, m.CostDrift, m.Phi, sc)}
+	if gray {
+		t.tail = newTailShift(su.Scenario.TailShare, su.Scenario.TailMult, m.T3)
+	}
 	n, name, first := su.Traffic.StablePods, "stable", 0
 	dst := &run.Stable
 	if gray {
@@ -212,9 +216,13 @@ func (su Setup) scrape(rng *rand.Rand, t *trackState, common float64, i int, res
 	stall := m.StallProb > 0 && rng.Float64() < m.StallProb
 	rate := su.Traffic.RPS * (1 - su.Traffic.GrayShare) / float64(len(t.pods))
 	latMul, cpuMul, memMul, errs := 1.0, 1.0, 1.0, svc.Errors
+	var tail tailShift
 	if t.gray {
 		rate = su.Traffic.RPS * su.Traffic.GrayShare / float64(len(t.pods))
-		latMul, cpuMul, memMul, errs = sc.Latency, sc.CPU, sc.Heap, errs+sc.Errors
+		if !su.Timing.At(i).Before(su.Timing.GrayStart().Add(sc.From)) {
+			latMul, cpuMul, memMul, errs = sc.Latency, sc.CPU, sc.Heap, errs+sc.Errors
+			tail = t.tail
+		}
 	}
 	for pi := range t.pods {
 		p := &t.pods[pi]
@@ -223,7 +231,7 @@ func (su Setup) scrape(rng *rand.Rand, t *trackState, common float64, i int, res
 		}
 		n := poisson(rng, rate*su.Timing.Scrape.Seconds())
 		median := svc.Median * latMul * math.Exp(lat+common+p.lat)
-		su.addBuckets(rng, p, n, median, stall)
+		su.addBuckets(rng, p, n, median, stall, tail)
 		p.cum[SeriesCount] += n
 		p.cum[SeriesErrors] += binomial(rng, n, errs)
 		p.cum[SeriesCPU] += costSum(rng, n, svc.CPU*cpuMul*math.Exp(cpu+common+p.cpu+m.CPUNoise*rng.NormFloat64()), svc.CPUCV)
@@ -243,15 +251,44 @@ func costSum(rng *rand.Rand, n, mu, cv float64) float64 {
 	return math.Max(0, n*mu+math.Sqrt(n)*cv*mu*rng.NormFloat64())
 }
 
+// tailShift is a tail-only regression: the slowest share of requests take mult times as long
+// (share 0: none); z is the (1-share) quantile of the standardised log latency.
+type tailShift struct{ share, mult, z float64 }
+
+// newTailShift returns the shift of the slowest share by mult under the model's distribution.
+func newTailShift(share, mult float64, t3 bool) tailShift {
+	if share <= 0 {
+		return tailShift{}
+	}
+	z := normQuantile(1 - share)
+	if t3 {
+		z = t3Quantile(1 - share)
+	}
+	return tailShift{share: share, mult: mult, z: z}
+}
+
+// cdf is the latency CDF at le of requests whose CDF without the shift is f and whose
+// (1-share) quantile is q: a request at most q is unchanged, one above q takes mult times as
+// long, so F'(le) = F(min(le, q)) + max(0, F(le/mult) - F(q)).
+func (ts tailShift) cdf(le, q float64, f func(float64) float64) float64 {
+	if ts.share <= 0 || ts.mult <= 0 {
+		return f(le)
+	}
+	fq := 1 - ts.share
+	return f(math.Min(le, q)) + math.Max(0, f(le/ts.mult)-fq)
+}
+
 // addBuckets splits n requests over the histogram's buckets by sequential binomials over the
 // bucket probabilities of the latency distribution of that median (a stall slows a share of
-// them) and adds them to p's cumulative buckets.
-func (su Setup) addBuckets(rng *rand.Rand, p *podState, n, median float64, stall bool) {
+// them; tail shifts the slowest share) and adds them to p's cumulative buckets.
+func (su Setup) addBuckets(rng *rand.Rand, p *podState, n, median float64, stall bool, tail tailShift) {
 	m := su.Model
 	sigma := su.Service.sigma(m.T3)
 	left, prevF, below := n, 0.0, 0.0
+	cdf := func(le float64) float64 { return latencyCDF(le, median, sigma, m.T3) }
+	q := median * math.Exp(sigma*tail.z)
 	for j, le := range Bounds {
-		f := latencyCDF(le, median, sigma, m.T3)
+		f := tail.cdf(le, q, cdf)
 		if stall {
 			f = (1-m.StallShare)*f + m.StallShare*latencyCDF(le, median*m.StallFactor, sigma, m.T3)
 		}

@@ -133,7 +133,7 @@ func newJudgeTail(t Test, kind Kind, lim Limits, history []Counts, steps []Step,
 	j := newJudge(t, kind, lim, history, steps)
 	if tail != nil && checkLimits(kind, tail.Limits) == nil {
 		j.tail = newJudge(t, kind, tail.Limits, tail.History, tail.Steps)
-		j.tail.failOnly, j.tail.withhold, j.tailBound = true, true, tail.Bound
+		j.tail.failOnly, j.tail.withhold, j.tail.wide, j.tailBound = true, true, true, tail.Bound
 	}
 	return j
 }
@@ -167,6 +167,7 @@ type judge struct {
 	// whose looks only read its FAIL e-value. failBar is the FAIL test's bar at the last look.
 	tail      *judge
 	tailBound float64
+	wide      bool // the tail's judge: its FAIL mixture has a wide part too (tailWideScale)
 	failOnly  bool
 	failBar   float64
 	passable  bool    // a PASS was possible at the last look (boundaries)

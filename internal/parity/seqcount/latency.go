@@ -65,13 +65,25 @@ type TailTest struct {
 // requests alone got slower (the requests beyond the judged bound slower still) leaves the count
 // at the judged bound where it was, and only a bound above sees it (package doc, "The tail").
 func LatencyTest(stable, gray Histogram, edges []time.Time, q float64, floor, margin float64) (Latency, error) {
+	return LatencyTestFrom(stable, gray, edges, nil, q, floor, margin)
+}
+
+// LatencyTestFrom is LatencyTest with the judged bound and the limits read from stable's
+// survival over the steps of survey (edges, a prefix of edges: stable's history before the
+// rollout) rather than over every step: they are then the same at every look of a rollout, so
+// that a look judges only the steps up to it (nil survey: every step of edges).
+func LatencyTestFrom(stable, gray Histogram, edges, survey []time.Time, q float64, floor, margin float64) (Latency, error) {
 	if err := checkLatencyArgs(stable, gray, q, floor, margin); err != nil {
 		return Latency{}, err
 	}
 	st, nst := trackIncreases("stable", stable, edges)
 	gr, ngr := trackIncreases("gray", gray, edges)
 	notes := append(nst, ngr...)
-	surv, err := st.survival()
+	sv := st
+	if len(survey) >= 2 && len(survey) < len(edges) {
+		sv, _ = trackIncreases("stable", stable, survey)
+	}
+	surv, err := sv.survival()
 	if err != nil {
 		return Latency{Notes: notes}, err
 	}

@@ -16,14 +16,34 @@ func (j *judge) look() {
 	switch {
 	case watchedLogEF(j.logEF) >= math.Log(j.failBar):
 		j.out = Fail
-	case passable && j.logEP >= math.Log(j.bar):
+	case passable && j.logEP >= math.Log(j.bar) && !j.tailHolds():
 		j.out = Pass
 	default:
 		j.why = ""
+		if passable && j.logEP >= math.Log(j.bar) {
+			j.why = fmt.Sprintf("the PASS is held: the tail's FAIL e-value %s is at least %g (package doc, \"The tail\")", fmtE(j.tail.logEF, 3), float64(tailHoldE))
+		}
 		return
 	}
 	j.at = j.obs[len(j.obs)-1].t
 }
+
+// tailWideScale and tailWideWeight: the tail's FAIL test is the mixture of its prior tuned at the
+// floor (weight 1-tailWideWeight) and one tailWideScale times as wide.
+const (
+	tailWideScale  = 4
+	tailWideWeight = 0.5
+)
+
+// tailHoldE is the tail's FAIL e-value that holds a PASS (package doc, "The tail"): a PASS at the
+// judged bound says nothing of the requests beyond the tail's bound, so it waits while the tail's
+// own FAIL test has evidence of a shift there. Under the null the tail's FAIL e-process reaches
+// it with chance at most 1/tailHoldE (Ville), so at parity a PASS is seldom held; a hold only
+// delays a PASS, so the PASS test's guarantee stands.
+const tailHoldE = 2
+
+// tailHolds reports whether the tail's FAIL test holds a PASS.
+func (j *judge) tailHolds() bool { return j.tail != nil && j.tail.logEF >= math.Log(tailHoldE) }
 
 // evidence computes the e-values of the usable steps so far (the tail's mixed into the FAIL
 // e-value), the inflation, the boundaries and the bars; false, with j.why set, when the steps
@@ -61,9 +81,16 @@ func (j *judge) evidence() bool {
 	dv := driftFactor(floor, shared) * drift
 	if j.kind == Proportion {
 		k := j.infl * math.Max(1, f.disp)
-		j.logEF = logMixtureCum(f.s, j.c, func(l float64) float64 {
+		cum := func(l float64) float64 {
 			return math.Max(k*(f.gray*poissonUp(l)+f.stable*l*l/2), dv*l*l/2)
-		})
+		}
+		j.logEF = logMixtureCum(f.s, j.c, cum)
+		if j.wide {
+			// The tail's FAIL test mixes in a prior tailWideScale times as wide: a tail-only
+			// regression moves the few requests beyond the tail's bound by several times, an
+			// effect the prior tuned at the floor weighs little (package doc, "The tail").
+			j.logEF = logSumExp(math.Log1p(-tailWideWeight)+j.logEF, math.Log(tailWideWeight)+logMixtureCum(f.s, tailWideScale*j.c, cum))
+		}
 	} else {
 		j.logEF = logMixtureE(f.s, max(j.infl*f.emp, dv), j.c)
 	}
