@@ -2,10 +2,12 @@ package controller_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -199,37 +201,59 @@ func TestAnalyzerStatisticalSecondOpinion(t *testing.T) {
 	}
 }
 
-// TestAnalyzerSequential: in Sequential mode the anytime-valid test decides. A twice-slower
-// gray fails on the evidence since the rollout's start; equal tracks pass; a threshold breach
-// without sequential evidence does not fail.
-func TestAnalyzerSequential(t *testing.T) {
+// TestAnalyzerCounts: in Counts mode the count-based anytime-valid test decides, on the raw
+// per-pod counters of the poolparity.counts rules step by step since the rollout's start, with
+// stable's CountHistory before it. A slower gray (the fake's "regression": twice stable's p99
+// on the per-track rules, ten times its latency on the counters) fails on that evidence; equal
+// tracks pass; a threshold breach without anytime-valid evidence does not fail.
+func TestAnalyzerCounts(t *testing.T) {
+	const step = 20 * time.Second // the count rules' evaluation interval, the test's step
 	for _, tt := range []struct {
 		name, mode, maxRatio string
 		want                 v1alpha1.Verdict
 	}{
-		{"a twice-slower gray fails", "regression", "", v1alpha1.VerdictFail},
+		{"a slower gray fails", "regression", "", v1alpha1.VerdictFail},
 		{"equal tracks pass", "good", "", v1alpha1.VerdictPass},
-		{"a breached threshold without sequential evidence passes", "good", "0.5", v1alpha1.VerdictPass},
+		{"a breached threshold without anytime-valid evidence passes", "good", "0.5", v1alpha1.VerdictPass},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeProm(t, tt.mode)
+			now := time.Now().Truncate(time.Second)
+			since := now.Add(-10 * time.Minute)
+			f := newFakeProm(t, tt.mode, withCounts(step, since, parity.CountHistory))
 			a := testAnalysis(f.srv.URL)
-			a.Statistical = v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalSequential, Step: metav1.Duration{Duration: 30 * time.Second}}
+			a.Statistical = v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalCounts}
 			if tt.maxRatio != "" {
 				a.SLIs[0].MaxRatio = ptr.To(tt.maxRatio)
 			}
-			now := time.Now()
-			got := anyAnalyzer(t).Analyze(context.Background(), &a, controller.Input{Now: now, Since: now.Add(-10 * time.Minute)})
+			got := anyAnalyzer(t).Analyze(context.Background(), &a, controller.Input{Now: now, Since: since})
 			if got.Verdict != tt.want {
 				t.Errorf("verdict %s (%s), want %s", got.Verdict, got.Message, tt.want)
 			}
-			if got.Statistical == nil || got.Statistical.Mode != v1alpha1.StatisticalSequential {
-				t.Errorf("statistical %+v, want mode Sequential", got.Statistical)
+			if got.Statistical == nil || got.Statistical.Mode != v1alpha1.StatisticalCounts {
+				t.Errorf("statistical %+v, want mode Counts", got.Statistical)
 			}
 			if p99 := got.SLIs[0]; p99.Test == nil || p99.Test.EValue == "" || p99.Test.Bar != "200" || p99.Test.P != "" {
 				t.Errorf("p99 test %+v: want its e-value and the bar 2/0.01 (two SLIs), no p-value", p99.Test)
-			} else if rejected := p99.Test.RejectedAt != nil; rejected != (tt.mode == "regression") {
-				t.Errorf("p99 rejectedAt %v in mode %s", p99.Test.RejectedAt, tt.mode)
+			} else if at := p99.Test.RejectedAt; p99.Test.Verdict != tt.want || at == nil || at.Time.Before(since) || at.Time.After(now) {
+				// The count test's verdict stops at the step its e-value reached its bar:
+				// the FAIL test's in "regression", the PASS test's at parity.
+				t.Errorf("p99 test %s rejected at %v in mode %s: want %s at a step of the rollout", p99.Test.Verdict, at, tt.mode, tt.want)
+			}
+			// The raw counters are read at the analysis time over the rollout and stable's
+			// history before it; nothing is sampled from the per-track rules.
+			span := "[" + model.Duration(now.Sub(since.Add(-parity.CountHistory))).String() + "]"
+			sent := f.sentQueries()
+			for _, rule := range []string{
+				"job_gray_status_pod_le:http_request_duration_seconds_bucket:total", // p99
+				"job_gray_status_pod:http_request_errors:total",                     // the error ratio
+				"job_gray_status_pod:http_requests:total",                           // both
+			} {
+				if want := rule + `{job="poolparity"}` + span; !slices.Contains(sent, want) {
+					t.Errorf("no read %s among %q", want, sent)
+				}
+			}
+			if r := f.rangeQueries(); len(r) != 0 {
+				t.Errorf("range queries %q, want none: the count-based test reads the raw counters", r)
 			}
 		})
 	}

@@ -175,11 +175,11 @@ func TestPoolCanaryOnAPIServer(t *testing.T) {
 	t.Run("the CRD checks the sequential, warm-up and baseline settings", func(t *testing.T) {
 		ns := newNamespace(t, c, "seqcrd")
 		pc := newCanary(ns, "ok", "http://127.0.0.1:1")
-		pc.Spec.Analysis.Statistical = v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalSequential, Alpha: "0.05"}
+		pc.Spec.Analysis.Statistical = v1alpha1.StatisticalTest{Mode: v1alpha1.StatisticalCounts, Alpha: "0.05"}
 		pc.Spec.Analysis.Baseline = v1alpha1.BaselineFresh
 		pc.Spec.Analysis.Warmup = &metav1.Duration{Duration: 3 * time.Minute}
 		if err := c.Create(ctx, pc); err != nil {
-			t.Errorf("a Sequential canary with a Fresh baseline and a warm-up: %v", err)
+			t.Errorf("a Counts canary with an alpha, a Fresh baseline and a warm-up: %v", err)
 		}
 		dflt := newCanary(ns, "defaults", "http://127.0.0.1:1")
 		if err := c.Create(ctx, dflt); err != nil {
@@ -625,14 +625,14 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client, pprofAddrs
 		})
 	})
 
-	t.Run("Sequential: a conclusive regression rolls back long before the step ends", func(t *testing.T) {
+	t.Run("Counts: a conclusive regression rolls back long before the step ends (anytime-valid)", func(t *testing.T) {
 		t.Parallel()
 		ns := newNamespace(t, c, "sequential")
-		prom := newFakeProm(t, "regression")
+		prom := newFakeProm(t, "regression", withCounts(countStep, time.Now(), countLead))
 		pc := newCanary(ns, "shop", prom.srv.URL)
 		pc.Spec.Replicas = ptr.To[int32](4)
 		pc.Spec.StepInterval = metav1.Duration{Duration: time.Hour} // only an interim look can end it
-		pc.Spec.Analysis.Statistical.Mode = v1alpha1.StatisticalSequential
+		pc.Spec.Analysis.Statistical.Mode = v1alpha1.StatisticalCounts
 		begin := time.Now()
 		if err := c.Create(ctx, pc); err != nil {
 			t.Fatal(err)
@@ -646,18 +646,18 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client, pprofAddrs
 		if got.Status.RolloutStartedAt == nil || got.Status.RolloutStartedAt.Time.Before(begin.Add(-time.Second)) {
 			t.Errorf("rolloutStartedAt %v, want the rollout's start (after %s)", got.Status.RolloutStartedAt, begin)
 		}
-		if la := got.Status.LastAnalysis; la == nil || la.Statistical == nil || la.Statistical.Mode != v1alpha1.StatisticalSequential || la.Statistical.Verdict != v1alpha1.VerdictFail {
-			t.Errorf("last analysis %+v: want a Sequential Fail", la)
+		if la := got.Status.LastAnalysis; la == nil || la.Statistical == nil || la.Statistical.Mode != v1alpha1.StatisticalCounts || la.Statistical.Verdict != v1alpha1.VerdictFail {
+			t.Errorf("last analysis %+v: want a Counts Fail", la)
 		}
 	})
 
-	t.Run("Sequential: parity promotes, and interim looks do not advance a step", func(t *testing.T) {
+	t.Run("Counts: parity promotes, and interim (anytime-valid) looks do not advance a step", func(t *testing.T) {
 		t.Parallel()
 		ns := newNamespace(t, c, "seqgood")
-		prom := newFakeProm(t, "good")
+		prom := newFakeProm(t, "good", withCounts(countStep, time.Now(), countLead))
 		pc := newCanary(ns, "shop", prom.srv.URL)
 		pc.Spec.StepInterval = metav1.Duration{Duration: 4 * time.Second}
-		pc.Spec.Analysis.Statistical.Mode = v1alpha1.StatisticalSequential
+		pc.Spec.Analysis.Statistical.Mode = v1alpha1.StatisticalCounts
 		begin := time.Now()
 		if err := c.Create(ctx, pc); err != nil {
 			t.Fatal(err)
@@ -668,7 +668,9 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client, pprofAddrs
 		})
 		// Three steps of 4 s each (less up to 1 s each: the status keeps a step's start to the
 		// second): promoting sooner would mean an interim Pass, one a second, advanced a step.
-		if took := time.Since(begin); took < 9*time.Second {
+		took := time.Since(begin)
+		t.Logf("promoted after %s (three steps of 4 s)", took.Round(100*time.Millisecond))
+		if took < 9*time.Second {
 			t.Errorf("promoted after %s, before three 4 s steps could end", took)
 		}
 		if n := prom.count("job_gray_status:http_request_duration_seconds:p99_rate5m"); n < 6 {
@@ -680,21 +682,21 @@ func runScenarios(ctx context.Context, t *testing.T, c client.Client, pprofAddrs
 	// step interval, so in the anytime-valid modes every step after the first was read only at
 	// its end unless a watch event woke the canary (a regression from step 2's start was rolled
 	// back 16 s into a 15 s step, not 2 s).
-	t.Run("Sequential: a regression from the second step's start rolls back long before that step ends", func(t *testing.T) {
+	t.Run("Counts: a regression from the second step's start rolls back long before that step ends (anytime-valid)", func(t *testing.T) {
 		t.Parallel()
 		const (
 			step     = 15 * time.Second
 			interval = time.Second // testAnalysis's
 		)
 		ns := newNamespace(t, c, "seqstep2")
-		prom := newFakeProm(t, "good")
+		prom := newFakeProm(t, "good", withCounts(countStep, time.Now(), countLead))
 		pc := newCanary(ns, "shop", prom.srv.URL)
 		// Two replicas split 1+1 at both weights: the step changes no Deployment, so no watch
 		// event wakes the canary in step 2, only the requeue the controller asked for.
 		pc.Spec.Steps = []int32{10, 50}
 		pc.Spec.StepInterval = metav1.Duration{Duration: step}
-		pc.Spec.Analysis.Statistical.Mode = v1alpha1.StatisticalSequential
-		if mode := pc.Spec.Analysis.Statistical.Mode; mode != v1alpha1.StatisticalSequential || pc.Spec.Analysis.Interval.Duration != interval {
+		pc.Spec.Analysis.Statistical.Mode = v1alpha1.StatisticalCounts
+		if mode := pc.Spec.Analysis.Statistical.Mode; mode != v1alpha1.StatisticalCounts || pc.Spec.Analysis.Interval.Duration != interval {
 			t.Fatalf("mode %s, interval %s: the test wants an anytime-valid mode read every %s", pc.Spec.Analysis.Statistical.Mode, pc.Spec.Analysis.Interval.Duration, interval)
 		}
 		begin := time.Now()
@@ -1030,6 +1032,15 @@ func newCanary(ns, name, promURL string) *v1alpha1.PoolCanary {
 		},
 	}
 }
+
+// countStep is the count rules' evaluation interval in the fake Prometheus of the Counts
+// canaries (withCounts), the count-based test's step: a second, for rollouts of seconds.
+const countStep = time.Second
+
+// countLead is how long before a Counts canary's creation the fake Prometheus has evaluated the
+// count rules: stable's history before the rollout, less than the parity.CountHistory the test
+// asks for (1800 steps of 1 s), which keeps each analysis's reads small.
+const countLead = time.Minute
 
 var (
 	newNamespace = controllertest.NewNamespace

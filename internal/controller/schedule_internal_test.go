@@ -55,7 +55,7 @@ func TestNextLookAfterAPassedStep(t *testing.T) {
 	}{
 		{"", true}, // the default: Counts
 		{v1alpha1.StatisticalCounts, true},
-		{v1alpha1.StatisticalSequential, true},
+		{v1alpha1.StatisticalSequential, false}, // retired: refused, never read early
 		{v1alpha1.StatisticalConfirm, false},
 		{v1alpha1.StatisticalOff, false},
 	} {
@@ -161,7 +161,7 @@ func TestNextLookFollowsTheStatus(t *testing.T) {
 	}{
 		{"a step just entered (anytime-valid): its first interim look", "", 15, false, analysed(15, 10), 15, time.Second},
 		{"a step just entered (windowed): its end", v1alpha1.StatisticalConfirm, 15, false, analysed(15, 10), 15, 15 * time.Second},
-		{"after an interim look: the next one", v1alpha1.StatisticalSequential, 15, false, analysed(20, 50), 20, time.Second},
+		{"after an interim look: the next one", v1alpha1.StatisticalCounts, 15, false, analysed(20, 50), 20, time.Second},
 		{"an interim look close to the step's end: the end", v1alpha1.StatisticalCounts, 15, false, analysed(29.5, 50), 29.5, 500 * time.Millisecond},
 		{"a step held at its end: an analysis interval", v1alpha1.StatisticalConfirm, 15, false, analysed(30, 50), 30, time.Second},
 		{"a step of no length just entered: an analysis interval, not a loop", "", 15, true, analysed(15, 10), 15, time.Second},

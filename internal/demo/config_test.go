@@ -84,7 +84,7 @@ func TestValidate(t *testing.T) {
 			"SCENARIO must be one of good, aa, misuse-cap with SERVICE=example"},
 		{"the example's misuse runs on the example service", func(c *demo.Config) { c.Service, c.Scenario = "example", "misuse-cap" }, ""},
 		{"a duration too short for the rules is refused", func(c *demo.Config) { c.Duration = 5 * time.Second }, "DURATION"},
-		{"an unknown gate is refused naming the gates", func(c *demo.Config) { c.Gate = "strict" }, `DEMO_GATE: unknown gate "strict": want counts, sequential, confirmed or thresholds`},
+		{"an unknown gate is refused naming the gates", func(c *demo.Config) { c.Gate = "strict" }, `DEMO_GATE: unknown gate "strict": want counts, confirmed or thresholds`},
 		{"a weight that starves a track is refused", func(c *demo.Config) { c.GrayWeight = 100 }, "GRAY_WEIGHT"},
 		{"a weight of zero is refused", func(c *demo.Config) { c.GrayWeight = 0 }, "GRAY_WEIGHT"},
 		{"an unbounded rate is refused", func(c *demo.Config) { c.RPS = 1e6 }, "RPS"},

@@ -194,7 +194,8 @@ func (j *Judge) options(req Request, now time.Time) (catalog.Catalog, parity.Opt
 	if mode == "" {
 		mode = DefaultMode
 	}
-	if _, err := parity.ParseStatMode(string(mode)); err != nil {
+	t, err := parity.Modes().Lookup(string(mode))
+	if err != nil {
 		return bad("mode: %v", err)
 	}
 	if req.Since.After(now.Add(time.Minute)) {
@@ -213,7 +214,7 @@ func (j *Judge) options(req Request, now time.Time) (catalog.Catalog, parity.Opt
 		At: now, Title: "poolparity judge: " + req.Namespace, Window: req.Window, Selector: selector, Stat: mode,
 		StatStep: req.Step, SampleFamily: req.Sample,
 	}
-	if mode == parity.StatSequential || mode == parity.StatCounts {
+	if t.AnytimeValid() {
 		opts.StatSince = req.Since
 	}
 	if req.Warmup > 0 && !req.Since.IsZero() {

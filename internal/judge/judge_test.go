@@ -83,12 +83,12 @@ func TestEvaluate(t *testing.T) {
 type catalogID = catalog.ID
 
 // TestEvaluateSampling: a step and a sample family reach the evaluator,
-// whose sequential test (which samples rules, where the default count-based
+// whose windowed test (which samples rules, where the default count-based
 // test reads raw counters) samples the 20s rules.
 func TestEvaluateSampling(t *testing.T) {
 	prom := judgetest.NewProm(t, judgetest.Pass)
 	req := judge.Request{Namespace: "shop", MatchLabels: map[string]string{"job": "poolparity"}, SLIs: []catalogID{"heap-alloc-per-request"},
-		Mode: parity.StatSequential, Since: time.Now().Add(-10 * time.Minute), Step: 20 * time.Second, Sample: "20s"}
+		Mode: parity.StatConfirm, Since: time.Now().Add(-10 * time.Minute), Step: 20 * time.Second, Sample: "20s"}
 	res, err := newJudge(t, prom).Evaluate(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)

@@ -84,7 +84,7 @@ func manyPairs(n int) string {
 // matchers the evaluator accepts.
 func FuzzParseParams(f *testing.F) {
 	for _, s := range []string{`app=shop,job="a,b"`, `a="\"x"`, "=", ",,", `a="`, "a=b,", " a = b "} {
-		f.Add("shop", s, "latency-p99", "Sequential", "90s")
+		f.Add("shop", s, "latency-p99", "Counts", "90s")
 	}
 	f.Fuzz(func(t *testing.T, ns, selector, slis, mode, warmup string) {
 		req, err := judge.ParseParams(ns, map[string]string{"selector": selector, "slis": slis, "mode": mode, "warmup": warmup})
@@ -101,7 +101,7 @@ func FuzzParseParams(f *testing.F) {
 }
 
 func ExampleParseParams() {
-	req, err := judge.ParseParams("shop", map[string]string{"selector": "app=shop", "slis": "latency-p99", "mode": "Sequential"})
+	req, err := judge.ParseParams("shop", map[string]string{"selector": "app=shop", "slis": "latency-p99", "mode": "Confirm"})
 	fmt.Println(req.Namespace, req.MatchLabels, req.SLIs, req.Mode, err)
-	// Output: shop map[app:shop] [latency-p99] Sequential <nil>
+	// Output: shop map[app:shop] [latency-p99] Confirm <nil>
 }

@@ -158,12 +158,12 @@ func TestGateConfirmed(t *testing.T) {
 		})
 	}
 	t.Run("ParseGate", func(t *testing.T) {
-		for _, s := range []string{"thresholds", "confirmed", "sequential", "counts"} {
+		for _, s := range []string{"thresholds", "confirmed", "counts"} {
 			if g, err := parity.ParseGate(s); err != nil || string(g) != s {
 				t.Errorf("ParseGate(%q) = %q, %v", s, g, err)
 			}
 		}
-		if _, err := parity.ParseGate("strict"); err == nil || !strings.Contains(err.Error(), "want counts, sequential, confirmed or thresholds") {
+		if _, err := parity.ParseGate("strict"); err == nil || !strings.Contains(err.Error(), "want counts, confirmed or thresholds") {
 			t.Errorf("ParseGate(strict) error %v", err)
 		}
 	})

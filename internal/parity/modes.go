@@ -46,15 +46,11 @@ const (
 	// per-minute samples (seq.go), and alpha is spent over all of them.
 	StatCounts StatMode = "Counts"
 
-	// StatSequential makes the anytime-valid sequential test of per-minute
-	// samples (seq.go) the judge of every SLI (the verdict gate
-	// "sequential"): FAIL iff an SLI's e-value, accumulated from
-	// StatSince, reaches k/alpha; PASS iff every SLI's confidence sequence
-	// rules out an effect beyond its margin. Counts beat it on every target
-	// row of docs/verdict-eval.md and docs/verdict-eval-counts.md; it
-	// stays while the controller's tests of anytime-valid scheduling run
-	// on it (their fake Prometheus answers no count rules), and it judges
-	// the SLIs without count inputs inside Counts.
+	// StatSequential is retired (use StatCounts): the anytime-valid
+	// sequential test of per-minute samples (seq.go) as the judge of every
+	// SLI. Counts beat it on every target row of docs/verdict-eval.md and
+	// docs/verdict-eval-counts.md; it lives on inside Counts for the SLIs
+	// without count inputs, and hack/verdicteval still measures it.
 	StatSequential StatMode = "Sequential"
 	// StatGate is retired (use StatCounts): the windowed Mann-Whitney test
 	// failing a passing evaluation. No evaluation measured a row it wins,
@@ -76,8 +72,7 @@ const (
 	GateConfirmed Gate = "confirmed"
 	// GateCounts: the count-based anytime-valid test decides (StatCounts).
 	GateCounts Gate = "counts"
-	// GateSequential: the sequential test of per-minute samples decides
-	// (StatSequential).
+	// GateSequential is retired with StatSequential (use GateCounts).
 	GateSequential Gate = "sequential"
 )
 
@@ -142,12 +137,14 @@ type Registry struct {
 	retired []Retired
 }
 
-// Modes returns the registry: Counts (the default), Sequential, Confirm,
-// Report and Off, and the retired Gate.
+// Modes returns the registry: Counts (the default), Confirm, Report and
+// Off, and the retired Sequential and Gate.
 func Modes() Registry {
 	return Registry{
-		tests: []Test{countsMode{}, sequentialMode{}, confirmMode{}, reportMode{}, offMode{}},
+		tests: []Test{countsMode{}, confirmMode{}, reportMode{}, offMode{}},
 		retired: []Retired{
+			{Mode: StatSequential, Gate: GateSequential, Use: StatCounts,
+				Why: "the count-based test beat the sequential test of per-minute samples on every target row of docs/verdict-eval.md and docs/verdict-eval-counts.md"},
 			{Mode: StatGate, Use: StatCounts,
 				Why: "no evaluation measured a row the windowed gate wins, and read again and again it has no error control"},
 		},
@@ -228,7 +225,10 @@ func (g Registry) test(m StatMode) (Test, bool) {
 	if t, err := g.Lookup(string(m)); err == nil {
 		return t, true
 	}
-	if m == StatGate {
+	switch m {
+	case StatSequential:
+		return sequentialMode{}, true
+	case StatGate:
 		return gateMode{}, true
 	}
 	return nil, false
@@ -371,7 +371,7 @@ func (gateMode) decide(e evaluation, r *Report, quiet string, statErrs []string)
 	}
 }
 
-// sequentialMode judges every SLI with the sequential test of
+// sequentialMode (retired) judges every SLI with the sequential test of
 // per-minute samples.
 type sequentialMode struct{ noRules }
 

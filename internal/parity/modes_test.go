@@ -17,10 +17,10 @@ import (
 // lists the valid ones.
 func TestRegistry(t *testing.T) {
 	reg := parity.Modes()
-	if got, want := reg.Names(), []parity.StatMode{parity.StatCounts, parity.StatSequential, parity.StatConfirm, parity.StatReport, parity.StatOff}; !slices.Equal(got, want) {
+	if got, want := reg.Names(), []parity.StatMode{parity.StatCounts, parity.StatConfirm, parity.StatReport, parity.StatOff}; !slices.Equal(got, want) {
 		t.Errorf("Names() = %v, want %v", got, want)
 	}
-	if got, want := reg.Gates(), []parity.Gate{parity.GateCounts, parity.GateSequential, parity.GateConfirmed, parity.GateThresholds}; !slices.Equal(got, want) {
+	if got, want := reg.Gates(), []parity.Gate{parity.GateCounts, parity.GateConfirmed, parity.GateThresholds}; !slices.Equal(got, want) {
 		t.Errorf("Gates() = %v, want %v", got, want)
 	}
 	if reg.Names()[0] != parity.DefaultMode {
@@ -35,7 +35,7 @@ func TestRegistry(t *testing.T) {
 		if g := tt.Gate(); g != "" && g.Mode() != m {
 			t.Errorf("gate %s chooses %s, want %s", g, g.Mode(), m)
 		}
-		if want := m == parity.StatCounts || m == parity.StatSequential; tt.AnytimeValid() != want {
+		if want := m == parity.StatCounts; tt.AnytimeValid() != want {
 			t.Errorf("%s: AnytimeValid() = %v, want %v", m, tt.AnytimeValid(), want)
 		}
 	}
@@ -48,11 +48,16 @@ func TestRegistry(t *testing.T) {
 		if _, err := parity.ParseStatMode(string(r.Mode)); err == nil {
 			t.Errorf("ParseStatMode(%s) accepted a retired mode", r.Mode)
 		}
+		if r.Gate != "" {
+			if _, err := parity.ParseGate(string(r.Gate)); err == nil || !strings.Contains(err.Error(), "was retired") {
+				t.Errorf("ParseGate(%s) error %v, want one saying it was retired", r.Gate, err)
+			}
+		}
 		if _, err := reg.Lookup(string(r.Use)); err != nil {
 			t.Errorf("%s's replacement %s is not in the registry: %v", r.Mode, r.Use, err)
 		}
 	}
-	if _, err := parity.ParseStatMode("Often"); err == nil || !strings.Contains(err.Error(), "want Counts, Sequential, Confirm, Report or Off") {
+	if _, err := parity.ParseStatMode("Often"); err == nil || !strings.Contains(err.Error(), "want Counts, Confirm, Report or Off") {
 		t.Errorf("ParseStatMode(Often) error %v", err)
 	}
 	for _, g := range reg.Gates() {

@@ -339,13 +339,12 @@ const (
 	// thresholds alone, but its false-alarm rate grows with every window read
 	// (docs/verdict-eval.md).
 	StatisticalConfirm StatisticalMode = "Confirm"
-	// StatisticalSequential decides by an anytime-valid sequential test: the evidence that
-	// gray is worse than its floor accumulates from the rollout's start (warm-up excluded),
-	// is read at every analysis interval, and fails the canary as soon as it is conclusive
-	// at the per-rollout alpha, however often it was read before. Thresholds and alerts are
-	// shown; a breach without sequential evidence does not fail (docs/verdict-eval.md).
+	// StatisticalSequential is retired (use Counts): the anytime-valid sequential test of
+	// per-minute samples as the judge. The API server refuses it with that message (the CRD's
+	// rule); Counts beat it on every target row of docs/verdict-eval.md and
+	// docs/verdict-eval-counts.md.
 	StatisticalSequential StatisticalMode = "Sequential"
-	// StatisticalCounts, the default, is Sequential with the count-based test: the latency,
+	// StatisticalCounts, the default, is the anytime-valid count-based test: the latency,
 	// 5xx, CPU and heap SLIs are judged from the raw per-pod counters of the poolparity.counts
 	// rules, step by step (every rules.counts.interval), with two anytime-valid tests per SLI:
 	// one against its floor (FAIL) and one against its margin (PASS) (docs/controller.md).
@@ -369,13 +368,14 @@ func (m StatisticalMode) OrDefault() StatisticalMode {
 // step over the window from a range query of the SLI's sampleRule (or rule), with an
 // effect-size bar.
 type StatisticalTest struct {
-	// Mode is Counts, Sequential, Confirm, Report or Off (parity.Modes, the registry; Gate was
-	// retired, and the API server refuses it naming its replacement). Counts, the default, keeps its
+	// Mode is Counts, Confirm, Report or Off (parity.Modes, the registry; Sequential and Gate were
+	// retired, and the API server refuses them naming their replacement). Counts, the default, keeps its
 	// false-alarm rate however often the canary is analysed and decides from the raw counters
 	// (it needs the chart's poolparity.counts rules: without them the analysis is an error);
 	// Confirm judges each analysis window on its own. docs/verdict-eval.md and
 	// docs/verdict-eval-counts.md measure them, with intervals.
 	// +kubebuilder:default=Counts
+	// +kubebuilder:validation:XValidation:rule="self != 'Sequential'",message="statistical mode Sequential was retired: use Counts (the count-based test beat the sequential test of per-minute samples on every target row of docs/verdict-eval.md and docs/verdict-eval-counts.md)"
 	// +kubebuilder:validation:XValidation:rule="self != 'Gate'",message="statistical mode Gate was retired: use Counts (no evaluation measured a row the windowed gate wins, and read again and again it has no error control)"
 	// +optional
 	Mode StatisticalMode `json:"mode,omitempty"`
@@ -411,7 +411,7 @@ type StatisticalTest struct {
 	// +optional
 	MinSamples int32 `json:"minSamples,omitempty"`
 
-	// Alpha is the Sequential mode's false-alarm budget for a whole rollout, spent across
+	// Alpha is the anytime-valid test's false-alarm budget for a whole rollout, spent across
 	// the judged SLIs (alpha/k each): the chance that a gray at parity is ever failed,
 	// however long the rollout runs and however often it is read. Empty means the catalog's
 	// (0.01).
@@ -666,18 +666,18 @@ type SLITestResult struct {
 	StableSamples int32 `json:"stableSamples,omitempty"`
 	// +optional
 	GraySamples int32 `json:"graySamples,omitempty"`
-	// EValue is the Sequential mode's largest e-value for "gray worse than the floor" since
+	// EValue is the anytime-valid test's largest e-value for "gray worse than the floor" since
 	// the rollout's start; the SLI fails once it reaches Bar (k/alpha).
 	// +optional
 	EValue string `json:"eValue,omitempty"`
-	// Bar is the e-value at which the Sequential mode fails the SLI.
+	// Bar is the e-value at which the anytime-valid test fails the SLI.
 	// +optional
 	Bar string `json:"bar,omitempty"`
-	// Estimate is the Sequential mode's estimated effect: gray/stable for a ratio SLI, else
+	// Estimate is the anytime-valid test's estimated effect: gray/stable for a ratio SLI, else
 	// gray - stable.
 	// +optional
 	Estimate string `json:"estimate,omitempty"`
-	// Worst is the worst effect the Sequential mode's confidence sequence has not ruled out
+	// Worst is the worst effect the anytime-valid test's confidence sequence has not ruled out
 	// (same scale as Estimate); the SLI passes only once it is within Margin, the worst effect
 	// the SLI's threshold (or its floor, if larger) allows. Until then, without a rejection,
 	// the SLI is NoData: no regression shown, none ruled out.
@@ -686,11 +686,11 @@ type SLITestResult struct {
 	// Margin is the worst effect that passes the SLI (see Worst).
 	// +optional
 	Margin string `json:"margin,omitempty"`
-	// Gaps is how many steps since the Sequential mode's first paired sample have none; a
+	// Gaps is how many steps since the anytime-valid test's first paired sample have none; a
 	// test whose last paired sample is more than two steps old is NoData.
 	// +optional
 	Gaps int32 `json:"gaps,omitempty"`
-	// RejectedAt is when the Sequential mode's evidence became conclusive.
+	// RejectedAt is when the anytime-valid evidence became conclusive.
 	// +optional
 	RejectedAt *metav1.Time `json:"rejectedAt,omitempty"`
 	// Note explains a NoData or a pass held by the floor.
@@ -853,7 +853,7 @@ type PoolCanaryStatus struct {
 	// +optional
 	StepStartedAt *metav1.Time `json:"stepStartedAt,omitempty"`
 
-	// RolloutStartedAt is when this rollout began: the Sequential mode's evidence starts here.
+	// RolloutStartedAt is when this rollout began: the anytime-valid evidence starts here.
 	// +optional
 	RolloutStartedAt *metav1.Time `json:"rolloutStartedAt,omitempty"`
 

@@ -27,11 +27,12 @@ func TestValidate(t *testing.T) {
 		{"an empty output directory is refused", func(c *Config) { c.OutDir = "" }, "OUT"},
 		{"the thresholds gate is valid", func(c *Config) { c.Gate = "thresholds" }, ""},
 		{"an unknown gate is refused", func(c *Config) { c.Gate = "strict" }, "GATE: unknown gate"},
-		{"the sequential gate from a rollout's start is valid", func(c *Config) { c.Gate, c.Since = "sequential", "2026-01-05T10:00:00Z" }, ""},
-		{"a since that is no RFC 3339 time is refused", func(c *Config) { c.Gate, c.Since = "sequential", "10 minutes ago" }, "SINCE must be an RFC 3339 time"},
-		{"a since without the sequential gate is refused", func(c *Config) { c.Since, c.Gate = "2026-01-05T10:00:00Z", "confirmed" }, "SINCE applies to the anytime-valid gates only"},
+		{"the counts gate from a rollout's start is valid", func(c *Config) { c.Gate, c.Since = "counts", "2026-01-05T10:00:00Z" }, ""},
+		{"the retired sequential gate is refused, naming counts", func(c *Config) { c.Gate = "sequential" }, "gate sequential was retired: use counts"},
+		{"a since that is no RFC 3339 time is refused", func(c *Config) { c.Gate, c.Since = "counts", "10 minutes ago" }, "SINCE must be an RFC 3339 time"},
+		{"a since without an anytime-valid gate is refused", func(c *Config) { c.Since, c.Gate = "2026-01-05T10:00:00Z", "confirmed" }, "SINCE applies to the anytime-valid gates only"},
 		{"a since in the future is refused", func(c *Config) {
-			c.Gate, c.Since = "sequential", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+			c.Gate, c.Since = "counts", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 		}, "is in the future"},
 		{"a list of catalog SLIs is valid", func(c *Config) { c.SLIs = "latency-p99, error-ratio,heap-alloc-per-request" }, ""},
 		{"an unknown SLI is refused, naming the known ones", func(c *Config) { c.SLIs = "latency-p99,p99" }, "SLIS: "},

@@ -55,10 +55,10 @@ func TestParseLocalConfig(t *testing.T) {
 		}},
 		{"variables set, flags win, rules flags taken", []string{"-gray-url", "http://127.0.0.1:9002", "-rps", "80", "-set", "rules.http.metrics=semconv", "-window", "5m"},
 			map[string]string{"PARITY_LOCAL_STABLE_URL": "http://127.0.0.1:9001", "PARITY_LOCAL_GRAY_URL": "http://127.0.0.1:9999", "PARITY_LOCAL_REQUESTS": "r.txt",
-				"PARITY_LOCAL_RPS": "10", "PARITY_LOCAL_GRAY_MODE": "pooled", "PARITY_LOCAL_DIFF_SAMPLE": "0", "PARITY_LOCAL_GATE": "sequential"},
+				"PARITY_LOCAL_RPS": "10", "PARITY_LOCAL_GRAY_MODE": "pooled", "PARITY_LOCAL_DIFF_SAMPLE": "0", "PARITY_LOCAL_GATE": "counts"},
 			func(c localmode.Config) string {
 				if c.Stable.URL != "http://127.0.0.1:9001" || c.Gray.URL != "http://127.0.0.1:9002" || c.Gray.Mode != "pooled" || c.RPS != 80 ||
-					c.DiffSample != 0 || c.Gate != "sequential" || c.Rules.Window != "5m" || c.Rules.For != "30s" || len(c.Rules.Sets) != 1 {
+					c.DiffSample != 0 || c.Gate != "counts" || c.Rules.Window != "5m" || c.Rules.For != "30s" || len(c.Rules.Sets) != 1 {
 					return fmt.Sprintf("%+v", c)
 				}
 				return ""
