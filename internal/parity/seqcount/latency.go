@@ -79,13 +79,16 @@ func LatencyTestFrom(stable, gray Histogram, edges, survey []time.Time, q float6
 	st, nst := trackIncreases("stable", stable, edges)
 	gr, ngr := trackIncreases("gray", gray, edges)
 	notes := append(nst, ngr...)
-	sv := st
-	if len(survey) >= 2 && len(survey) < len(edges) {
-		sv, _ = trackIncreases("stable", stable, survey)
-	}
-	surv, err := sv.survival()
+	surv, err := st.survival()
 	if err != nil {
 		return Latency{Notes: notes}, err
+	}
+	if len(survey) >= 2 && len(survey) < len(edges) {
+		if hv, _ := trackIncreases("stable", stable, survey); hv.enoughBeyond(stable.Bounds, q, floor, margin) {
+			surv, _ = hv.survival()
+		} else {
+			notes = append(notes, fmt.Sprintf("the judged bound read over every step, not stable's history: it has fewer than %d requests beyond the tail's bound", surveyMinTail))
+		}
 	}
 	j, note := chooseBound(surv, q)
 	if note != "" {
@@ -103,6 +106,30 @@ func LatencyTestFrom(stable, gray Histogram, edges, survey []time.Time, q float6
 		}
 	}
 	return l, nil
+}
+
+// surveyMinTail is the fewest stable requests beyond the tail's bound (the bound above the judged
+// one) in stable's history for LatencyTestFrom to read the bound and the limits there: fewer, and
+// the tail's test would rest on a handful of requests, or be missing.
+const surveyMinTail = 30
+
+// enoughBeyond reports whether t (stable over its history) has surveyMinTail requests beyond the
+// bound above the one it would judge at q (beyond the judged one when it is the last).
+func (t trackInc) enoughBeyond(bounds []float64, q, floor, margin float64) bool {
+	surv, err := t.survival()
+	if err != nil {
+		return false
+	}
+	var total float64
+	for i, c := range t.count {
+		if t.countOK[i] {
+			total += c
+		}
+	}
+	j, _ := chooseBound(surv, q)
+	j = judgeableBound(bounds, surv, j, floor, margin)
+	k := min(j+1, len(surv)-1)
+	return total*surv[k] >= surveyMinTail
 }
 
 // exceedanceLimits returns the latency ratios floor and margin as limits on the exceedance of

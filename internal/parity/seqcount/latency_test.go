@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -299,6 +300,54 @@ func TestLatencyTail(t *testing.T) {
 			}
 			if !strings.Contains(r.Note, "the tail, requests slower than 0.1s") {
 				t.Errorf("note %q does not name the tail's test", r.Note)
+			}
+		})
+	}
+}
+
+// TestLatencyTestFromHistory: LatencyTestFrom reads the judged bound and the limits from stable's
+// history (the survey's steps) when it holds enough requests beyond the tail's bound, so that
+// stable's steps after it do not move them; with too few there (a quiet history) it reads them over
+// every step, saying so, and keeps the tail's test.
+func TestLatencyTestFromHistory(t *testing.T) {
+	mu, sigma := math.Log(0.020), math.Log(3)/2.3263478740408408 // p99 60 ms
+	base := func(x float64) float64 { return lognormalCDF(x, mu, sigma) }
+	const n, lead = 60, 30
+	edges := stepEdges(n)
+	for _, tc := range []struct {
+		name    string
+		perStep float64 // stable's requests per step (about 0.03% beyond 100 ms)
+		history bool    // read from the history
+	}{
+		{"a busy history", 20000, true},
+		{"a quiet history", 1000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gray := drawnHistogram(rand.New(rand.NewPCG(1, 2)), "g", n, 300, base)
+			limits := func(after float64) seqcount.Latency {
+				// stable as in its history, then after x as slow once the rollout starts
+				stable := drawnHistogramAt(rand.New(rand.NewPCG(3, 4)), "s", n, tc.perStep, func(i int) func(float64) float64 {
+					if i <= lead {
+						return base
+					}
+					return func(x float64) float64 { return base(x / after) }
+				})
+				l, err := seqcount.LatencyTestFrom(stable, gray, edges, edges[:lead+1], 0.99, 1.083, 1.1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+			a, b := limits(1), limits(1.3)
+			same := a.Bound == b.Bound && a.Limits == b.Limits && a.Tail != nil && b.Tail != nil && a.Tail.Limits == b.Tail.Limits
+			if same != tc.history {
+				t.Errorf("the limits stayed when stable's steps after its history changed: %v, want %v (%g %+v against %g %+v)", same, tc.history, a.Bound, a.Limits, b.Bound, b.Limits)
+			}
+			if fallback := strings.Contains(strings.Join(a.Notes, "; "), "read over every step"); fallback == tc.history {
+				t.Errorf("read from the history: %v, want %v (notes %q)", !fallback, tc.history, a.Notes)
+			}
+			if a.Tail == nil {
+				t.Error("no tail test")
 			}
 		})
 	}
