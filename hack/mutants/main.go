@@ -22,9 +22,11 @@ import (
 	"time"
 )
 
-// mutant is one edit of one file: old must occur exactly once.
+// mutant is one edit of one file: old must occur exactly once. shipped marks the mutants that
+// only the guard tests on the shipped path (shippedPkg) catch; the others run the judge's own.
 type mutant struct {
 	name, file, old, new string
+	shipped              bool
 }
 
 const pkg = "internal/parity/seqcount"
@@ -35,19 +37,19 @@ const shippedPkg = "hack/verdicteval/countsim"
 // mutants are the edits that survived `make test` before the guard tests (issue 59), and the
 // judge's other weights.
 var mutants = []mutant{
-	{"a PASS at half the bar", "look.go", "case passable && j.logEP >= math.Log(j.bar) && !j.tailHolds():", "case passable && j.logEP >= math.Log(j.bar/2) && !j.tailHolds():"},
+	{"a PASS at half the bar", "look.go", "case passable && j.logEP >= math.Log(j.bar) && !j.tailHolds():", "case passable && j.logEP >= math.Log(j.bar/2) && !j.tailHolds():", false},
 	{"the conditional FAIL mixture removed", "look.go",
-		"j.logEF = logSumExp(math.Log1p(-eventsFailWeight)+j.logEF, math.Log(eventsFailWeight)+j.logEventsFail(j.condFloor, j.failTemper))", ""},
-	{"the pod-offset allowance halved", "look.go", "a := q * se\n", "a := q * se / 2\n"},
-	{"the tail's bar ignored", "look.go", "j.failBar = max(j.bar, j.tail.bar)", "j.failBar = j.bar"},
-	{"the tail's weight halved", "judge.go", "const tailWeight = 0.1\n", "const tailWeight = 0.05\n"},
-	{"the watch's weight halved", "watch.go", "const watchWeight = 0.25\n", "const watchWeight = 0.125\n"},
-	{"the watches' weights steepened", "watch.go", "const watchShift = 3\n", "const watchShift = 0\n"},
-	{"a watch every 15 steps", "watch.go", "const watchEvery = 10\n", "const watchEvery = 15\n"},
-	{"one watch running", "watch.go", "const watchRunning = 3\n", "const watchRunning = 1\n"},
-	{"the tail's hold on a PASS removed", "look.go", "case passable && j.logEP >= math.Log(j.bar) && !j.tailHolds():", "case passable && j.logEP >= math.Log(j.bar):"},
-	{"the tail's wide prior removed", "look.go", "\ttailWideWeight = 0.5\n", "\ttailWideWeight = 0\n"},
-	{"the FAIL prior tuned to the margin alone", "look.go", "j.priorScale(j.lim.Floor, failTarget(j.lim), j.lim.Floor)", "j.priorScale(j.lim.Floor, j.lim.Margin, j.lim.Floor)"},
+		"j.logEF = logSumExp(math.Log1p(-eventsFailWeight)+j.logEF, math.Log(eventsFailWeight)+j.logEventsFail(j.condFloor, j.failTemper))", "", false},
+	{"the pod-offset allowance halved", "look.go", "a := q * se\n", "a := q * se / 2\n", false},
+	{"the tail's bar ignored", "look.go", "j.failBar = max(j.bar, j.tail.bar)", "j.failBar = j.bar", false},
+	{"the tail's weight halved", "judge.go", "const tailWeight = 0.1\n", "const tailWeight = 0.05\n", false},
+	{"the watch's weight halved", "watch.go", "const watchWeight = 0.25\n", "const watchWeight = 0.125\n", false},
+	{"the watches' weights steepened", "watch.go", "const watchShift = 3\n", "const watchShift = 0\n", false},
+	{"a watch every 15 steps", "watch.go", "const watchEvery = 10\n", "const watchEvery = 15\n", false},
+	{"one watch running", "watch.go", "const watchRunning = 3\n", "const watchRunning = 1\n", false},
+	{"the tail's hold on a PASS removed", "look.go", "case passable && j.logEP >= math.Log(j.bar) && !j.tailHolds():", "case passable && j.logEP >= math.Log(j.bar):", true},
+	{"the tail's wide prior removed", "look.go", "\ttailWideWeight = 0.5\n", "\ttailWideWeight = 0\n", false},
+	{"the FAIL prior tuned to the margin alone", "look.go", "j.priorScale(j.lim.Floor, failTarget(j.lim), j.lim.Floor)", "j.priorScale(j.lim.Floor, j.lim.Margin, j.lim.Floor)", false},
 }
 
 type config struct {
@@ -75,7 +77,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if fails, log := goTest(ctx, cfg, ""); fails {
+	if fails, log := goTest(ctx, cfg, "", true); fails {
 		return fmt.Errorf("the guard tests fail on the unmutated judge:\n%s", log)
 	}
 	fmt.Fprintf(out, "mutants: the unmutated judge passes %s\n", cfg.run)
@@ -85,7 +87,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		caught, log := goTest(ctx, cfg, overlay)
+		caught, log := goTest(ctx, cfg, overlay, m.shipped)
 		verdict := "caught"
 		if !caught {
 			verdict = "SURVIVED"
@@ -125,16 +127,20 @@ func lay(dir string, i int, m mutant) (string, error) {
 	return path, os.WriteFile(path, ov, 0o644)
 }
 
-// goTest runs the guard tests, over the overlay when one is named; it reports whether they
-// failed, with their output.
-func goTest(ctx context.Context, cfg config, overlay string) (failed bool, log string) {
+// goTest runs the guard tests of the judge's package (and with shipped, of the shipped path's),
+// over the overlay when one is named; it reports whether they failed, with their output.
+func goTest(ctx context.Context, cfg config, overlay string, shipped bool) (failed bool, log string) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 	args := []string{"test", "-count=1", "-run", cfg.run}
 	if overlay != "" {
 		args = append(args, "-overlay", overlay)
 	}
-	cmd := exec.CommandContext(ctx, "go", append(args, "./"+pkg, "./"+shippedPkg)...)
+	pkgs := []string{"./" + pkg}
+	if shipped {
+		pkgs = append(pkgs, "./"+shippedPkg)
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, pkgs...)...)
 	b, err := cmd.CombinedOutput()
 	return err != nil, string(b)
 }
