@@ -165,7 +165,7 @@ const ThresholdsFalseFail = "250 of 400, 62.5% [57.7%, 67.1%]"
 // ThresholdsNote is the note of a report whose verdict the thresholds alone
 // decide: what they cost at parity, measured.
 const ThresholdsNote = "thresholds alone decide: they have no error control; at parity they failed " + ThresholdsFalseFail +
-	" of simulated A/A rollouts (docs/verdict-eval.md), where the count-based test (-gate counts, a PoolCanary's statistical mode Counts) failed at most 0.2% under independent, corpus-like, AR(1) and small pod-offset noise (docs/verdict-eval-counts.md)"
+	" of simulated A/A rollouts (docs/verdict-eval.md), where the count-based test (-gate counts, a PoolCanary's statistical mode Counts) failed none of 200 under independent noise and at most 2% under corpus-like, AR(1), small pod-offset and heavy-tailed noise (docs/verdict-eval-counts.md)"
 
 // setGate sets the report's verdict gate from the statistical mode, and
 // notes the mode's plan (the test's alpha, or what the thresholds cost).
