@@ -385,6 +385,5 @@ func selectorQuery(rule string, labels map[string]string) string {
 // an unknown or retired one is not): the controller then reads it at every analysis interval
 // of a step, not only at its end.
 func anytimeValid(m v1alpha1.StatisticalMode) bool {
-	t, err := parity.Modes().Lookup(string(m.OrDefault()))
-	return err == nil && t.AnytimeValid()
+	return parity.Modes().AnytimeValid(parity.StatMode(m.OrDefault()))
 }

@@ -64,19 +64,12 @@ type CountsInput struct {
 // (JudgeCounts), one of k SLIs.
 func (e evaluation) countTest(ctx context.Context, q Querier, s catalog.SLI, crit Criterion, k int) TestResult {
 	ci := s.Counts
-	step := e.intervals[ci.Requests]
-	if step <= 0 {
-		step = DefaultCountStep
+	in := CountsInput{SLI: s, Crit: crit, K: k, Alpha: e.opts.Sequential.Alpha, Since: e.opts.StatSince, At: e.opts.At, Step: e.intervals[ci.Requests], Exclude: e.opts.Exclude}
+	edges, _, young := in.window()
+	if young != nil {
+		return *young
 	}
-	in := CountsInput{SLI: s, Crit: crit, K: k, Alpha: e.opts.Sequential.Alpha, Since: e.opts.StatSince, At: e.opts.At, Step: step, Exclude: e.opts.Exclude}
-	edges := countEdges(in.Since, in.At, step)
-	if len(edges) < 2 {
-		return TestResult{Verdict: NoData, Note: fmt.Sprintf("the rollout is younger than one %s step of the count rules", step)}
-	}
-	from := edges[0]
-	if lead := leadEdges(in.Since, CountHistory, step); len(lead) > 0 {
-		from = lead[0]
-	}
+	from := edges[0] // stable's history first, when the step fits in it
 	var why []string
 	read := func(rule string) (CountSeries, error) {
 		raw, err := promread.ReadRaw(ctx, q, rule+"{"+e.selector(s)+"}", from, edges[len(edges)-1], e.opts.BaselineTrack)
@@ -114,16 +107,10 @@ func JudgeCounts(in CountsInput) TestResult {
 	if ci == nil {
 		return TestResult{Verdict: Error, Note: in.SLI.Name + " has no count inputs"}
 	}
-	step := in.Step
-	if step <= 0 {
-		step = DefaultCountStep
+	edges, lead, young := in.window()
+	if young != nil {
+		return *young
 	}
-	edges := countEdges(in.Since, in.At, step)
-	if len(edges) < 2 {
-		return TestResult{Verdict: NoData, Note: fmt.Sprintf("the rollout is younger than one %s step of the count rules", step)}
-	}
-	lead := leadEdges(in.Since, CountHistory, step)
-	edges = append(lead, edges...)
 	part := ci.Proportion || ci.Quantile > 0
 	if g := countDefects(
 		countSet{track: "stable", reqs: in.Requests.Stable, num: in.Num.Stable, part: part, buckets: ci.Quantile > 0},
@@ -134,7 +121,7 @@ func JudgeCounts(in CountsInput) TestResult {
 		return TestResult{Verdict: NoData, Counts: true, Note: g}
 	}
 	t := seqcount.Test{Alpha: SequentialTest{Alpha: in.Alpha}.WithDefaults().Alpha, K: max(in.K, 1)}
-	excluded := exclusion(in.Exclude, step)
+	excluded := exclusion(in.Exclude, in.step())
 	var (
 		res    seqcount.Result
 		notes  []string
@@ -142,14 +129,35 @@ func JudgeCounts(in CountsInput) TestResult {
 		err    error
 	)
 	if ci.Quantile > 0 {
-		res, notes, effect, err = judgeLatency(t, in.Crit, ci.Quantile, in.Num, edges, len(lead), excluded)
+		res, notes, effect, err = judgeLatency(t, in.Crit, ci.Quantile, in.Num, edges, lead, excluded)
 	} else {
-		res, notes, effect, err = judgeRates(t, in.Crit, ci.Proportion, in.Requests, in.Num, edges, len(lead), excluded)
+		res, notes, effect, err = judgeRates(t, in.Crit, ci.Proportion, in.Requests, in.Num, edges, lead, excluded)
 	}
 	if err != nil {
 		return TestResult{Verdict: NoData, Note: strings.Join(append(notes, err.Error()), "; ")}
 	}
 	return countResult(res, effect, notes)
+}
+
+// step returns the count rules' step (DefaultCountStep when unknown).
+func (in CountsInput) step() time.Duration {
+	if in.Step <= 0 {
+		return DefaultCountStep
+	}
+	return in.Step
+}
+
+// window returns the edges of the steps judged, stable's history first
+// (lead steps of it, CountHistory back from Since), to At; a NO DATA result
+// when the rollout is younger than one step.
+func (in CountsInput) window() (edges []time.Time, lead int, young *TestResult) {
+	step := in.step()
+	rollout := countEdges(in.Since, in.At, step)
+	if len(rollout) < 2 {
+		return nil, 0, &TestResult{Verdict: NoData, Note: fmt.Sprintf("the rollout is younger than one %s step of the count rules", step)}
+	}
+	history := leadEdges(in.Since, CountHistory, step)
+	return append(history, rollout...), len(history), nil
 }
 
 // errRefused marks an answer that is not evidence (a partial one).

@@ -214,6 +214,13 @@ func (g Registry) LookupGate(s string) (Test, error) {
 	return nil, fmt.Errorf("unknown gate %q: want %s", s, orList(g.Gates()))
 }
 
+// AnytimeValid reports whether m is a mode of the registry whose evidence
+// is anytime-valid (Test.AnytimeValid); a retired or unknown one is not.
+func (g Registry) AnytimeValid(m StatMode) bool {
+	t, err := g.Lookup(string(m))
+	return err == nil && t.AnytimeValid()
+}
+
 // test returns the Test that runs mode m in an evaluation: the registry's
 // (Off for an empty m, Options' zero value), or a retired mode's (hack/verdicteval still measures them beside the
 // kept ones; every entry point a user reaches refuses them through

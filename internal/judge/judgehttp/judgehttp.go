@@ -283,8 +283,7 @@ func ParseArgo(r *http.Request) (judge.Request, string, error) {
 	if err := judge.CheckNamespace(ns); err != nil {
 		return judge.Request{}, "", fmt.Errorf("%w: %v", judge.ErrInvalid, err)
 	}
-	t, err := parity.Modes().Lookup(string(modeName(req.Mode)))
-	if err == nil && t.AnytimeValid() && req.Since.IsZero() && run == "" {
+	if parity.Modes().AnytimeValid(modeName(req.Mode)) && req.Since.IsZero() && run == "" {
 		return judge.Request{}, "", fmt.Errorf("%w: the %s mode needs since (the rollout's start) or run (the rollout's identity, e.g. {{args.rollout}}-{{args.hash}})", judge.ErrInvalid, modeName(req.Mode))
 	}
 	key := ""

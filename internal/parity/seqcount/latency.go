@@ -84,8 +84,9 @@ func LatencyTestFrom(stable, gray Histogram, edges, survey []time.Time, q float6
 		return Latency{Notes: notes}, err
 	}
 	if len(survey) >= 2 && len(survey) < len(edges) {
-		if hv, _ := trackIncreases("stable", stable, survey); hv.enoughBeyond(stable.Bounds, q, floor, margin) {
-			surv, _ = hv.survival()
+		hv, _ := trackIncreases("stable", stable, survey)
+		if hs, ok := hv.surveyed(stable.Bounds, q, floor, margin); ok {
+			surv = hs
 		} else {
 			notes = append(notes, fmt.Sprintf("the judged bound read over every step, not stable's history: it has fewer than %d requests beyond the tail's bound", surveyMinTail))
 		}
@@ -113,23 +114,18 @@ func LatencyTestFrom(stable, gray Histogram, edges, survey []time.Time, q float6
 // the tail's test would rest on a handful of requests, or be missing.
 const surveyMinTail = 30
 
-// enoughBeyond reports whether t (stable over its history) has surveyMinTail requests beyond the
-// bound above the one it would judge at q (beyond the judged one when it is the last).
-func (t trackInc) enoughBeyond(bounds []float64, q, floor, margin float64) bool {
+// surveyed returns the survival of t (stable over its history), and whether it has
+// surveyMinTail requests beyond the bound above the one it would judge at q (beyond the judged one
+// when it is the last).
+func (t trackInc) surveyed(bounds []float64, q, floor, margin float64) ([]float64, bool) {
 	surv, err := t.survival()
 	if err != nil {
-		return false
-	}
-	var total float64
-	for i, c := range t.count {
-		if t.countOK[i] {
-			total += c
-		}
+		return nil, false
 	}
 	j, _ := chooseBound(surv, q)
 	j = judgeableBound(bounds, surv, j, floor, margin)
 	k := min(j+1, len(surv)-1)
-	return total*surv[k] >= surveyMinTail
+	return surv, t.served()*surv[k] >= surveyMinTail
 }
 
 // exceedanceLimits returns the latency ratios floor and margin as limits on the exceedance of

@@ -86,15 +86,21 @@ func (t trackInc) step(i, j int) Counts {
 	return c
 }
 
-// survival returns the track's pooled exceedance S_j = 1 - bucket_j/count at each bound, made
-// non-increasing.
-func (t trackInc) survival() ([]float64, error) {
+// served returns the requests the track served in the steps with a count.
+func (t trackInc) served() float64 {
 	var total float64
 	for i, c := range t.count {
 		if t.countOK[i] {
 			total += c
 		}
 	}
+	return total
+}
+
+// survival returns the track's pooled exceedance S_j = 1 - bucket_j/count at each bound, made
+// non-increasing.
+func (t trackInc) survival() ([]float64, error) {
+	total := t.served()
 	if !(total > 0) || math.IsInf(total, 0) {
 		return nil, fmt.Errorf("%w: stable served no requests in the window", ErrHistogram)
 	}

@@ -65,9 +65,14 @@ func watchedLogEF(logEs ...float64) float64 {
 // so about two judges read each step, and never more than 1 + watchRunning.
 func (j *judge) watch(history []Counts, steps []Step, tail *TailTest, i int) Result {
 	passed := j.result()
-	ws := []*judge{j}
-	var wtails []*TailTest // each watch's tail test (nil without one)
-	var stopped []bool     // each watch has stopped
+	// watcher is one watch: its judge, its tail's FAIL test (nil without one), and whether it
+	// has stopped.
+	type watcher struct {
+		*judge
+		tailTest *TailTest
+		stopped  bool
+	}
+	var ws []watcher
 	start := func(at int) {
 		hist := slices.Clip(history)
 		for _, st := range steps[:at] {
@@ -83,7 +88,7 @@ func (j *judge) watch(history []Counts, steps []Step, tail *TailTest, i int) Res
 		}
 		w := newJudgeTail(j.t, j.kind, j.lim, hist, steps[at:], wt)
 		w.first = at
-		ws, wtails, stopped = append(ws, w), append(wtails, wt), append(stopped, false)
+		ws = append(ws, watcher{judge: w, tailTest: wt})
 	}
 	start(i + 1)
 	logEs := make([]float64, 0, 16)
@@ -94,9 +99,9 @@ func (j *judge) watch(history []Counts, steps []Step, tail *TailTest, i int) Res
 			j.evidence()
 		}
 		logEs, bar := append(logEs[:0], j.logEF), j.failBar
-		for n, w := range ws[1:] {
-			if !stopped[n] {
-				w.addTail(wtails[n], k-w.first)
+		for _, w := range ws {
+			if !w.stopped {
+				w.addTail(w.tailTest, k-w.first)
 				if w.add(steps[k]) {
 					w.look()
 				}
@@ -105,36 +110,36 @@ func (j *judge) watch(history []Counts, steps []Step, tail *TailTest, i int) Res
 		}
 		logE = watchedLogEF(logEs...)
 		if logE >= math.Log(bar) {
-			w := ws[len(ws)-1]
-			for _, c := range ws[1:] {
+			w := ws[len(ws)-1].judge
+			for _, c := range ws {
 				if c.logEF > w.logEF {
-					w = c // the watch with the most evidence names the effect
+					w = c.judge // the watch with the most evidence names the effect
 				}
 			}
 			w.out, w.at, w.failBar = Fail, steps[k].T, bar
 			r := w.result()
 			r.EFail, r.Passed = math.Exp(logE), passed.Rejected
 			r.Note = fmt.Sprintf("FAIL after the PASS at %s: the FAIL tests since the start and %d watches since (package doc, \"Watching after a PASS\") reached e-value %s against the bar %.4g; the watch from %s, on its %d steps: %s",
-				passed.Rejected.UTC().Format(time.TimeOnly), len(ws)-1, fmtE(logE, 4), bar, steps[w.first].T.UTC().Format(time.TimeOnly), len(w.obs), r.Note)
+				passed.Rejected.UTC().Format(time.TimeOnly), len(ws), fmtE(logE, 4), bar, steps[w.first].T.UTC().Format(time.TimeOnly), len(w.obs), r.Note)
 			return r
 		}
-		for n, w := range ws[1:] {
-			if !stopped[n] && w.out == Pass {
-				stopped[n], w.out, w.failOnly = true, Inconclusive, true
+		for n := range ws {
+			if w := &ws[n]; !w.stopped && w.out == Pass {
+				w.stopped, w.out, w.failOnly = true, Inconclusive, true
 			}
 		}
 		if (k-i)%watchEvery == 0 && k+1 < len(steps) {
 			start(k + 1)
 		}
-		for n, run := len(stopped)-1, 0; n >= 0; n-- {
-			if !stopped[n] {
+		for n, run := len(ws)-1, 0; n >= 0; n-- {
+			if !ws[n].stopped {
 				if run++; run > watchRunning {
-					stopped[n] = true
+					ws[n].stopped = true
 				}
 			}
 		}
 	}
 	passed.EFail = math.Exp(logE)
-	passed.Note += fmt.Sprintf("; watched after the PASS: the FAIL tests since the start and %d watches since at e-value %s", len(ws)-1, fmtE(logE, 3))
+	passed.Note += fmt.Sprintf("; watched after the PASS: the FAIL tests since the start and %d watches since at e-value %s", len(ws), fmtE(logE, 3))
 	return passed
 }
