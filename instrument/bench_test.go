@@ -228,6 +228,112 @@ func BenchmarkGetPutCheck(b *testing.B) {
 	}
 }
 
+// BenchmarkGetPutPoison measures poisoned Puts (WithBytePoison,
+// WithPoison), off and on, on the three kinds of pool, each with a Get,
+// a write and a Put per op, so that the buffers have a capacity to poison:
+//
+//	pool=buffer_1k:  NewBufferPool, 1 KiB written (a 1 KiB buffer)
+//	pool=buffer_16k: NewBufferPool, 16 KiB written
+//	pool=slice_1k:   NewByteSlicePool(1024), 1 KiB appended
+//	pool=struct:     the struct pool of BenchmarkGetPutStruct; its poison
+//	                 overwrites the fields and the tags' capacity (8)
+//
+// poison=off is the pool as built without the option, the code path every
+// pool takes when poisoning is off; run the benchmark on the code before
+// the option existed to compare (benchstat -col /poison for on vs off).
+func BenchmarkGetPutPoison(b *testing.B) {
+	chunk16k := bytes.Repeat(chunk, 16)
+	for _, poison := range []bool{false, true} {
+		suffix := "/poison=off"
+		var bopts []instrument.BytesOption
+		if poison {
+			suffix = "/poison=on"
+			bopts = append(bopts, instrument.WithBytePoison())
+		}
+		for _, data := range []struct {
+			name  string
+			chunk []byte
+		}{{"buffer_1k", chunk}, {"buffer_16k", chunk16k}} {
+			b.Run("pool="+data.name+suffix, cpuTimed(func(b *testing.B) {
+				p, err := instrument.NewBufferPool("bench", bufferCap, bopts...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						buf := p.Get()
+						buf.Write(data.chunk)
+						p.Put(buf)
+					}
+				})
+				if s := p.Stats(); s.Dirty != 0 {
+					b.Fatalf("Dirty = %d with correct use", s.Dirty)
+				}
+			}))
+		}
+		b.Run("pool=slice_1k"+suffix, cpuTimed(func(b *testing.B) {
+			p, err := instrument.NewByteSlicePool("bench", 1024, 0, bopts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					bp := p.Get()
+					*bp = append(*bp, chunk...)
+					p.Put(bp)
+				}
+			})
+			if s := p.Stats(); s.Dirty != 0 {
+				b.Fatalf("Dirty = %d with correct use", s.Dirty)
+			}
+		}))
+		b.Run("pool=struct"+suffix, cpuTimed(func(b *testing.B) {
+			const poisonName = "\xdb"
+			opts := []instrument.Option[*item]{
+				instrument.WithNew(func() *item { return &item{tags: make([]string, 0, 8)} }),
+				instrument.WithReset(func(it *item) { it.id, it.name, it.tags = 0, "", it.tags[:0] }),
+				instrument.WithKeep(func(it *item) bool { return it != nil && cap(it.tags) <= maxTags }),
+			}
+			if poison {
+				opts = append(opts, instrument.WithPoison(
+					func(it *item) {
+						it.id, it.name = -1, poisonName
+						all := it.tags[:cap(it.tags)]
+						for i := range all {
+							all[i] = poisonName
+						}
+					},
+					func(it *item) bool {
+						for _, t := range it.tags[:cap(it.tags)] {
+							if t != poisonName {
+								return false
+							}
+						}
+						return it.id == -1 && it.name == poisonName && len(it.tags) == 0
+					}))
+			}
+			p, err := instrument.New("bench", opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					it := p.Get()
+					it.id = 1
+					it.tags = append(it.tags, "a")
+					p.Put(it)
+				}
+			})
+			if s := p.Stats(); s.Dirty != 0 {
+				b.Fatalf("Dirty = %d with correct use", s.Dirty)
+			}
+		}))
+	}
+}
+
 // sink keeps the compiler from optimising the work away; each goroutine
 // adds its local total once, at the end, so the sink is not contended.
 var sink atomic.Int64

@@ -123,3 +123,82 @@ func ExampleWithCheck() {
 	fmt.Printf("user=%q gets=%d misses=%d dirty=%d\n", next.user, st.Gets, st.Misses, st.Dirty)
 	// Output: user="" gets=2 misses=2 dirty=1
 }
+
+// A handler that returns its buffer to the pool before it writes the
+// response from buf.Bytes() sends whatever the next request wrote, but
+// only under load. With poisoning on it sends the poison every time, and a
+// write into the buffer after its Put is counted and the buffer replaced.
+func ExampleWithBytePoison() {
+	p, err := instrument.NewBufferPool("response_buffer", 0, instrument.WithBytePoison())
+	if err != nil {
+		log.Fatal(err)
+	}
+	buf := p.Get()
+	buf.WriteString(`{"user":"alice"}`)
+	body := buf.Bytes()
+	p.Put(buf) // too early: body is not written yet
+	sent := fmt.Sprintf("% x", body[:4])
+
+	buf.WriteString("late") // a write after Put
+	next := p.Get()         // takes the written buffer: dropped, a fresh one instead
+	st := p.Stats()
+	fmt.Println(sent) // what the response would carry
+	fmt.Printf("len=%d gets=%d misses=%d dirty=%d\n", next.Len(), st.Gets, st.Misses, st.Dirty)
+	// Output:
+	// db db db db
+	// len=0 gets=2 misses=2 dirty=1
+}
+
+// WithPoison poisons objects of any type: here a field and a slice's
+// whole capacity. Get checks the poison, then runs the reset again, so
+// the caller gets a reset object.
+func ExampleWithPoison() {
+	type session struct {
+		user string
+		ids  []int
+	}
+	const poisoned = "POISONED"
+	p, err := instrument.New("request_scratch",
+		instrument.WithNew(func() *session { return &session{ids: make([]int, 0, 8)} }),
+		instrument.WithReset(func(s *session) { s.user, s.ids = "", s.ids[:0] }),
+		instrument.WithPoison(
+			func(s *session) {
+				s.user = poisoned
+				all := s.ids[:cap(s.ids)]
+				for i := range all {
+					all[i] = -1
+				}
+			},
+			func(s *session) bool {
+				for _, id := range s.ids[:cap(s.ids)] {
+					if id != -1 {
+						return false
+					}
+				}
+				return s.user == poisoned && len(s.ids) == 0
+			}),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := p.Get()
+	s.user, s.ids = "alice", append(s.ids, 7)
+	ids := s.ids
+	p.Put(s)
+	afterPut := fmt.Sprint(s.user, " ", ids) // a use after Put reads the poison
+
+	s = p.Get() // intact: reset again and handed out
+	reused := fmt.Sprintf("user=%q ids=%v", s.user, s.ids)
+	p.Put(s)
+	s.ids = append(s.ids, 9) // a write after Put
+
+	s = p.Get() // caught: dropped, a fresh one instead
+	st := p.Stats()
+	fmt.Println("after Put:", afterPut)
+	fmt.Println(reused)
+	fmt.Printf("user=%q ids=%v dirty=%d\n", s.user, s.ids, st.Dirty)
+	// Output:
+	// after Put: POISONED [-1]
+	// user="" ids=[]
+	// user="" ids=[] dirty=1
+}

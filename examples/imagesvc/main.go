@@ -15,7 +15,9 @@
 // -pool-mode (POOL_MODE: unpooled, pooled, or one of three misuses:
 // misuse-cap, never-reset, never-put; default pooled),
 // -shutdown-timeout (SHUTDOWN_TIMEOUT, default 10s), -pprof-addr (PPROF_ADDR: a
-// separate port serving /debug/pprof/; default empty, off). `make demo
+// separate port serving /debug/pprof/; default empty, off), -poison
+// (POOLPARITY_POISON: 1 or true poisons what the pools take back, a debug
+// mode that makes a use after Put visible; default off). `make demo
 // SERVICE=example` runs a stable and a gray track of it side by side.
 package main
 
@@ -31,6 +33,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -54,6 +57,11 @@ type Config struct {
 	// PprofAddr, when set, serves the Go profiles on a port of its own
 	// (instrument/pprofhttp); empty, the default, serves none.
 	PprofAddr string
+	// Poison turns on the pools' poisoned Puts (instrument.WithPoison), a
+	// debug mode: a use of an image or output buffer after its Put reads
+	// 0xDB bytes every time, and a write after Put is counted in
+	// syncpool_dirty_total. Off by default; no effect when unpooled.
+	Poison bool
 }
 
 // parseConfig reads the flags in args over the environment in getenv.
@@ -71,6 +79,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&cfg.GrayStatus, "gray-status", env("GRAY_STATUS", "false"), "the track's gray_status: true, false or baseline (GRAY_STATUS)")
 	fs.StringVar(&cfg.PoolMode, "pool-mode", env("POOL_MODE", ModePooled), "pool mode: "+strings.Join(Modes, ", ")+" (POOL_MODE)")
 	fs.StringVar(&cfg.PprofAddr, "pprof-addr", env("PPROF_ADDR", ""), "address of a separate port serving /debug/pprof/; empty: off (PPROF_ADDR)")
+	poison, err := parseBool(env("POOLPARITY_POISON", "false"))
+	if err != nil {
+		return cfg, fmt.Errorf("POOLPARITY_POISON: %w", err)
+	}
+	fs.BoolVar(&cfg.Poison, "poison", poison, "poison what the pools take back, a debug mode that makes a use after Put visible (POOLPARITY_POISON: 1 or true)")
 	timeout := env("SHUTDOWN_TIMEOUT", "10s")
 	fs.Func("shutdown-timeout", "graceful shutdown bound (SHUTDOWN_TIMEOUT, default 10s)", func(s string) error { timeout = s; return nil })
 	if err := fs.Parse(args); err != nil {
@@ -85,6 +98,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	}
 	cfg.ShutdownTimeout = d
 	return cfg, cfg.Validate()
+}
+
+// parseBool reads a boolean setting: 1, t, true, 0, f, false in any case,
+// as strconv.ParseBool does.
+func parseBool(s string) (bool, error) {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("%q: want 1, true, 0 or false", s)
+	}
+	return b, nil
 }
 
 // Validate reports the first setting that cannot work.
@@ -136,7 +159,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 		return err
 	}
 	pools := instrument.NewRegistry()
-	svc, err := newService(cfg.PoolMode, pools)
+	svc, err := newService(cfg.PoolMode, cfg.Poison, pools)
 	if err != nil {
 		return err
 	}
@@ -169,7 +192,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready chan<- string)
 		defer func() { stopProfiles(); <-pdone }()
 		log.Info("serving profiles", "addr", pln.Addr().String(), "path", pprofhttp.Prefix)
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "gray_status", track.GrayStatus, "pool_mode", track.PoolMode)
+	log.Info("serving", "addr", ln.Addr().String(), "gray_status", track.GrayStatus, "pool_mode", track.PoolMode, "poison", cfg.Poison)
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

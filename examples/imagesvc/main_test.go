@@ -28,12 +28,19 @@ import (
 // newTestServer serves the service in mode with its telemetry, as run does.
 func newTestServer(t *testing.T, mode string) (*httptest.Server, *instrument.Registry) {
 	t.Helper()
+	return newTestServerPoisoned(t, mode, false)
+}
+
+// newTestServerPoisoned is newTestServer with the pools' poisoning on or
+// off (POOLPARITY_POISON).
+func newTestServerPoisoned(t *testing.T, mode string, poison bool) (*httptest.Server, *instrument.Registry) {
+	t.Helper()
 	track, err := instrument.ParseTrack("true", mode)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pools := instrument.NewRegistry()
-	svc, err := newService(mode, pools)
+	svc, err := newService(mode, poison, pools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,6 +294,15 @@ func TestParseConfig(t *testing.T) {
 			Config{Addr: ":8080", GrayStatus: "false", PoolMode: ModePooled, ShutdownTimeout: 10 * time.Second, PprofAddr: "127.0.0.1:6060"}, ""},
 		{"profiles on the API's port", nil, map[string]string{"PPROF_ADDR": ":8080"}, Config{}, "PPROF_ADDR"},
 		{"a profile address without a port", nil, map[string]string{"PPROF_ADDR": "localhost"}, Config{}, "PPROF_ADDR"},
+		{"poisoning on by environment", nil, map[string]string{"POOLPARITY_POISON": "1"},
+			Config{Addr: ":8080", GrayStatus: "false", PoolMode: ModePooled, ShutdownTimeout: 10 * time.Second, Poison: true}, ""},
+		{"poisoning spelt true", nil, map[string]string{"POOLPARITY_POISON": "true"},
+			Config{Addr: ":8080", GrayStatus: "false", PoolMode: ModePooled, ShutdownTimeout: 10 * time.Second, Poison: true}, ""},
+		{"poisoning off by environment", nil, map[string]string{"POOLPARITY_POISON": "0"},
+			Config{Addr: ":8080", GrayStatus: "false", PoolMode: ModePooled, ShutdownTimeout: 10 * time.Second}, ""},
+		{"the poison flag wins", []string{"-poison=false"}, map[string]string{"POOLPARITY_POISON": "true"},
+			Config{Addr: ":8080", GrayStatus: "false", PoolMode: ModePooled, ShutdownTimeout: 10 * time.Second}, ""},
+		{"a poison value that is no boolean", nil, map[string]string{"POOLPARITY_POISON": "yes"}, Config{}, `POOLPARITY_POISON: "yes"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -332,7 +348,7 @@ func TestImportsOnlyPublicPackages(t *testing.T) {
 func BenchmarkThumbnail(b *testing.B) {
 	for _, mode := range Modes {
 		b.Run(mode, func(b *testing.B) {
-			svc, err := newService(mode, instrument.NewRegistry())
+			svc, err := newService(mode, false, instrument.NewRegistry())
 			if err != nil {
 				b.Fatal(err)
 			}

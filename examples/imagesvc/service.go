@@ -73,37 +73,58 @@ type service struct {
 }
 
 // newService returns the service for mode and registers its pools (none
-// when unpooled) in pools.
-func newService(mode string, pools *instrument.Registry) (*service, error) {
+// when unpooled) in pools. With poison, the image and output pools poison
+// what is Put (POOLPARITY_POISON): a use after Put reads 0xDB bytes, and
+// a write after Put is counted in syncpool_dirty_total. The PNG encoder's
+// pool holds png.EncoderBuffer, whose state is opaque, and is not
+// poisoned.
+func newService(mode string, poison bool, pools *instrument.Registry) (*service, error) {
 	s := &service{mode: mode}
+	var imageOpts []instrument.Option[*image.RGBA]
+	var outOpts []instrument.BytesOption
+	if poison {
+		imageOpts = append(imageOpts, instrument.WithPoison(poisonImage, imagePoisoned))
+		outOpts = append(outOpts, instrument.WithBytePoison())
+	}
 	var err error
 	switch mode {
 	case ModeUnpooled:
 		return s, nil
 	case ModePooled, ModeNeverReset, ModeNeverPut:
-		s.images, err = instrument.New("image_rgba",
+		s.images, err = instrument.New("image_rgba", append([]instrument.Option[*image.RGBA]{
 			instrument.WithNew(func() *image.RGBA { return new(image.RGBA) }),
-			instrument.WithKeep(func(m *image.RGBA) bool { return cap(m.Pix) <= maxPix }))
+			instrument.WithKeep(func(m *image.RGBA) bool { return cap(m.Pix) <= maxPix }),
+		}, imageOpts...)...)
 	case ModeMisuseCap:
-		s.images, err = instrument.New("image_rgba",
+		s.images, err = instrument.New("image_rgba", append([]instrument.Option[*image.RGBA]{
 			instrument.WithNew(func() *image.RGBA { return &image.RGBA{Pix: make([]uint8, 0, maxPix)} }),
-			instrument.WithKeep(func(m *image.RGBA) bool { return cap(m.Pix) <= maxPix/4 }))
+			instrument.WithKeep(func(m *image.RGBA) bool { return cap(m.Pix) <= maxPix/4 }),
+		}, imageOpts...)...)
 	default:
 		return nil, fmt.Errorf("unknown pool mode %q", mode)
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("creating the image pool: %w", err)
 	}
 	s.noPut = mode == ModeNeverPut
 	if mode == ModeNeverReset {
-		s.outs, err = instrument.New("png_out",
+		opts := []instrument.Option[*bytes.Buffer]{
 			instrument.WithNew(func() *bytes.Buffer { return new(bytes.Buffer) }),
-			instrument.WithKeep(func(b *bytes.Buffer) bool { return b.Cap() <= maxOut }))
+			instrument.WithKeep(func(b *bytes.Buffer) bool { return b.Cap() <= maxOut }),
+		}
+		if poison {
+			// No reset: the bytes a buffer holds are the misuse, so only
+			// the capacity past them is poisoned.
+			opts = append(opts, instrument.WithPoison(
+				func(b *bytes.Buffer) { instrument.PoisonBytes(b.AvailableBuffer()) },
+				func(b *bytes.Buffer) bool { return instrument.BytesPoisoned(b.AvailableBuffer()) }))
+		}
+		s.outs, err = instrument.New("png_out", opts...)
 	} else {
-		s.outs, err = instrument.NewBufferPool("png_out", maxOut)
+		s.outs, err = instrument.NewBufferPool("png_out", maxOut, outOpts...)
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("creating the output pool: %w", err)
 	}
 	encs, err := instrument.New[*png.EncoderBuffer]("png_encoder")
 	if err != nil {
@@ -115,6 +136,13 @@ func newService(mode string, pools *instrument.Registry) (*service, error) {
 	}
 	return s, nil
 }
+
+// poisonImage fills an image's whole pixel buffer, up to its capacity,
+// with instrument.PoisonByte: the image pool's poison.
+func poisonImage(m *image.RGBA) { instrument.PoisonBytes(m.Pix) }
+
+// imagePoisoned reports whether poisonImage's poison is intact.
+func imagePoisoned(m *image.RGBA) bool { return instrument.BytesPoisoned(m.Pix) }
 
 // encoderPool is the png.EncoderBufferPool of the pooled modes: the
 // encoder's zlib state and row buffers, kept between images.

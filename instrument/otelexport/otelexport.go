@@ -107,7 +107,7 @@ func Register(mp metric.MeterProvider, src Snapshotter, opts ...Option) (metric.
 		{MissesName, "{miss}", "Gets on the sync.Pool that were not served from the pool (New was called, or the pool was empty).", func(s instrument.Stats) uint64 { return s.Misses }},
 		{PutsName, "{put}", "Objects accepted back into the sync.Pool by Put.", func(s instrument.Stats) uint64 { return s.Puts }},
 		{DropsName, "{drop}", "Objects passed to Put that the pool's keep policy refused (for example over the size cap).", func(s instrument.Stats) uint64 { return s.Drops }},
-		{DirtyName, "{dirty}", "Objects taken from the sync.Pool that failed the pool's WithCheck check (state its reset left behind); each was dropped and replaced by a fresh one.", func(s instrument.Stats) uint64 { return s.Dirty }},
+		{DirtyName, "{dirty}", "Objects taken from the sync.Pool that were not as Put left them: they failed the pool's WithCheck check (state its reset left behind) or their WithPoison poison was overwritten (a write after Put). Each was dropped and replaced by a fresh one.", func(s instrument.Stats) uint64 { return s.Dirty }},
 	}
 	var counters [len(specs)]metric.Int64ObservableCounter
 	observables := make([]metric.Observable, len(specs))

@@ -174,7 +174,7 @@ func TestPrometheusTranslationGivesTheDesignNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	const want = `
-# HELP syncpool_dirty_total Objects taken from the sync.Pool that failed the pool's WithCheck check (state its reset left behind); each was dropped and replaced by a fresh one.
+# HELP syncpool_dirty_total Objects taken from the sync.Pool that were not as Put left them: they failed the pool's WithCheck check (state its reset left behind) or their WithPoison poison was overwritten (a write after Put). Each was dropped and replaced by a fresh one.
 # TYPE syncpool_dirty_total counter
 syncpool_dirty_total{pool="json_buffer"} 1
 syncpool_dirty_total{pool="report_scratch"} 0

@@ -7,7 +7,7 @@
 //	syncpool_misses_total{pool="..."}  Gets that had to call New
 //	syncpool_puts_total{pool="..."}    objects accepted back by Put
 //	syncpool_drops_total{pool="..."}   objects Put refused by the keep policy
-//	syncpool_dirty_total{pool="..."}   pooled objects that failed the WithCheck check
+//	syncpool_dirty_total{pool="..."}   pooled objects not as Put left them (WithCheck, WithPoison)
 //
 // Nothing is recorded on the pools' hot paths: the Collector only reads the
 // counters the pools keep anyway. Register it with a prometheus.Registerer,
@@ -100,7 +100,7 @@ func NewCollector(src Snapshotter, opts ...Option) *Collector {
 		misses: desc(MissesName, "Gets on the sync.Pool that were not served from the pool (New was called, or the pool was empty)."),
 		puts:   desc(PutsName, "Objects accepted back into the sync.Pool by Put."),
 		drops:  desc(DropsName, "Objects passed to Put that the pool's keep policy refused (for example over the size cap)."),
-		dirty:  desc(DirtyName, "Objects taken from the sync.Pool that failed the pool's WithCheck check (state its reset left behind); each was dropped and replaced by a fresh one."),
+		dirty:  desc(DirtyName, "Objects taken from the sync.Pool that were not as Put left them: they failed the pool's WithCheck check (state its reset left behind) or their WithPoison poison was overwritten (a write after Put). Each was dropped and replaced by a fresh one."),
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 const golden = `
-# HELP syncpool_dirty_total Objects taken from the sync.Pool that failed the pool's WithCheck check (state its reset left behind); each was dropped and replaced by a fresh one.
+# HELP syncpool_dirty_total Objects taken from the sync.Pool that were not as Put left them: they failed the pool's WithCheck check (state its reset left behind) or their WithPoison poison was overwritten (a write after Put). Each was dropped and replaced by a fresh one.
 # TYPE syncpool_dirty_total counter
 syncpool_dirty_total{%[1]spool="json_buffer"%[2]s} 1
 syncpool_dirty_total{%[1]spool="report_scratch"%[2]s} 0

@@ -51,6 +51,15 @@ type Config struct {
 	// PoolCheckEvery taken from each pool (syncpool_dirty_total counts the
 	// dirty ones); 0 turns it off.
 	PoolCheckEvery int
+	// Poison turns on the pools' poisoned Puts (instrument.WithPoison), a
+	// debug mode for a gray track or a test: every Put overwrites the
+	// pooled object with a pattern (its buffers with 0xDB bytes), so a
+	// use of the object after its Put reads the pattern every time instead
+	// of another request's data now and then, and every Get checks the
+	// pattern, counting an object written after its Put in
+	// syncpool_dirty_total (which PoolParityDirtyObjects alerts on). Off
+	// by default; no effect in POOL_MODE=unpooled, which has no pools.
+	Poison bool
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
 	// PprofAddr is the address of a port of its own serving the Go
@@ -182,6 +191,7 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 	e.String(&c.GrayStatus, "GRAY_STATUS", "this process's track: true (gray, the canary), false (stable) or baseline (a PoolCanary's fresh baseline)")
 	e.String(&c.PoolMode, "POOL_MODE", "where hot-path buffers come from: pooled, unpooled, or a misuse mode for demos (misuse-hold, misuse-reset, misuse-retain, misuse-dirty)")
 	e.Int(&c.PoolCheckEvery, "POOL_CHECK_EVERY", "pool sanitizer: check one object in every N taken from each pool for state its reset left (0: off)")
+	e.Bool(&c.Poison, "POOLPARITY_POISON", "debug: poison every object the pools take back (1 or true), so that a use after Put reads 0xDB bytes and a write after Put is counted in syncpool_dirty_total")
 	e.String(&c.LogLevel, "LOG_LEVEL", "log level: debug, info, warn or error")
 	e.String(&c.GOGC, "GOGC", "the GC's target percentage: a whole number, or off; empty: the Go default (100); refused when the runtime could not parse it")
 	e.String(&c.PprofAddr, "PPROF_ADDR", "address of a separate port serving /debug/pprof/ (CPU, heap, allocs, trace); empty: off")

@@ -28,6 +28,34 @@ func TestParseReadsEnvAndFlagsWin(t *testing.T) {
 	}
 }
 
+func TestParsePoison(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		env  string
+		args []string
+		want bool
+	}{
+		{"unset is off", "", nil, false},
+		{"1 turns it on", "1", nil, true},
+		{"true turns it on", "true", nil, true},
+		{"TRUE turns it on", "TRUE", nil, true},
+		{"0 leaves it off", "0", nil, false},
+		{"false leaves it off", "false", nil, false},
+		{"the flag wins over the variable", "true", []string{"-poolparity-poison=false"}, false},
+		{"the flag alone turns it on", "", []string{"-poolparity-poison"}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Parse("t", tt.args, env(map[string]string{"POOLPARITY_POISON": tt.env}), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Poison != tt.want {
+				t.Fatalf("POOLPARITY_POISON=%q %v gave Poison %v, want %v", tt.env, tt.args, c.Poison, tt.want)
+			}
+		})
+	}
+}
+
 func TestParseGrayStatusSpellings(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"true", "true"}, {"1", "true"}, {"T", "true"}, {"false", "false"}, {"0", "false"}, {"baseline", "baseline"},
@@ -70,6 +98,7 @@ func TestParseRejectsBadSettings(t *testing.T) {
 		{"a GOGC the runtime would ignore is rejected", map[string]string{"GOGC": "fast"}, nil, `GOGC="fast": want a whole number or off`},
 		{"a negative GOGC is rejected (off is spelt off)", nil, []string{"-gogc=-1"}, "GOGC"},
 		{"a GOGC with a unit is rejected", map[string]string{"GOGC": "100%"}, nil, "GOGC"},
+		{"a poison setting that is no boolean is rejected", map[string]string{"POOLPARITY_POISON": "yes"}, nil, `POOLPARITY_POISON="yes"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := config.Parse("t", tt.args, env(tt.env), io.Discard)
@@ -87,6 +116,7 @@ var everySetting = map[string]string{
 	"GRAY_STATUS":                         "true",
 	"POOL_MODE":                           "pooled",
 	"POOL_CHECK_EVERY":                    "3",
+	"POOLPARITY_POISON":                   "true",
 	"LOG_LEVEL":                           "debug",
 	"GOGC":                                "400",
 	"PPROF_ADDR":                          "127.0.0.1:6060",

@@ -71,6 +71,13 @@ type Config[T any] struct {
 	// SloppyReset is Reset as a careless change leaves it, forgetting some
 	// state (ModeMisuseDirty); nil keeps Reset in that mode.
 	SloppyReset func(T)
+	// Poison overwrites a reset object with a pattern no correct user
+	// writes (its byte buffers' whole capacity with instrument.PoisonByte),
+	// and Intact reports whether that pattern is still there; the pool
+	// runs them when Settings.Poison is on (instrument.WithPoison). Nil:
+	// the pool is not poisoned.
+	Poison func(T)
+	Intact func(T) bool
 }
 
 // Settings is what every Source of one process shares: the mode, the
@@ -83,6 +90,11 @@ type Settings struct {
 	// CheckEvery runs Config.Clean on one object in every CheckEvery taken
 	// from each pool; 0 turns the sanitizer off.
 	CheckEvery int
+	// Poison turns on poisoned Puts (POOLPARITY_POISON) in every pool whose
+	// Config has a Poison: a use of an object after its Put reads the
+	// poison, and a write after Put is counted (syncpool_dirty_total) and
+	// the object replaced. A debug mode.
+	Poison bool
 }
 
 // NewSource returns a Source for cfg: a plain allocator in ModeUnpooled,
@@ -119,6 +131,9 @@ func NewSource[T any](st Settings, cfg Config[T]) (Source[T], error) {
 	}
 	if st.CheckEvery > 0 && cfg.Clean != nil {
 		opts = append(opts, instrument.WithCheck(st.CheckEvery, cfg.Clean))
+	}
+	if st.Poison && cfg.Poison != nil {
+		opts = append(opts, instrument.WithPoison(cfg.Poison, cfg.Intact))
 	}
 	p, err := instrument.New(cfg.Name, opts...)
 	if err != nil {
@@ -157,6 +172,17 @@ func (e *Encoder) Reset() { e.Buf.Reset() }
 // Small reports whether the buffer is small enough to pool again.
 func (e *Encoder) Small() bool { return e.Buf.Cap() <= MaxBufferCap }
 
+// Poison fills the whole capacity of the (reset) buffer with
+// instrument.PoisonByte: what a response written from the buffer after its
+// Put carries.
+func (e *Encoder) Poison() { instrument.PoisonBytes(e.Buf.AvailableBuffer()) }
+
+// Intact reports whether the buffer is as Poison left it: empty, its whole
+// capacity still instrument.PoisonByte.
+func (e *Encoder) Intact() bool {
+	return e.Buf.Len() == 0 && instrument.BytesPoisoned(e.Buf.AvailableBuffer())
+}
+
 // Clean reports an error when the buffer is not empty.
 func (e *Encoder) Clean() error {
 	if n := e.Buf.Len(); n != 0 {
@@ -182,5 +208,6 @@ func EncoderConfig(name string) Config[*Encoder] {
 		Name: name, New: NewEncoder, Reset: (*Encoder).Reset, Keep: (*Encoder).Small, Clean: (*Encoder).Clean,
 		Presize: func(e *Encoder) { e.Buf.Grow(PresizeBytes) },
 		Scrub:   func(e *Encoder) { ScrubBytes(e.Buf.AvailableBuffer()) },
+		Poison:  (*Encoder).Poison, Intact: (*Encoder).Intact,
 	}
 }

@@ -1,10 +1,13 @@
 package pools_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -170,5 +173,60 @@ func TestChartAndCRDNameEveryMode(t *testing.T) {
 		if !strings.Contains(string(crd), "- "+m+"\n") {
 			t.Errorf("the PoolCanary CRD does not accept pool mode %s", m)
 		}
+	}
+}
+
+// TestPoisonReachesThePools: with Settings.Poison a pooled Encoder's bytes
+// read after its Put are the poison, and a write after Put is counted
+// under the pool's name and the encoder replaced; without it, or
+// unpooled, the bytes are the response's.
+func TestPoisonReachesThePools(t *testing.T) {
+	const body = `{"id":"a"}` + "\n"
+	poison := string(bytes.Repeat([]byte{instrument.PoisonByte}, len(body)))
+	tests := []struct {
+		name      string
+		st        pools.Settings
+		wantRead  string
+		wantDirty uint64
+	}{
+		{"pooled and poisoned", pools.Settings{Mode: pools.ModePooled, Poison: true}, poison, 1},
+		{"misuse-reset and poisoned: the poison follows the scrub", pools.Settings{Mode: pools.ModeMisuseReset, Poison: true}, poison, 1},
+		{"pooled, not poisoned", pools.Settings{Mode: pools.ModePooled}, body, 0},
+		{"unpooled: nothing to poison", pools.Settings{Mode: pools.ModeUnpooled, Poison: true}, body, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// One P and no GC: the next Get takes the encoder the Put pooled.
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			defer debug.SetGCPercent(debug.SetGCPercent(-1))
+			tt.st.Registry = instrument.NewRegistry()
+			src, err := pools.NewSource(tt.st, pools.EncoderConfig(pools.JSONBuffer))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := src.Get()
+			if err := e.Enc.Encode(map[string]string{"id": "a"}); err != nil {
+				t.Fatal(err)
+			}
+			view := e.Buf.Bytes()
+			src.Put(e)
+			if string(view) != tt.wantRead {
+				t.Errorf("after Put the response bytes read %q, want %q", view, tt.wantRead)
+			}
+			e.Buf.WriteString("late") // a write after Put
+			if next := src.Get(); next == e && tt.wantDirty > 0 {
+				t.Error("Get handed out the encoder written after its Put")
+			}
+			var dirty uint64
+			for _, ps := range tt.st.Registry.Snapshot() {
+				if ps.Name != pools.JSONBuffer {
+					t.Errorf("unexpected pool %s", ps.Name)
+				}
+				dirty += ps.Dirty
+			}
+			if dirty != tt.wantDirty {
+				t.Errorf("%s dirty = %d, want %d", pools.JSONBuffer, dirty, tt.wantDirty)
+			}
+		})
 	}
 }

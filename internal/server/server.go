@@ -46,6 +46,9 @@ type Options struct {
 	// CheckEvery runs the pool sanitizer on one object in every CheckEvery
 	// taken from each pool (instrument.WithCheck); 0: off.
 	CheckEvery int
+	// Poison turns on the pools' poisoned Puts (pools.Settings.Poison), a
+	// debug mode that makes a use of a pooled object after its Put visible.
+	Poison bool
 	// Metrics records requests. Nil: NopRecorder.
 	Metrics Recorder
 	// MetricsHandler serves GET /metrics. Nil: 404.
@@ -133,7 +136,7 @@ func New(o Options) (*Server, error) {
 		s.storageLog.every = 10 * time.Second
 	}
 	var err error
-	ps := pools.Settings{Mode: o.Mode, Registry: o.Pools, CheckEvery: o.CheckEvery}
+	ps := pools.Settings{Mode: o.Mode, Registry: o.Pools, CheckEvery: o.CheckEvery, Poison: o.Poison}
 	if s.report, err = termstats.NewBuilder(o.Store, ps, o.HeavyBudget); err != nil {
 		return nil, err
 	}
@@ -146,6 +149,8 @@ func New(o Options) (*Server, error) {
 		Presize:     func(rs *requestScratch) { rs.body = make([]byte, 0, pools.PresizeBytes) },
 		Scrub:       func(rs *requestScratch) { pools.ScrubBytes(rs.body) },
 		SloppyReset: (*requestScratch).sloppyReset,
+		Poison:      (*requestScratch).poison,
+		Intact:      (*requestScratch).intact,
 	}); err != nil {
 		return nil, err
 	}
@@ -280,6 +285,16 @@ func (rs *requestScratch) clean() error {
 		return errors.New("request scratch holds a previous request's item")
 	}
 	return nil
+}
+
+// poison fills the body buffer's whole capacity with instrument.PoisonByte
+// (pools.Settings.Poison): a request body read after the Put of its
+// scratch reads the poison.
+func (rs *requestScratch) poison() { instrument.PoisonBytes(rs.body) }
+
+// intact reports whether the body buffer is as poison left it.
+func (rs *requestScratch) intact() bool {
+	return len(rs.body) == 0 && instrument.BytesPoisoned(rs.body)
 }
 
 // small is the keep policy: a scratch object is pooled again only while

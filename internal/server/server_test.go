@@ -521,6 +521,42 @@ func TestReadyzIsThisPodsOwn(t *testing.T) {
 	}
 }
 
+// TestPoisonedPoolsAnswerTheUnpooledBytes runs the pooled server with
+// poisoning on (POOLPARITY_POISON): its handlers use no object after its
+// Put, so every response is still the unpooled one, no pool counts a
+// poisoned object, and every pool served Gets from the pool, each checked.
+func TestPoisonedPoolsAnswerTheUnpooledBytes(t *testing.T) {
+	st, _ := testStore(t, redistest.Addr(t))
+	poisoned := newServer(t, st, pools.ModePooled, func(o *server.Options) { o.Poison = true })
+	unpooled := newServer(t, st, pools.ModeUnpooled)
+	seedItems(t, poisoned, 60)
+	targets := []string{
+		"/api/v1/report", "/api/v1/report?n=7", "/api/v1/items", "/api/v1/items?limit=3",
+		"/api/v1/items/i000", "/api/v1/items/i041", "/api/v1/items/missing",
+	}
+	for round := range 3 {
+		for _, target := range targets {
+			pc, pb := poisoned.do(t, "GET", target, nil)
+			uc, ub := unpooled.do(t, "GET", target, nil)
+			if pc != uc || !bytes.Equal(pb, ub) {
+				t.Fatalf("round %d %s: poisoned %d %q\nunpooled %d %q", round, target, pc, pb, uc, ub)
+			}
+		}
+	}
+	snap := poisoned.pools.Snapshot()
+	if len(snap) != len(pools.Names) {
+		t.Fatalf("pools %v, want %v", snap, pools.Names)
+	}
+	for _, ps := range snap {
+		if ps.Dirty != 0 {
+			t.Errorf("pool %s: %+v, want no poisoned or dirty object with correct handlers", ps.Name, ps.Stats)
+		}
+		if ps.Gets <= ps.Misses {
+			t.Errorf("pool %s: %+v, want Gets served from the pool (and checked)", ps.Name, ps.Stats)
+		}
+	}
+}
+
 // TestMisuseDirty shows the leak of pools.ModeMisuseDirty (a reset that
 // forgets the decoded item) and the sanitizer stopping it: with the check
 // off, a PUT without tags answers (and stores) the previous request's

@@ -141,6 +141,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 		Mode:             cfg.Mode(),
 		Pools:            pools,
 		CheckEvery:       cfg.PoolCheckEvery,
+		Poison:           cfg.Poison,
 		Metrics:          rec,
 		MetricsHandler:   promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelError)}),
 		Logger:           log,
@@ -155,6 +156,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (svc *Service
 	})
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Poison {
+		log.Warn("pool poisoning is on (POOLPARITY_POISON, a debug mode): every Put overwrites the object and every Get checks it")
 	}
 	if cfg.FaultLatency > 0 || cfg.FaultErrorRate > 0 {
 		log.Warn("fault injection is on (testing knob)", "fault_latency", cfg.FaultLatency.String(), "fault_error_rate", cfg.FaultErrorRate)

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/poolparity/poolparity/instrument"
 	"github.com/poolparity/poolparity/internal/pools"
 )
 
@@ -230,7 +231,7 @@ func NewBuilder(st Store, ps pools.Settings, budget Budget) (*Builder, error) {
 	var err error
 	if b.scratch, err = pools.NewSource(ps, pools.Config[*scratch]{
 		Name: pools.ReportScratch, New: newScratch, Reset: (*scratch).reset, Keep: (*scratch).small,
-		Clean: (*scratch).clean,
+		Clean: (*scratch).clean, Poison: (*scratch).poison, Intact: (*scratch).intact,
 	}); err != nil {
 		return nil, err
 	}
@@ -239,6 +240,7 @@ func NewBuilder(st Store, ps pools.Settings, budget Budget) (*Builder, error) {
 		Clean:   (*itemScratch).clean,
 		Presize: func(s *itemScratch) { s.raw = make([]byte, 0, pools.PresizeBytes) },
 		Scrub:   func(s *itemScratch) { pools.ScrubBytes(s.raw) },
+		Poison:  (*itemScratch).poison, Intact: (*itemScratch).intact,
 	}); err != nil {
 		return nil, err
 	}
@@ -255,6 +257,35 @@ func (s *scratch) clean() error {
 		return errors.New("report scratch not reset")
 	}
 	return nil
+}
+
+// poison fills the term arena's whole capacity with instrument.PoisonByte
+// (pools.Settings.Poison): a term read after the Put of its scratch reads
+// the poison.
+func (s *scratch) poison() { instrument.PoisonBytes(s.corpus.text) }
+
+// intact reports whether the term arena is as poison left it.
+func (s *scratch) intact() bool {
+	return len(s.corpus.text) == 0 && instrument.BytesPoisoned(s.corpus.text)
+}
+
+// poison fills the whole capacity of the item's byte buffers (the stored
+// JSON, the payload, the unescaped text, the term arena) with
+// instrument.PoisonByte (pools.Settings.Poison).
+func (s *itemScratch) poison() {
+	for _, b := range [...][]byte{s.raw, s.item.Payload, s.text, s.terms.text} {
+		instrument.PoisonBytes(b)
+	}
+}
+
+// intact reports whether the item's byte buffers are as poison left them.
+func (s *itemScratch) intact() bool {
+	for _, b := range [...][]byte{s.raw, s.item.Payload, s.text, s.terms.text} {
+		if len(b) != 0 || !instrument.BytesPoisoned(b) {
+			return false
+		}
+	}
+	return true
 }
 
 // clean is the sanitizer's check of a pooled item scratch.
