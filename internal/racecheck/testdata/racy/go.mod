@@ -1,0 +1,3 @@
+module racy
+
+go 1.26
