@@ -65,7 +65,16 @@ type Options struct {
 	// AllowHosts lists the host names the tracks' URLs and the targets may
 	// name besides loopback, as loadgen.Config.AllowHosts.
 	AllowHosts []string
+	// Ignore lists the paths where gray may legitimately differ from
+	// stable whatever Learn learns: a JSON path (".id", "$.created_at",
+	// ".items[*].ts", ".meta" and everything under it), "status" or
+	// "content-type". A diff at one of them, or under one, is no mismatch.
+	// At most MaxIgnore; ParseIgnore checks and normalises them.
+	Ignore []string
 }
+
+// MaxIgnore bounds Options.Ignore.
+const MaxIgnore = 64
 
 func (o Options) withDefaults() (Options, error) {
 	var errs []error
@@ -80,6 +89,11 @@ func (o Options) withDefaults() (Options, error) {
 	check(!(o.NoiseThreshold >= 0 && o.NoiseThreshold <= 1), "noise threshold must be in [0, 1], got %g", o.NoiseThreshold)
 	check(!(o.MaxMismatchRate >= 0 && o.MaxMismatchRate < 1), "max mismatch rate must be in [0, 1), got %g", o.MaxMismatchRate)
 	check(o.TopPaths < 0 || o.TopPaths > MaxTopPaths, "top paths must be in [0, %d], got %d", MaxTopPaths, o.TopPaths)
+	ignore, err := ParseIgnore(o.Ignore)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	o.Ignore = ignore
 	o.Timeout = cmp.Or(o.Timeout, DefaultTimeout)
 	o.MaxBodyBytes = cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes)
 	o.NoiseThreshold = cmp.Or(o.NoiseThreshold, DefaultNoiseThreshold)
@@ -143,8 +157,14 @@ type Report struct {
 	Paths []PathReport `json:"paths"`
 	Noise []NoisePath  `json:"noise"`
 	// Notes say what the figures alone do not: invalid JSON from gray,
-	// bodies compared as bytes, gray's transport errors.
+	// bodies compared as bytes, gray's transport errors, the diffs ignored
+	// as Options.Ignore told.
 	Notes []string `json:"notes"`
+	// Method says how the responses compared were taken, as the caller
+	// describes it ("under load, at concurrency 32"); empty when it did not
+	// say. A Check sends one request at a time; a Live compares responses
+	// taken elsewhere, a load's own.
+	Method string `json:"method,omitempty"`
 }
 
 // String returns the report as a few lines of text.
@@ -223,13 +243,20 @@ type checker struct {
 	bases  [3]string // stable A, stable B, gray
 }
 
-// response is one track's response, its body cut at Options.MaxBodyBytes.
-type response struct {
-	status      int
-	contentType string
-	body        []byte
-	over        bool // the body was longer than the cap
-	err         error
+// Response is one track's answer to a request, as compared: a Check's own,
+// or one taken elsewhere and handed to Live.Compare (a load's).
+type Response struct {
+	// Status is the status code; ContentType the Content-Type header.
+	Status      int
+	ContentType string
+	// Body is the body, at most Options.MaxBodyBytes of it (a longer one
+	// is cut there); Truncated says the body was longer than the bytes
+	// kept.
+	Body      []byte
+	Truncated bool
+	// Err is set when no response came (a transport error, a timeout);
+	// the other fields are then unused.
+	Err error
 }
 
 // result is one request's comparisons.
@@ -241,14 +268,14 @@ type result struct {
 }
 
 func (c *checker) one(ctx context.Context, t *targets.Target) result {
-	var rs [3]response
+	var rs [3]Response
 	var wg sync.WaitGroup
 	for i, base := range c.bases {
 		wg.Go(func() { rs[i] = c.fetch(ctx, base, t) })
 	}
 	wg.Wait()
 	r := result{endpoint: t.Key(), request: fmt.Sprintf("%s %s, line %d", t.Method, t.URL, t.Line)}
-	if rs[0].err != nil || rs[1].err != nil {
+	if rs[0].Err != nil || rs[1].Err != nil {
 		r.skipped = true
 		return r
 	}
@@ -257,10 +284,10 @@ func (c *checker) one(ctx context.Context, t *targets.Target) result {
 	return r
 }
 
-func (c *checker) fetch(ctx context.Context, base string, t *targets.Target) response {
+func (c *checker) fetch(ctx context.Context, base string, t *targets.Target) Response {
 	u, err := t.Resolve(base)
 	if err != nil {
-		return response{err: err}
+		return Response{Err: err}
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
@@ -270,7 +297,7 @@ func (c *checker) fetch(ctx context.Context, base string, t *targets.Target) res
 	}
 	req, err := http.NewRequestWithContext(ctx, t.Method, u, body)
 	if err != nil {
-		return response{err: err}
+		return Response{Err: err}
 	}
 	if t.Header != nil {
 		req.Header = t.Header.Clone()
@@ -278,41 +305,46 @@ func (c *checker) fetch(ctx context.Context, base string, t *targets.Target) res
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return response{err: err}
+		return Response{Err: err}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(c.opt.MaxBodyBytes)+1))
 	if err != nil {
-		return response{err: fmt.Errorf("reading the body: %w", err)}
+		return Response{Err: fmt.Errorf("reading the body: %w", err)}
 	}
-	r := response{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), body: b}
-	if len(b) > c.opt.MaxBodyBytes {
-		r.body, r.over = b[:c.opt.MaxBodyBytes], true
+	return capBody(Response{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: b}, c.opt.MaxBodyBytes)
+}
+
+// capBody cuts r's body at max bytes, setting Truncated when it was
+// longer.
+func capBody(r Response, max int) Response {
+	if len(r.Body) > max {
+		r.Body, r.Truncated = r.Body[:max], true
 	}
 	return r
 }
 
 // diffResponses compares b with a, which answered, keeping the first diff
 // of each Pattern; asBytes says the bodies were compared as bytes.
-func diffResponses(a, b response) (diffs []Diff, asBytes bool) {
-	if b.err != nil {
-		return []Diff{{Path: "$", Kind: KindError, A: "answered", B: "no response: " + show(b.err.Error())}}, false
+func diffResponses(a, b Response) (diffs []Diff, asBytes bool) {
+	if b.Err != nil {
+		return []Diff{{Path: "$", Kind: KindError, A: "answered", B: "no response: " + show(b.Err.Error())}}, false
 	}
-	if a.status != b.status {
-		diffs = append(diffs, Diff{Path: "status", Kind: KindStatus, A: fmt.Sprint(a.status), B: fmt.Sprint(b.status)})
+	if a.Status != b.Status {
+		diffs = append(diffs, Diff{Path: "status", Kind: KindStatus, A: fmt.Sprint(a.Status), B: fmt.Sprint(b.Status)})
 	}
-	if !sameContentType(a.contentType, b.contentType) {
-		diffs = append(diffs, Diff{Path: "content-type", Kind: KindContentType, A: show(a.contentType), B: show(b.contentType)})
+	if !sameContentType(a.ContentType, b.ContentType) {
+		diffs = append(diffs, Diff{Path: "content-type", Kind: KindContentType, A: show(a.ContentType), B: show(b.ContentType)})
 	}
 	switch {
-	case a.over != b.over:
+	case a.Truncated != b.Truncated:
 		diffs = append(diffs, Diff{Path: "$", Kind: KindBodySize, A: sizeNote(a), B: sizeNote(b)})
-	case a.over:
+	case a.Truncated:
 		asBytes = true
-		diffs = append(diffs, compareBytes(a.body, b.body)...)
+		diffs = append(diffs, compareBytes(a.Body, b.Body)...)
 	default:
 		var body []Diff
-		body, asBytes = compare(a.body, b.body, a.contentType)
+		body, asBytes = compare(a.Body, b.Body, a.ContentType)
 		diffs = append(diffs, body...)
 	}
 	seen := map[string]bool{}
@@ -324,11 +356,11 @@ func diffResponses(a, b response) (diffs []Diff, asBytes bool) {
 	}), asBytes
 }
 
-func sizeNote(r response) string {
-	if r.over {
-		return fmt.Sprintf("over the read cap of %d bytes", len(r.body))
+func sizeNote(r Response) string {
+	if r.Truncated {
+		return fmt.Sprintf("over the read cap of %d bytes", len(r.Body))
 	}
-	return fmt.Sprintf("%d bytes", len(r.body))
+	return fmt.Sprintf("%d bytes", len(r.Body))
 }
 
 // judge learns the noise from the stables' diffs and counts gray's
@@ -349,7 +381,20 @@ func judge(results []result, opt Options) Report {
 			continue
 		}
 		rep.Compared++
-		left := slices.DeleteFunc(slices.Clone(r.gray), func(d Diff) bool { return noise.Ignores(r.endpoint, d) })
+		ignored := false
+		left := slices.DeleteFunc(slices.Clone(r.gray), func(d Diff) bool {
+			if noise.Ignores(r.endpoint, d) {
+				return true
+			}
+			if ignoredPath(opt.Ignore, d) {
+				ignored = true
+				return true
+			}
+			return false
+		})
+		if ignored {
+			t.ignored++
+		}
 		t.add(r, left)
 		if len(left) > 0 {
 			rep.Mismatches++
@@ -361,7 +406,7 @@ func judge(results []result, opt Options) Report {
 	rep.Paths = t.top(opt.TopPaths)
 	rep.Noise = noise.Paths()
 	rep.Noise = rep.Noise[:min(len(rep.Noise), opt.TopPaths)]
-	rep.Notes = t.notes(rep.Compared)
+	rep.Notes = t.notes(rep.Compared, opt.Ignore)
 	return rep
 }
 
@@ -389,6 +434,9 @@ type tally struct {
 	paths                      map[[3]string]*PathReport
 	invalidGray, invalidStable int
 	asBytes, grayErrors        int
+	// ignored counts the requests with a diff at a path Options.Ignore
+	// names.
+	ignored int
 }
 
 func (t *tally) add(r result, left []Diff) {
@@ -428,8 +476,12 @@ func (t *tally) top(n int) []PathReport {
 	return out[:min(len(out), n)]
 }
 
-func (t *tally) notes(compared int) []string {
+func (t *tally) notes(compared int, ignore []string) []string {
 	var notes []string
+	if len(ignore) > 0 {
+		notes = append(notes, fmt.Sprintf("differences at the paths given as legitimately different (%s) ignored, in %d of %d compared requests",
+			strings.Join(ignore, ", "), t.ignored, compared))
+	}
 	if t.invalidGray > 0 {
 		notes = append(notes, fmt.Sprintf("invalid JSON from gray in %d of %d compared requests (stable's was valid)", t.invalidGray, compared))
 	}

@@ -32,6 +32,10 @@
 // stable-vs-gray diff there is ignored. With one stable asked twice, the
 // noise is only what changes from one request to the next.
 //
+// Options.Ignore names the paths where gray may legitimately differ
+// whatever the stables say (".id", ".items[*].created_at", "status"): a diff
+// at one of them, or under one, is left out too, and a note counts them.
+//
 // A request mismatches when a stable-vs-gray diff remains outside the
 // noise. The Report gives the mismatch rate with its 95% Wilson interval,
 // the outcome against Options.MaxMismatchRate (DefaultMaxMismatchRate, 1%):
@@ -55,4 +59,22 @@
 // that gray did not answer is a mismatch ("error"). Check's requests are
 // sent sequentially, so a run of n requests takes about n times the
 // slowest track's latency.
+//
+// # Under load
+//
+// Check sends one request at a time, so it never sees a response that only
+// concurrency corrupts: a buffer put back to its pool before the response
+// is written from it, one buffer shared by every request. Live compares
+// gray's answers taken elsewhere, the responses a load got at its
+// concurrency (loadgen.Sampling), with stable's answers to the same
+// requests, asked (stable twice, for the noise) as each comparison is
+// made while the load goes on, and judges them as Check does. A gray answer
+// whose Content-Type says JSON and whose body does not parse is a mismatch
+// even when stable did not answer.
+//
+// # Errors
+//
+// CompareErrors tests whether gray's load got more failed requests (a 5xx,
+// no response, or malformed JSON) than stable's beyond chance: Fisher's
+// exact test, one-sided, at DefaultErrorAlpha (1%) unless told otherwise.
 package diffcheck

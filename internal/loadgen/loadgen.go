@@ -29,13 +29,22 @@
 // the latency), goes into a Histogram; Stats.Latency sums it up beside the
 // counts, for comparison with the service's own latency series.
 //
+// With Config.Sample a run of Config.Targets also hands a bounded sample of
+// its own responses (status, Content-Type, the body up to a cap) to a sink:
+// one arrival in each block of Sampling.Every, at a random position in it,
+// so spread over the run. A differential check compares them with another
+// build's answers to the same requests, and so sees the responses that only
+// concurrency corrupts (Sampling). With Config.CheckJSON every JSON answer
+// is parsed, and those that do not parse are counted (Stats.Malformed).
+//
 // # Concurrency
 //
 // Run may be called once per Generator. It schedules arrivals from one
 // goroutine, which never waits for an answer, and sends each request from a
 // goroutine of its own, at most Config.Concurrency at once; it returns after
 // every request it sent has ended. Stats may be called concurrently with Run,
-// from any goroutine. A Histogram is safe for concurrent use.
+// from any goroutine. A Histogram is safe for concurrent use. A Sampling's
+// Sink is called from the requests' goroutines, concurrently.
 package loadgen
 
 import (
@@ -167,6 +176,18 @@ type Config struct {
 	// (a Gateway API HTTPRoute's hostnames). It never changes where the
 	// request is sent. A host name, optionally with a port.
 	Host string
+	// Sample, when set, hands some of the run's own responses to its Sink
+	// (Sampling): a run of Targets only. Nil samples none, at no cost.
+	Sample *Sampling
+	// CheckJSON, when set, reads every answer whose Content-Type says JSON
+	// (application/json or a +json type) whole, and counts in
+	// Stats.Malformed those whose body is not one valid JSON value (trailing
+	// data after one included): the answers a corrupted buffer garbles. A
+	// HEAD, a 1xx, 204 or 304 answer is not judged, nor a body over
+	// MaxCheckedBodyBytes. The bodies are read into pooled buffers, one per
+	// request in flight (a buffer over 1 MiB is not kept). Off, bodies are
+	// discarded unread.
+	CheckJSON bool
 }
 
 // Order says how a run picks the target of each arrival from
@@ -234,6 +255,9 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("%w: large body bytes must be in [0, %d], got %d", ErrBounds, MaxLargeBodyBytes, c.LargeBodyBytes))
 	}
 	errs = append(errs, c.validateTargets()...)
+	if c.Sample != nil {
+		errs = append(errs, c.Sample.validate(len(c.Targets))...)
+	}
 	total := 0
 	for _, w := range c.mix().weights() {
 		if w < 0 {
@@ -345,6 +369,9 @@ type Stats struct {
 	// Dropped counts the arrivals not sent because Config.Concurrency
 	// requests were in flight.
 	Dropped uint64 `json:"dropped"`
+	// Malformed counts the answers Config.CheckJSON found not to be valid
+	// JSON; they count in Requests (and by their status) too.
+	Malformed uint64 `json:"malformed,omitempty"`
 	// OfferedRPS is Arrivals per second of Elapsed; AchievedRPS is
 	// Requests per second of Elapsed.
 	OfferedRPS  float64 `json:"offered_rps"`
@@ -392,6 +419,7 @@ type Generator struct {
 
 	requests, errs, clientErrs atomic.Uint64
 	arrivals, dropped          atomic.Uint64
+	malformed                  atomic.Uint64
 	byOp                       [numOps]atomic.Uint64
 	latency                    Histogram
 	byOpLatency                [numOps]Histogram
@@ -402,6 +430,11 @@ type Generator struct {
 	keyOf    []int
 	keys     []string
 	byTarget []counts
+
+	// smp picks the sampled arrivals (Config.Sample); nil samples none.
+	smp *sampler
+	// bodies holds the buffers Config.CheckJSON reads bodies into.
+	bodies sync.Pool
 }
 
 // counts are the counts of one Stats.ByTarget key.
@@ -434,6 +467,7 @@ func New(cfg Config, client *http.Client) (*Generator, error) {
 	if err := g.indexTargets(); err != nil {
 		return nil, err
 	}
+	g.smp = newSampler(cfg.Sample, cfg.Seed, len(cfg.Targets))
 	return g, nil
 }
 
@@ -482,6 +516,7 @@ func (g *Generator) Stats() Stats {
 		ByOp:         make(map[string]uint64, numOps),
 		Arrivals:     g.arrivals.Load(),
 		Dropped:      g.dropped.Load(),
+		Malformed:    g.malformed.Load(),
 		Latency:      g.latency.Summary(),
 		ByOpLatency:  make(map[string]LatencySummary, numOps),
 	}
@@ -522,6 +557,8 @@ type call struct {
 	path string // Config.Path's, when set
 	// target is Config.Targets' index + 1, or 0 for a call of the mix.
 	target int
+	// sample asks for the response to be sampled (Config.Sample).
+	sample bool
 }
 
 // Run sends load until ctx is done, Duration has passed or MaxRequests
@@ -546,6 +583,9 @@ func (g *Generator) run(ctx context.Context, start time.Time) (Stats, error) {
 	inFlight := make(chan struct{}, g.cfg.Concurrency)
 	var wg sync.WaitGroup
 	g.schedule(runCtx, start, func(c call, due time.Time) {
+		if g.smp != nil {
+			c.sample = g.smp.next(c.target - 1)
+		}
 		select {
 		case inFlight <- struct{}{}:
 			wg.Go(func() {
@@ -554,6 +594,9 @@ func (g *Generator) run(ctx context.Context, start time.Time) (Stats, error) {
 			})
 		default:
 			g.dropped.Add(1)
+			if c.sample {
+				g.smp.missed()
+			}
 		}
 	})
 	wg.Wait()
@@ -661,13 +704,24 @@ func (g *Generator) do(ctx context.Context, c call, due time.Time) {
 	req, err := g.request(ctx, c)
 	if err != nil {
 		g.failed(c)
+		g.sampled(c, Sample{Err: err})
 		return
 	}
 	if g.cfg.Host != "" {
 		req.Host = g.cfg.Host
 	}
+	var (
+		smp       Sample
+		malformed bool
+	)
 	resp, err := g.client.Do(req)
-	if err == nil {
+	switch {
+	case err == nil && c.sample:
+		smp, err = g.smp.read(resp)
+		malformed = err == nil && g.cfg.CheckJSON && !smp.Truncated && checked(req.Method, resp) && malformedBody(smp.Body)
+	case err == nil && g.cfg.CheckJSON && checked(req.Method, resp):
+		malformed, err = g.readChecked(resp)
+	case err == nil:
 		_, err = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
 	}
@@ -676,9 +730,23 @@ func (g *Generator) do(ctx context.Context, c call, due time.Time) {
 			return // the run ended while this request was in flight: not the service's fault
 		}
 		g.failed(c)
+		g.sampled(c, Sample{Err: err})
 		return
 	}
 	g.answered(c, resp.StatusCode, time.Since(due))
+	if malformed {
+		g.malformed.Add(1)
+	}
+	g.sampled(c, smp)
+}
+
+// sampled hands c's sample to the sink when c was sampled.
+func (g *Generator) sampled(c call, s Sample) {
+	if !c.sample {
+		return
+	}
+	s.Target = c.target - 1
+	g.smp.sink(s)
 }
 
 // request builds c's request.

@@ -78,8 +78,31 @@ type Config struct {
 	// DiffRequestsFile, when set, is the requests file the differential
 	// check sends instead of RequestsFile: for example the load's reads
 	// only, when its writes go to a store both tracks share (sent to both
-	// at once, two writes race).
+	// at once, two writes race). The check then runs after the load, one
+	// request at a time, as DiffUnderLoad false makes it: the load's writes
+	// would race its comparisons.
 	DiffRequestsFile string
+	// DiffUnderLoad makes the differential check compare gray's own load
+	// responses, DiffSample of them sampled over the run (one in each block
+	// of arrivals, at a random position), each with stable's answer to the
+	// same request, asked twice at once as the sample comes, the load going
+	// on at its concurrency: what only concurrency corrupts (a buffer put
+	// back to its pool before the response is written from it, one buffer
+	// shared by all requests) is seen. False, or with DiffRequestsFile, the
+	// check runs after the load, one request at a time (diffcheck.Check),
+	// and sees none of it.
+	DiffUnderLoad bool
+	// DiffIgnore lists the paths where gray may legitimately differ from
+	// stable (diffcheck.Options.Ignore: ".id", ".items[*].created_at",
+	// "status"), besides the noise the check learns from stable asked twice.
+	DiffIgnore []string
+	// DiffExclude lists the requests the differential check leaves out: a
+	// method (DELETE) or an endpoint, METHOD and path as the report names
+	// them, every segment of digits written {n} or as digits ("PUT
+	// /api/v1/items/{n}"). Every other request of the file is compared: list
+	// here the ones whose answer depends on when they are asked (a write, a
+	// counter, a read of what the load writes).
+	DiffExclude []string
 	// OutDir receives the report files, the Prometheus configuration, the
 	// rules and the processes' logs.
 	OutDir string
@@ -151,12 +174,12 @@ func (c Config) selector() string { return fmt.Sprintf("job=%q", c.job()) }
 // is a large and uneven share of its CPU per request: docs/adopt.md),
 // the rules' 1m family with 30s alerts, 400 requests compared (with
 // none mismatching, the fewest whose 95% interval lies under diffcheck's 1%
-// maximum: 381).
+// maximum: 381), under load.
 func Default() Config {
 	return Config{
 		RPS: 200, GrayWeight: 0.5, Duration: 2 * time.Minute, Concurrency: 32, MetricsPath: "/metrics",
 		Rules:      rulesgen.Options{Window: "1m", For: "30s"},
-		DiffSample: 400, OutDir: "out", Gate: string(parity.GateConfirmed),
+		DiffSample: 400, DiffUnderLoad: true, OutDir: "out", Gate: string(parity.GateConfirmed),
 		ScrapeInterval: 5 * time.Second, Progress: 10 * time.Second,
 	}
 }
@@ -227,6 +250,12 @@ func (c Config) checkProblems() []string {
 	}
 	if c.DiffSample < 0 || c.DiffSample > diffcheck.MaxRequests {
 		bad("DIFF_SAMPLE must be between 0 (no differential check) and %d, got %d", diffcheck.MaxRequests, c.DiffSample)
+	}
+	if _, err := diffcheck.ParseIgnore(c.DiffIgnore); err != nil {
+		bad("DIFF_IGNORE: %v", err)
+	}
+	if _, err := parseExclude(c.DiffExclude); err != nil {
+		bad("DIFF_EXCLUDE: %v", err)
 	}
 	if c.OutDir == "" {
 		bad("OUT must not be empty")

@@ -9,6 +9,34 @@
 // does, runs a differential check of the tracks' responses (package
 // diffcheck) that counts in the verdict, and writes the report.
 //
+// The differential check runs under the load, at its concurrency
+// (Config.DiffUnderLoad, the default): gray's load hands over DiffSample of
+// its own responses, one taken at random in each block of its arrivals so
+// that they spread over the first 80% of the run, and each is compared with
+// stable's answer to the same request, asked twice at once (the noise, as
+// diffcheck learns it) as the sample comes, the load going on; the
+// comparisons still under way when the load has run Duration end before it
+// stops. Responses that only concurrency corrupts, which a check sending
+// one request at a time never sees, count so: a buffer put back to its pool
+// before the response is written from it, one buffer shared by every
+// request. Every request of the requests file is compared but those
+// Config.DiffExclude names (a method, or an endpoint as the report names
+// it): exclude the ones whose answer depends on when they are asked (a
+// write, a counter, a read of what the load writes). Config.DiffIgnore
+// names the fields that legitimately differ. With Config.DiffRequestsFile
+// (the load writes a store both tracks share) or DiffUnderLoad false, the
+// check runs after the load instead, one request at a time. The report
+// says which ran.
+//
+// The tracks' failed requests as their loads saw them count in the verdict
+// too (parity.Report.AddLoadErrors): a 5xx, no response at all (a transport
+// error, a connection a panicking handler closed), or a malformed answer
+// (every JSON answer of both loads is parsed: a body that does not parse,
+// or has trailing data, is malformed). More on gray than on stable beyond
+// chance (Fisher's exact test, one-sided, at 1%) is a FAIL naming both
+// tracks' counts. It sees the rare corruption the differential check's
+// sample is too small to tell from its 1% maximum, when it garbles JSON.
+//
 // Every process it starts is a child in its own process group on loopback,
 // stopped (SIGTERM, then SIGKILL to the group) when Run returns, whether it
 // returns normally, on an error or because its context ended.
@@ -18,6 +46,7 @@
 package localmode
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +54,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,13 +112,38 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) (Result, error) {
 			return Result{}, err
 		}
 	}
-	r := &runner{cfg: cfg, stdout: stdout, targets: ts, diffTargets: diff, ports: cfg.Ports,
+	exclude, err := parseExclude(cfg.DiffExclude)
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: DIFF_EXCLUDE: %w", ErrInvalid, err) // Validate refused it already
+	}
+	if diff, err = compared(cfg, ts, diff, exclude); err != nil {
+		return Result{}, err
+	}
+	r := &runner{cfg: cfg, stdout: stdout, targets: ts, diffTargets: diff, exclude: exclude, ports: cfg.Ports,
 		client: &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil}}}
 	if r.ports == nil {
 		r.ports = new(localproc.Ports)
 	}
 	defer r.teardown()
 	return r.run(ctx)
+}
+
+// compared returns the requests the differential check may compare after
+// the load, those of diff that exclude does not leave out, and refuses a
+// check left with none (under load: of the load's requests ts).
+func compared(cfg Config, ts, diff []targets.Target, exclude func(targets.Target) bool) ([]targets.Target, error) {
+	if cfg.DiffSample == 0 {
+		return diff, nil
+	}
+	keep := slices.DeleteFunc(slices.Clone(diff), exclude)
+	pool, file := keep, cmp.Or(cfg.DiffRequestsFile, cfg.RequestsFile)
+	if cfg.underLoad() {
+		pool, file = slices.DeleteFunc(slices.Clone(ts), exclude), cfg.RequestsFile
+	}
+	if len(pool) == 0 {
+		return nil, fmt.Errorf("%w: DIFF_EXCLUDE leaves none of the requests of %s to compare (-diff-sample 0 runs no differential check)", ErrInvalid, file)
+	}
+	return keep, nil
 }
 
 // ReadRequests reads and checks the requests file at path: a malformed
@@ -115,9 +170,11 @@ type runner struct {
 	stdout  io.Writer
 	client  *http.Client
 	targets []targets.Target
-	// diffTargets are the differential check's requests: targets, or
-	// DiffRequestsFile's.
+	// diffTargets are the differential check's requests after the load:
+	// targets, or DiffRequestsFile's, but those DiffExclude leaves out.
 	diffTargets []targets.Target
+	// exclude reports whether DiffExclude leaves a request out.
+	exclude func(targets.Target) bool
 
 	procs  localproc.Group
 	ports  *localproc.Ports
@@ -175,11 +232,16 @@ func (r *runner) check(ctx context.Context, res *Result) (parity.Report, error) 
 	}
 	fmt.Fprintf(r.stdout, "local: stable %s, gray %s; Prometheus %s; %d requests in %s; load %.0f req/s for %s, %.0f%% to gray (Ctrl-C stops everything)\n",
 		stable.desc(), gray.desc(), promVersion, len(r.targets), r.cfg.RequestsFile, r.cfg.RPS, r.cfg.Duration, 100*r.cfg.GrayWeight)
-	report, stats, err := r.loadAndRead(ctx, q, stable, gray)
+	report, stats, diff, err := r.loadAndRead(ctx, q, stable, gray)
 	res.Stable, res.Gray = stats[0], stats[1]
 	report.Context = append(r.context(stable, gray, stats, promVersion), r.cfg.Context...)
 	if err != nil {
 		return report, err
+	}
+	report.AddLoadErrors(stats[0], stats[1])
+	if diff != nil { // run under load
+		report.AddDifferential(*diff)
+		return report, nil
 	}
 	err = r.differential(ctx, &report, stable, gray)
 	return report, err

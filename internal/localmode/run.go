@@ -16,6 +16,7 @@ import (
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 	"github.com/poolparity/poolparity/internal/recorded"
+	"github.com/poolparity/poolparity/internal/targets"
 )
 
 // loadMargin is how long the load runs past Duration: the report is read
@@ -77,8 +78,9 @@ func (r *runner) startPrometheus(ctx context.Context, bin, rules string, stable,
 }
 
 // generators returns the load of each track: the requests file replayed
-// in order, at the track's share of the rate.
-func (r *runner) generators(stable, gray *trackRun) ([2]*loadgen.Generator, error) {
+// in order, at the track's share of the rate; with live, gray's load hands
+// it samples of its responses.
+func (r *runner) generators(stable, gray *trackRun, live *liveDiff) ([2]*loadgen.Generator, error) {
 	var gens [2]*loadgen.Generator
 	span := r.cfg.Duration + loadMargin
 	order := loadgen.RoundRobin
@@ -90,11 +92,18 @@ func (r *runner) generators(stable, gray *trackRun) ([2]*loadgen.Generator, erro
 		if i == 1 {
 			rps = r.cfg.RPS * r.cfg.GrayWeight
 		}
-		g, err := loadgen.New(loadgen.Config{
+		lc := loadgen.Config{
 			BaseURL: t.url, Duration: span, MaxRequests: int(rps*span.Seconds()*1.1) + 100,
 			RPS: rps, Concurrency: r.cfg.Concurrency, Keys: 1, Seed: r.cfg.Seed + uint64(i+1), Targets: r.targets,
 			Order: order, Burst: r.cfg.Burst,
-		}, nil)
+			// Both tracks' JSON answers are parsed: a malformed one counts as
+			// a failed request (parity.Report.AddLoadErrors).
+			CheckJSON: true,
+		}
+		if i == 1 && live != nil {
+			lc.Sample = live.sampling(r.cfg.DiffSample, func(i int) bool { return r.excluded(r.targets[i]) })
+		}
+		g, err := loadgen.New(lc, nil)
 		if err != nil {
 			return gens, fmt.Errorf("%s track's load: %w", t.name, err)
 		}
@@ -104,13 +113,24 @@ func (r *runner) generators(stable, gray *trackRun) ([2]*loadgen.Generator, erro
 }
 
 // loadAndRead runs the load for Duration, showing progress, reads the
-// parity report and its charts while the load still runs, and stops the
-// load.
-func (r *runner) loadAndRead(ctx context.Context, q promread.Querier, stable, gray *trackRun) (parity.Report, [2]loadgen.Stats, error) {
+// parity report and its charts while the load still runs, finishes the
+// differential check under load (Config.DiffUnderLoad) and stops the load.
+// The check's report is nil when it did not run under load.
+func (r *runner) loadAndRead(ctx context.Context, q promread.Querier, stable, gray *trackRun) (parity.Report, [2]loadgen.Stats, *diffcheck.Report, error) {
 	var stats [2]loadgen.Stats
-	gens, err := r.generators(stable, gray)
+	var live *liveDiff
+	if r.cfg.underLoad() {
+		var err error
+		if live, err = r.newLiveDiff(ctx, stable); err != nil {
+			return parity.Report{}, stats, nil, fmt.Errorf("the differential check under load: %w", err)
+		}
+		defer live.abort()
+		fmt.Fprintf(r.stdout, "local: comparing up to %d of gray's load responses (one in each block of %d arrivals) with stable's answers as the load runs, %s\n",
+			r.cfg.DiffSample, live.every, r.cfg.liveMethod())
+	}
+	gens, err := r.generators(stable, gray, live)
 	if err != nil {
-		return parity.Report{}, stats, err
+		return parity.Report{}, stats, nil, err
 	}
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	done := make(chan struct{}, 2)
@@ -128,15 +148,22 @@ func (r *runner) loadAndRead(ctx context.Context, q promread.Querier, stable, gr
 	start := time.Now()
 	if err := r.progress(ctx, start, gens); err != nil {
 		stop()
-		return parity.Report{}, stats, err
+		return parity.Report{}, stats, nil, err
 	}
 	report, err := r.evaluate(ctx, q, start)
 	if err == nil {
 		// The evidence, taken while the load still runs.
 		err = r.evidence(ctx, q, &report, start, gens, stable, gray)
 	}
+	var diff *diffcheck.Report
+	if live != nil && err == nil {
+		// The comparisons still under way end while the load goes on.
+		d := live.finish(r.cfg.liveMethod(), r.cfg.DiffSample)
+		fmt.Fprintf(r.stdout, "local: differential check %s: %s\n", d.Method, parity.DiffLine(d))
+		diff = &d
+	}
 	stop()
-	return report, stats, err
+	return report, stats, diff, err
 }
 
 // evidence takes what a run adds to its report while the load still runs:
@@ -222,16 +249,16 @@ func (r *runner) progress(ctx context.Context, start time.Time, gens [2]*loadgen
 	}
 }
 
-// differential runs the differential check of the tracks' responses, when
-// asked, and puts it into the report. A check that cannot run is a note;
-// ctx's end is an error.
+// differential runs the differential check of the tracks' responses after
+// the load, when asked and not run under load, and puts it into the report.
+// A check that cannot run is a note; ctx's end is an error.
 func (r *runner) differential(ctx context.Context, report *parity.Report, stable, gray *trackRun) error {
 	if r.cfg.DiffSample == 0 {
 		report.Notes = append(report.Notes, "differential check of responses: not run (-diff-sample 0)")
 		return nil
 	}
-	fmt.Fprintf(r.stdout, "local: comparing the responses of %d requests (stable asked twice, gray once) ...\n", r.cfg.DiffSample)
-	d, err := diffcheck.Check(ctx, nil, stable.url, "", gray.url, r.diffTargets, diffcheck.Options{Requests: r.cfg.DiffSample})
+	fmt.Fprintf(r.stdout, "local: comparing the responses of %d requests after the load, one at a time (stable asked twice, gray once) ...\n", r.cfg.DiffSample)
+	d, err := diffcheck.Check(ctx, nil, stable.url, "", gray.url, r.diffTargets, diffcheck.Options{Requests: r.cfg.DiffSample, Ignore: r.cfg.DiffIgnore})
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
@@ -239,8 +266,20 @@ func (r *runner) differential(ctx context.Context, report *parity.Report, stable
 		report.Notes = append(report.Notes, "differential check of responses: not run: "+err.Error())
 		return nil
 	}
+	d.Method = "after the load, one request at a time"
+	why := "-diff-under-load=false"
+	if r.cfg.DiffRequestsFile != "" {
+		why = "-diff-requests names the requests compared: the load's writes would race comparisons made under it"
+	}
+	d.Notes = append(d.Notes, "responses only concurrency corrupts are not seen one request at a time ("+why+")")
 	report.AddDifferential(d)
 	return nil
+}
+
+// excluded reports whether the differential check leaves t out
+// (Config.DiffExclude, checked by Validate).
+func (r *runner) excluded(t targets.Target) bool {
+	return r.exclude != nil && r.exclude(t)
 }
 
 // context is the report's context lines.
@@ -256,17 +295,40 @@ func (r *runner) context(stable, gray *trackRun, stats [2]loadgen.Stats, promVer
 		rules = strings.Join(append(append([]string(nil), r.cfg.Rules.ValuesFiles...), r.cfg.Rules.Sets...), " ")
 	}
 	load := func(s loadgen.Stats) string {
-		return fmt.Sprintf("%d requests, %d errors, %d 4xx, %d dropped; %s", s.Requests, s.Errors, s.ClientErrors, s.Dropped, s.Latency)
+		return fmt.Sprintf("%d requests, %d errors, %d 4xx, %d malformed JSON, %d dropped; %s", s.Requests, s.Errors, s.ClientErrors, s.Malformed, s.Dropped, s.Latency)
 	}
 	return []parity.KV{
 		{Key: "stable", Value: cmd(stable)},
 		{Key: "gray", Value: cmd(gray)},
 		{Key: "requests", Value: r.requestsDesc()},
+		{Key: "differential check", Value: r.diffDesc()},
 		{Key: "load on stable", Value: load(stats[0])},
 		{Key: "load on gray", Value: load(stats[1])},
 		{Key: "prometheus", Value: fmt.Sprintf("Prometheus %s, scrape and evaluation every %s, job %s", promVersion, r.cfg.ScrapeInterval, r.cfg.job())},
 		{Key: "rules", Value: fmt.Sprintf("window %s, alerts for %s, overrides: %s", r.cfg.Rules.Window, r.cfg.Rules.For, rules)},
 	}
+}
+
+// diffDesc describes the differential check.
+func (r *runner) diffDesc() string {
+	c := r.cfg
+	var s string
+	switch {
+	case c.DiffSample == 0:
+		return "not run (-diff-sample 0)"
+	case c.underLoad():
+		s = fmt.Sprintf("%s: up to %d of gray's load responses, one at random in each block of %d arrivals, each compared with stable's answer asked twice at once",
+			c.liveMethod(), c.DiffSample, c.sampleEvery())
+	default:
+		s = fmt.Sprintf("after the load, one request at a time: %d requests, stable asked twice, gray once", c.DiffSample)
+	}
+	if len(c.DiffExclude) > 0 {
+		s += "; excluded: " + strings.Join(c.DiffExclude, ", ")
+	}
+	if len(c.DiffIgnore) > 0 {
+		s += "; ignored: " + strings.Join(c.DiffIgnore, ", ")
+	}
+	return s
 }
 
 // requestsDesc describes the load and the differential check's requests.

@@ -62,6 +62,8 @@ var alwaysAsked = []string{"up", "target_info", poolGets}
 const (
 	poolGets   = "syncpool_gets_total"
 	poolPrefix = "syncpool_"
+	// redisPrefix starts the go-redis pool series (redisprometheus).
+	redisPrefix = "redis_pool_"
 )
 
 // seeInputs fills r.Tracks and r.BlindSpots, and notes an unexpected or
@@ -165,8 +167,25 @@ func (e evaluation) readers(reads promread.RuleReads, rows []Row) []reader {
 // missingSeries returns one blind spot per raw series that a reader reads
 // and a track it compares does not export, naming the readers.
 func missingSeries(readers []reader, has map[string]map[string]bool, base string) []string {
-	// expected says whether track gs should export series n: a sync.Pool series only on a pooled track.
-	expected := func(n, gs string) bool { return !strings.HasPrefix(n, poolPrefix) || has[poolGets][gs] }
+	// A service without Redis exports none of the go-redis pool series: they are absent by
+	// design there (the Redis row's note says it is not judged), not a blind spot.
+	redis := false
+	for n, tracks := range has {
+		if strings.HasPrefix(n, redisPrefix) && len(tracks) > 0 {
+			redis = true
+		}
+	}
+	// expected says whether track gs should export series n: a sync.Pool series only on a
+	// pooled track, a Redis pool series only in a service that exports some.
+	expected := func(n, gs string) bool {
+		switch {
+		case strings.HasPrefix(n, poolPrefix):
+			return has[poolGets][gs]
+		case strings.HasPrefix(n, redisPrefix):
+			return redis
+		}
+		return true
+	}
 	type miss struct {
 		stable, gray bool
 		who          []string

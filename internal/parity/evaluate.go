@@ -284,7 +284,7 @@ func (e evaluation) absentByDesign(ctx context.Context, q Querier, s catalog.SLI
 	if err != nil || present {
 		return "", err
 	}
-	return fmt.Sprintf("%s: not judged, neither track has %s series (absent by design: judged only where the service exposes them)", s.Name, s.Presence), nil
+	return fmt.Sprintf("%s: not judged, neither track has %s series (judged only where a service exposes them; one that exposes them under another name sets it in the rules' values: docs/adopt.md, section 2)", s.Name, s.Presence), nil
 }
 
 // readPoolsAndAlerts fills r's pool hit ratios (Options.Pools) and its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -234,14 +235,15 @@ func Decide(d Decision) (Verdict, []string) {
 			nodata = append(nodata, why)
 		}
 	}
-	for _, a := range d.Alerts {
+	for _, g := range groupAlerts(d.Alerts) {
+		a := g[0]
 		switch {
 		case AlertFails(a):
-			fails = append(fails, fmt.Sprintf("alert %s is firing (%s)", a.Name, SeverityText(a.Severity)))
+			fails = append(fails, fmt.Sprintf("alert %s is firing (%s)%s", a.Name, SeverityText(a.Severity), alertSubject(g)))
 		case a.State == "firing":
-			infos = append(infos, fmt.Sprintf("alert %s is firing (%s, informational)", a.Name, a.Severity))
+			infos = append(infos, fmt.Sprintf("alert %s is firing (%s, informational)%s", a.Name, a.Severity, alertSubject(g)))
 		default:
-			infos = append(infos, fmt.Sprintf("alert %s is %s (%s)", a.Name, a.State, SeverityText(a.Severity)))
+			infos = append(infos, fmt.Sprintf("alert %s is %s (%s)%s", a.Name, a.State, SeverityText(a.Severity), alertSubject(g)))
 		}
 	}
 	switch {
@@ -256,6 +258,55 @@ func Decide(d Decision) (Verdict, []string) {
 	}
 	passed := fmt.Sprintf("%d of %d rows pass", len(d.Rows), len(d.Rows))
 	return Pass, append([]string{passed}, infos...)
+}
+
+// groupAlerts groups as by name, state and severity, in the order of each
+// group's first alert: one reason per group, not one per series (three pods
+// of one track firing one alert are one reason).
+func groupAlerts(as []Alert) [][]Alert {
+	type key struct{ name, state, severity string }
+	var order []key
+	groups := map[key][]Alert{}
+	for _, a := range as {
+		k := key{a.Name, a.State, a.Severity}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], a)
+	}
+	out := make([][]Alert, len(order))
+	for i, k := range order {
+		out[i] = groups[k]
+	}
+	return out
+}
+
+// alertSubject names what the alerts of one group are about: the pools
+// they name (their pool label), and how many series fire when more than
+// one does. Empty for a single alert without a pool label.
+func alertSubject(g []Alert) string {
+	var pools []string
+	for _, a := range g {
+		if p := a.Labels["pool"]; p != "" && !contains(pools, p) {
+			pools = append(pools, p)
+		}
+	}
+	slices.Sort(pools)
+	var parts []string
+	switch len(pools) {
+	case 0:
+	case 1:
+		parts = append(parts, "pool "+pools[0])
+	default:
+		parts = append(parts, "pools "+strings.Join(pools, ", "))
+	}
+	if len(g) > 1 {
+		parts = append(parts, fmt.Sprintf("%d series", len(g)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, ", ")
 }
 
 func contains(s []string, v string) bool {

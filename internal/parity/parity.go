@@ -114,6 +114,7 @@ import (
 
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/diffcheck"
+	"github.com/poolparity/poolparity/internal/loadgen"
 	"github.com/poolparity/poolparity/internal/parity/promread"
 	"github.com/poolparity/poolparity/internal/profdiff"
 )
@@ -277,16 +278,20 @@ func DiffLine(d diffcheck.Report) string {
 
 // AddDifferential puts the differential check d into the report and into
 // its verdict: a FAIL fails the report (an ERROR stays ERROR) with a reason
-// naming the mismatch rate and the top path, put before the
-// others (which stay: what the rows said); INCONCLUSIVE and NO
-// DATA add a note and leave the verdict as it is; a PASS adds nothing but
-// the check itself.
+// naming how the responses were taken (d.Method, when set), the mismatch
+// rate and the top path, put before the others (which stay: what the rows
+// said); INCONCLUSIVE and NO DATA add a note and leave the verdict as it
+// is; a PASS adds nothing but the check itself.
 func (r *Report) AddDifferential(d diffcheck.Report) {
 	r.Differential = &d
 	switch d.Outcome {
 	case diffcheck.Fail:
-		reason := fmt.Sprintf("responses differ: mismatch rate %.2f%% [%.2f%%, %.2f%%] of %d requests compared is over %.2f%%",
-			100*d.Rate, 100*d.Low, 100*d.High, d.Compared, 100*d.MaxMismatchRate)
+		how := ""
+		if d.Method != "" {
+			how = " (" + d.Method + ")"
+		}
+		reason := fmt.Sprintf("responses differ%s: mismatch rate %.2f%% [%.2f%%, %.2f%%] of %d requests compared is over %.2f%%",
+			how, 100*d.Rate, 100*d.Low, 100*d.High, d.Compared, 100*d.MaxMismatchRate)
 		if len(d.Paths) > 0 {
 			p := d.Paths[0]
 			reason += fmt.Sprintf(", most at %s %s (%s, %d requests)", p.Endpoint, p.Pattern, p.Kind, p.Requests)
@@ -299,6 +304,34 @@ func (r *Report) AddDifferential(d diffcheck.Report) {
 		r.Notes = append(r.Notes, fmt.Sprintf("differential check inconclusive (%s): too few requests to tell; compare more", DiffLine(d)))
 	case diffcheck.NoData:
 		r.Notes = append(r.Notes, "differential check: no request could be compared (a stable answered none)")
+	}
+}
+
+// AddLoadErrors puts the tracks' failed requests, as their loads saw them,
+// into the report and its verdict: a 5xx or no response at all
+// (loadgen.Stats.Errors: a transport error, a timeout, a connection a
+// panicking handler closed, which the service's own metrics never count)
+// and a malformed answer (Stats.Malformed: a JSON Content-Type whose body
+// does not parse). When gray's share exceeds stable's beyond chance
+// (diffcheck.CompareErrors: Fisher's exact test, one-sided, at 1%), the
+// report FAILs (an ERROR stays ERROR) with a reason naming both tracks'
+// counts, put before the others; otherwise a note gives the counts when
+// either track had any. No requests on a track adds nothing.
+func (r *Report) AddLoadErrors(stable, gray loadgen.Stats) {
+	t, err := diffcheck.CompareErrors(stable.Errors+stable.Malformed, stable.Requests, gray.Errors+gray.Malformed, gray.Requests, 0)
+	if err != nil || t.Outcome == diffcheck.NoData {
+		return // a Stats never counts more failures than requests
+	}
+	counts := fmt.Sprintf("%s (5xx or no response: gray %d, stable %d; malformed JSON: gray %d, stable %d)",
+		t, gray.Errors, stable.Errors, gray.Malformed, stable.Malformed)
+	switch {
+	case t.Outcome == diffcheck.Fail:
+		if r.Verdict != Error {
+			r.Verdict = Fail
+		}
+		r.Reasons = append([]string{"more failed requests on gray than on stable beyond chance: " + counts}, r.Reasons...)
+	case t.GrayErrors > 0 || t.StableErrors > 0:
+		r.Notes = append(r.Notes, "failed requests, not more on gray than on stable beyond chance: "+counts)
 	}
 }
 

@@ -91,6 +91,15 @@ func TestDecide(t *testing.T) {
 		{"a firing alert without severity fails", parity.Decision{Rows: []parity.Row{pass}, Alerts: []parity.Alert{firing("")}}, parity.Fail, "no severity"},
 		{"a firing info alert is only a reason", parity.Decision{Rows: []parity.Row{pass}, Alerts: []parity.Alert{firing("info")}}, parity.Pass, "informational"},
 		{"a pending alert is only a reason", parity.Decision{Rows: []parity.Row{pass}, Alerts: []parity.Alert{pending}}, parity.Pass, "alert X is pending"},
+		{"one alert's series are one reason naming the pool", parity.Decision{Rows: []parity.Row{pass}, Alerts: []parity.Alert{
+			{Name: "P", State: "firing", Severity: "warning", Labels: map[string]string{"pool": "json_buf", "instance": "a"}},
+			{Name: "P", State: "firing", Severity: "warning", Labels: map[string]string{"pool": "json_buf", "instance": "b"}},
+			{Name: "P", State: "firing", Severity: "warning", Labels: map[string]string{"pool": "json_buf", "instance": "c"}},
+		}}, parity.Fail, "alert P is firing (warning): pool json_buf, 3 series"},
+		{"an alert on two pools names both", parity.Decision{Rows: []parity.Row{pass}, Alerts: []parity.Alert{
+			{Name: "P", State: "firing", Severity: "warning", Labels: map[string]string{"pool": "out_buf"}},
+			{Name: "P", State: "firing", Severity: "warning", Labels: map[string]string{"pool": "json_buf"}},
+		}}, parity.Fail, "alert P is firing (warning): pools json_buf, out_buf, 2 series"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,6 +109,13 @@ func TestDecide(t *testing.T) {
 			}
 			if !strings.Contains(strings.Join(reasons, "; "), tt.reason) {
 				t.Errorf("reasons %q do not mention %q", reasons, tt.reason)
+			}
+			seen := map[string]bool{}
+			for _, r := range reasons {
+				if seen[r] {
+					t.Errorf("reason %q given twice in %q", r, reasons)
+				}
+				seen[r] = true
 			}
 		})
 	}

@@ -7,6 +7,11 @@
 // most -concurrency in flight; an arrival that finds that many in flight is dropped (counted,
 // not sent). Each answer's client-side latency is measured from its arrival's due time.
 //
+// With -requests it replays a requests file (package targets: vegeta-style "METHOD URL" lines,
+// headers, inline or @file bodies, so POSTs with CSV or JSON bodies) instead of the item API's
+// mix, in the file's order or, with -random, drawn at random with -seed; the counts are then per
+// request template (stats' by_target).
+//
 // The target must be on loopback, or, when the command runs in a Kubernetes pod
 // (KUBERNETES_SERVICE_HOST is set), a Service host name such as "poolparity" or
 // "poolparity.shop.svc" (never an IP address outside loopback). Every run is bounded by
@@ -33,6 +38,7 @@ import (
 	"github.com/poolparity/poolparity/internal/cli"
 	"github.com/poolparity/poolparity/internal/envflag"
 	"github.com/poolparity/poolparity/internal/loadgen"
+	"github.com/poolparity/poolparity/internal/targets"
 )
 
 // Config is the command's settings: the generator's, and how the command judges and connects.
@@ -42,7 +48,12 @@ type Config struct {
 	KeepAlive     bool
 	// Get is a path template (loadgen.ParsePath) that replaces the item
 	// API's mix: a service of another shape.
-	Get       string
+	Get string
+	// Requests is a requests file (package targets) replayed instead of
+	// the item API's mix; Random draws its requests at random (seeded)
+	// instead of in order.
+	Requests  string
+	Random    bool
 	InCluster bool // set from KUBERNETES_SERVICE_HOST, not a flag
 }
 
@@ -73,6 +84,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	e.Uint64(&c.Load.Seed, "LOAD_SEED", "seed of the call sequence")
 	e.Float64(&c.MaxErrorRatio, "LOAD_MAX_ERROR_RATIO", "exit 1 when more than this share of requests failed")
 	e.String(&c.Get, "LOAD_GET", `GET this path template for every request instead of the item API's mix (a service of your own): {key} becomes a key below LOAD_KEYS, {a|b} one of the choices; e.g. "/thumbnail/img-{key}?w={64|128}"`)
+	e.String(&c.Requests, "LOAD_REQUESTS", `replay this requests file instead of the item API's mix: "METHOD URL" lines (a path is sent to -target), headers, an inline body or "@file" (POST bodies), requests separated by blank lines (docs/loadgen.md)`)
+	e.Bool(&c.Random, "LOAD_RANDOM", "with LOAD_REQUESTS, draw each request at random (seeded by LOAD_SEED) instead of in the file's order")
 	e.Bool(&c.KeepAlive, "LOAD_KEEP_ALIVE", "reuse connections; false opens one per request, so a Kubernetes Service spreads requests (not connections) over its pods")
 	if err := e.Parse(args); err != nil {
 		return c, err
@@ -93,6 +106,12 @@ func (c Config) loadConfig() (loadgen.Config, error) {
 		return loadgen.Config{}, fmt.Errorf("max error ratio must be in [0, 1], got %g", c.MaxErrorRatio)
 	}
 	lc := c.Load
+	if c.Get != "" && c.Requests != "" {
+		return lc, errors.New("LOAD_GET and LOAD_REQUESTS both set: give one")
+	}
+	if c.Random && c.Requests == "" {
+		return lc, errors.New("LOAD_RANDOM needs LOAD_REQUESTS")
+	}
 	if c.Get != "" {
 		path, err := loadgen.ParsePath(c.Get)
 		if err != nil {
@@ -105,6 +124,19 @@ func (c Config) loadConfig() (loadgen.Config, error) {
 			lc.AllowHosts = []string{u.Hostname()}
 		}
 	}
+	if c.Requests != "" {
+		ts, err := readRequests(c.Requests)
+		if err != nil {
+			return lc, fmt.Errorf("LOAD_REQUESTS: %w", err)
+		}
+		if err := loadgen.CheckTargets(ts, lc.AllowHosts); err != nil {
+			return lc, fmt.Errorf("LOAD_REQUESTS %s: %w", c.Requests, err)
+		}
+		lc.Targets = ts
+		if c.Random {
+			lc.Order = loadgen.Random
+		}
+	}
 	if err := lc.Validate(); err != nil {
 		if errors.Is(err, loadgen.ErrNotLoopback) && !c.InCluster {
 			return lc, fmt.Errorf("%w (a Service host name is allowed only when running in a Kubernetes pod)", err)
@@ -112,6 +144,16 @@ func (c Config) loadConfig() (loadgen.Config, error) {
 		return lc, err
 	}
 	return lc, nil
+}
+
+// readRequests reads the requests file at path (a body "@file" relative to its directory).
+func readRequests(path string) ([]targets.Target, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return targets.Parse(f, path, os.ReadFile)
 }
 
 // run sends the load and prints the final counts: as JSON on stdout, and as one readable line

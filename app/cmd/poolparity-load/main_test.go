@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,6 +98,11 @@ func TestRunRefusesTargets(t *testing.T) {
 		{"a bad variable is refused", []string{"-target", "http://127.0.0.1:1"}, map[string]string{"LOAD_RPS": "fast"}, "LOAD_RPS"},
 		{"a bad path template is refused", []string{"-target", "http://127.0.0.1:1", "-get", "thumbnail/{key"}, nil, "LOAD_GET: path template"},
 		{"a Host header with a path is refused", []string{"-target", "http://127.0.0.1:1", "-host", "a.test/x"}, nil, "host must be a host name"},
+		{"a missing requests file is refused", []string{"-target", "http://127.0.0.1:1", "-requests", "testdata/absent.txt"}, nil, "LOAD_REQUESTS: open testdata/absent.txt"},
+		{"a malformed requests file names its line", []string{"-target", "http://127.0.0.1:1", "-requests", "testdata/bad-requests.txt"}, nil, "bad-requests.txt:3"},
+		{"a request to a host outside loopback is refused", []string{"-target", "http://127.0.0.1:1", "-requests", "testdata/remote-requests.txt"}, nil, "not a loopback address"},
+		{"a template and a requests file together are refused", []string{"-target", "http://127.0.0.1:1", "-get", "/x", "-requests", "testdata/requests.txt"}, nil, "LOAD_GET and LOAD_REQUESTS both set"},
+		{"random order without a requests file is refused", []string{"-target", "http://127.0.0.1:1", "-random"}, nil, "LOAD_RANDOM needs LOAD_REQUESTS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,5 +124,52 @@ func TestAServiceNameIsAllowedInAPod(t *testing.T) {
 	}
 	if _, err := c.loadConfig(); err != nil {
 		t.Errorf("loadConfig() = %v, want nil in a pod", err)
+	}
+}
+
+// TestRunReplaysARequestsFile: each of the file's requests as often as the others, POST bodies inline and from a file,
+// with their headers; counted per request template.
+func TestRunReplaysARequestsFile(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		got = append(got, fmt.Sprintf("%s %s %s %q", r.Method, r.URL.RequestURI(), r.Header.Get("Content-Type"), b))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	// As many in flight as the run sends, so that none is dropped on a busy machine; the
+	// order of arrival is then the scheduler's (loadgen's tests hold the file's order).
+	code := cli.Exit(&errb, "poolparity-load", run(context.Background(), []string{"-target", srv.URL, "-requests", "testdata/requests.txt", "-duration", "10s", "-max-requests", "6", "-rps", "50", "-concurrency", "6"},
+		func(string) string { return "" }, &out, &errb))
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	one := []string{
+		`POST /convert text/csv "name,size\na,1\nb,2\n"`,
+		`POST /api/v1/items application/json "{\"name\":\"x\"}"`,
+		`GET /healthz  ""`,
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := append(one, one...)
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("the server saw\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var st struct {
+		ByTarget map[string]struct{ Requests int } `json:"by_target"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.ByTarget["POST /convert"].Requests; n != 2 || len(st.ByTarget) != 3 {
+		t.Errorf("by_target %+v, want 3 templates, POST /convert sent twice", st.ByTarget)
 	}
 }

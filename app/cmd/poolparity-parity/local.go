@@ -58,15 +58,19 @@ func parseLocalConfig(args []string, getenv func(string) string, usage io.Writer
 	e.String(&c.Gray.URL, "PARITY_LOCAL_GRAY_URL", "gray's base URL on loopback, as -stable-url")
 	e.String(&c.Stable.Mode, "PARITY_LOCAL_STABLE_MODE", "pool_mode label stable's metrics must carry (e.g. unpooled); empty: not checked")
 	e.String(&c.Gray.Mode, "PARITY_LOCAL_GRAY_MODE", "pool_mode label gray's metrics must carry (e.g. pooled); empty: not checked")
-	e.String(&c.RequestsFile, "PARITY_LOCAL_REQUESTS", "requests file replayed as the load and sent by the differential check (METHOD URL, headers, body; docs/loadgen.md)")
+	e.String(&c.RequestsFile, "PARITY_LOCAL_REQUESTS", "requests file replayed as the load, whose responses the differential check compares (METHOD URL, headers, body; docs/loadgen.md)")
 	e.Float64(&c.RPS, "PARITY_LOCAL_RPS", "arrivals per second, both tracks together (open loop)")
 	e.Duration(&c.Duration, "PARITY_LOCAL_DURATION", "how long the load runs before the report is read (20s to 2h)")
 	e.Float64(&c.GrayWeight, "PARITY_LOCAL_GRAY_WEIGHT", "share of the arrivals sent to gray, between 0 and 1")
 	e.Int(&c.Concurrency, "PARITY_LOCAL_CONCURRENCY", "bound on each track's requests in flight (an arrival past it is dropped and counted)")
 	e.String(&c.MetricsPath, "PARITY_LOCAL_METRICS_PATH", "the tracks' metrics path")
 	e.String(&c.PrometheusBin, "PARITY_LOCAL_PROMETHEUS", "prometheus binary; empty: ./bin/prometheus if present, else prometheus on PATH")
-	e.Int(&c.DiffSample, "PARITY_LOCAL_DIFF_SAMPLE", "requests whose responses the differential check compares (0: no check)")
-	e.String(&c.DiffRequestsFile, "PARITY_LOCAL_DIFF_REQUESTS", "requests file the differential check sends instead of -requests, e.g. the load's reads only when its writes go to a store both tracks share")
+	e.Int(&c.DiffSample, "PARITY_LOCAL_DIFF_SAMPLE", "responses the differential check compares (0: no check); 400 with none differing is the fewest that can pass its 1% maximum")
+	e.Bool(&c.DiffUnderLoad, "PARITY_LOCAL_DIFF_UNDER_LOAD", "compare gray's own load responses, sampled over the run, each with stable's answer to the same request asked as the load goes on, at its -concurrency: what only concurrency corrupts (a buffer put back to its pool before the response is written from it, a buffer shared by all requests) is seen; false (or with -diff-requests): after the load, one request at a time")
+	e.String(&c.DiffRequestsFile, "PARITY_LOCAL_DIFF_REQUESTS", "requests file the differential check sends after the load, one request at a time, instead of comparing the load's responses under it: e.g. the load's reads only when its writes go to a store both tracks share")
+	var diffIgnore, diffExclude string
+	e.String(&diffIgnore, "PARITY_LOCAL_DIFF_IGNORE", "comma-separated paths where gray may legitimately differ from stable, besides the noise learned from stable asked twice: JSON paths such as .id,.created_at,.items[*].ts (a path covers what is under it), or status, content-type")
+	e.String(&diffExclude, "PARITY_LOCAL_DIFF_EXCLUDE", "comma-separated requests the differential check leaves out: a method (DELETE) or an endpoint as the report names it ('PUT /api/v1/items/{n}'); every other request is compared, so exclude those whose answer depends on when they are asked (writes, counters, reads of what the load writes)")
 	e.String(&c.OutDir, "PARITY_LOCAL_OUT", "directory for report.{txt,json,html}, prometheus.yml, rules.yml and logs/")
 	e.String(&c.Gate, "PARITY_LOCAL_GATE", "verdict behind the exit status, as poolparity-parity -gate (confirmed, the default, suits one read at the load's end): "+parity.GateHelp())
 	e.String(&c.Stable.ScrapeURL, "PARITY_LOCAL_STABLE_SCRAPE_URL", "base URL Prometheus scrapes for stable's metrics instead of -stable-url's, e.g. a collector stable pushes OTLP to; empty: the track itself")
@@ -95,7 +99,20 @@ func parseLocalConfig(args []string, getenv func(string) string, usage io.Writer
 	if err := e.Parse(args); err != nil {
 		return c, err
 	}
+	c.DiffIgnore, c.DiffExclude = splitList(diffIgnore), splitList(diffExclude)
 	return c, c.Validate()
+}
+
+// splitList splits a comma-separated list, trimming spaces and leaving out
+// empty entries; nil for none.
+func splitList(s string) []string {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // appendTo is a repeatable flag's setter: each value is appended to *list.

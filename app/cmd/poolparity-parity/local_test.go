@@ -48,7 +48,7 @@ func TestParseLocalConfig(t *testing.T) {
 		{"the defaults", []string{"-stable-cmd", "./a", "-gray-cmd", "./b", "-requests", "r.txt"}, nil, func(c localmode.Config) string {
 			d := localmode.Default()
 			if c.Rules.Window != "1m" || c.Rules.For != "30s" || c.RPS != d.RPS || c.Duration != d.Duration || c.GrayWeight != 0.5 ||
-				c.DiffSample != d.DiffSample || c.Gate != "confirmed" || c.MetricsPath != "/metrics" || c.PrometheusBin != "" {
+				c.DiffSample != d.DiffSample || !c.DiffUnderLoad || c.DiffIgnore != nil || c.DiffExclude != nil || c.Gate != "confirmed" || c.MetricsPath != "/metrics" || c.PrometheusBin != "" {
 				return fmt.Sprintf("%+v, want the defaults", c)
 			}
 			return ""
@@ -83,6 +83,19 @@ func TestParseLocalConfig(t *testing.T) {
 		}
 		return ""
 	}})
+	tests = append(tests, struct {
+		name  string
+		args  []string
+		env   map[string]string
+		check func(c localmode.Config) string
+	}{"the differential check's flags: where it runs, what it ignores and leaves out", []string{"-stable-cmd", "./a", "-gray-cmd", "./b", "-requests", "r.txt",
+		"-diff-under-load=false", "-diff-ignore", ".id, .items[*].created_at,,status", "-diff-exclude", "DELETE,PUT /api/v1/items/{n}"},
+		map[string]string{"PARITY_LOCAL_DIFF_EXCLUDE": "POST"}, func(c localmode.Config) string {
+			if c.DiffUnderLoad || strings.Join(c.DiffIgnore, "|") != ".id|.items[*].created_at|status" || strings.Join(c.DiffExclude, "|") != "DELETE|PUT /api/v1/items/{n}" {
+				return fmt.Sprintf("under load %v, ignore %q, exclude %q", c.DiffUnderLoad, c.DiffIgnore, c.DiffExclude)
+			}
+			return ""
+		}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := parseLocalConfig(tt.args, env(tt.env), &bytes.Buffer{})
@@ -127,6 +140,12 @@ func TestLocalRefusesBadInput(t *testing.T) {
 		{"a URL answering as the other track is refused, named", []string{"-stable-url", pooled.URL, "-gray-url", unpooled.URL,
 			"-requests", good}, parity.ExitError, "stable track refused before any load: its metrics at " + pooled.URL + "/metrics carry gray_status=true, want false"},
 		{"a bad flag is a usage error", []string{"-rps", "fast"}, parity.ExitUsage, "invalid value"},
+		{"a field path that is none is a usage error", []string{"-stable-url", unpooled.URL, "-gray-url", pooled.URL, "-requests", good,
+			"-diff-ignore", ".id,.items[x]"}, parity.ExitUsage, `DIFF_IGNORE: diffcheck: invalid options: ignore: ".items[x]"`},
+		{"an excluded request that is no method is a usage error", []string{"-stable-url", unpooled.URL, "-gray-url", pooled.URL, "-requests", good,
+			"-diff-exclude", "get"}, parity.ExitUsage, `DIFF_EXCLUDE: "get": want a method`},
+		{"excluding every request is a usage error", []string{"-stable-url", unpooled.URL, "-gray-url", pooled.URL, "-requests", good,
+			"-diff-exclude", "GET,POST,PUT"}, parity.ExitUsage, "DIFF_EXCLUDE leaves none of the requests of " + good},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -71,6 +71,24 @@ func TestDifferentialIsWritten(t *testing.T) {
 			}
 		}
 	}
+	t.Run("how the responses were taken is said", func(t *testing.T) {
+		r := parity.Report{Title: "t", Verdict: parity.Pass}
+		r.AddDifferential(diffcheck.Report{Compared: 400, High: 0.009, MaxMismatchRate: 0.01, Outcome: diffcheck.Pass, OneStable: true, Method: "under load, at concurrency 16"})
+		var b strings.Builder
+		if err := render.Text(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if want := "differential check of responses under load, at concurrency 16 (noise learned from one stable asked twice): PASS"; !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+		var h strings.Builder
+		if err := render.HTML(&h, r); err != nil {
+			t.Fatal(err)
+		}
+		if want := "<h2>Differential check of responses under load, at concurrency 16</h2>"; !strings.Contains(h.String(), want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	})
 	t.Run("a report without the check says nothing of it", func(t *testing.T) {
 		var b strings.Builder
 		if err := render.Text(&b, parity.Report{Title: "t", Verdict: parity.Pass}); err != nil || strings.Contains(b.String(), "differential") {

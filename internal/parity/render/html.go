@@ -123,7 +123,7 @@ footer { color: #8a91a3; font-size: 12px; margin-top: 20px; }
 </table>
 {{- end}}
 {{- with .Differential}}
-<h2>Differential check of responses</h2>
+<h2>Differential check of responses{{if .Method}} {{.Method}}{{end}}</h2>
 <table>
 <thead><tr><th>compared</th><th>mismatches</th><th>rate (95% Wilson)</th><th>max</th><th>outcome</th></tr></thead>
 <tbody><tr><td>{{.Compared}}{{if .Skipped}} ({{.Skipped}} skipped){{end}}</td><td>{{.Mismatches}}</td><td>{{pct .Rate}} [{{pct .Low}}, {{pct .High}}]</td><td>{{pct .MaxMismatchRate}}</td><td class="v {{lower .Outcome}}">{{.Outcome}}</td></tr></tbody>

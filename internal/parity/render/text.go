@@ -244,7 +244,11 @@ func writeDifferential(b *strings.Builder, d *diffcheck.Report) {
 	if d.OneStable {
 		against = "one stable asked twice"
 	}
-	fmt.Fprintf(b, "\ndifferential check of responses (noise learned from %s): %s\n", against, parity.DiffLine(*d))
+	how := ""
+	if d.Method != "" {
+		how = " " + d.Method
+	}
+	fmt.Fprintf(b, "\ndifferential check of responses%s (noise learned from %s): %s\n", how, against, parity.DiffLine(*d))
 	for _, p := range d.Paths {
 		fmt.Fprintf(b, "  mismatch: %s %s (%s) in %d requests, e.g. %s: stable %s, gray %s\n",
 			p.Endpoint, p.Pattern, p.Kind, p.Requests, p.Request, p.Example.A, p.Example.B)
