@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,11 @@ import (
 	"github.com/poolparity/poolparity/internal/parity"
 	"github.com/poolparity/poolparity/internal/rulesgen"
 )
+
+// PoisonEnv is the variable Config.Poison sets to 1 in the tracks' command
+// environment: the reference service, the examples and docs/adopt.md's
+// csvjson then build their instrument pools with poisoning on.
+const PoisonEnv = "POOLPARITY_POISON"
 
 // ErrInvalid is wrapped by every configuration error (exit status 2).
 var ErrInvalid = errors.New("invalid local configuration")
@@ -103,6 +109,16 @@ type Config struct {
 	// here the ones whose answer depends on when they are asked (a write, a
 	// counter, a read of what the load writes).
 	DiffExclude []string
+	// Poison adds POOLPARITY_POISON=1 to both tracks' command environment
+	// (a track's own Env still wins): a service built on instrument's pools
+	// with instrument.WithBytePoison or WithPoison behind that variable, as
+	// the reference service and docs/adopt.md's csvjson are, overwrites each
+	// object at Put and checks it at Get, so that a use after Put corrupts
+	// its response every time (the differential check sees it) and a write
+	// after Put is counted as dirty (PoolParityDirtyObjects). It costs about
+	// 25 ns per KiB put back, on both tracks alike. Unused for a track given
+	// by URL only.
+	Poison bool
 	// OutDir receives the report files, the Prometheus configuration, the
 	// rules and the processes' logs.
 	OutDir string
@@ -156,6 +172,57 @@ type Config struct {
 	// passes the one it picks their ports from, so no two get the same.
 	// Nil: the run's own.
 	Ports *localproc.Ports
+
+	// GrayPackage, when set, is the Go main package of gray (an import
+	// path, or a directory such as ./cmd/svc), built from the working
+	// directory: the run builds it into OutDir (go build) and starts
+	// Gray.Cmd with BIN, the build's path, in its environment ($BIN, as
+	// $PORT); an empty Gray.Cmd is then exec "$BIN". With RaceDuration it
+	// is also built with -race for the race phase.
+	GrayPackage string
+	// RaceDuration, with GrayPackage, is how long the race phase loads a
+	// -race build of gray, after the main load: started with Gray.Cmd (BIN
+	// the race build, GORACE set, a fresh port), driven at Concurrency (and
+	// Burst) with the requests file at RPS, then stopped; a data race its
+	// log reports fails the run, naming both stacks' top frames. 0 runs no
+	// race phase, and so does an empty GrayPackage: Validate refuses a
+	// RaceDuration without it. DefaultRaceDuration is the flag's default.
+	RaceDuration time.Duration
+}
+
+// DefaultRaceDuration is -race-duration's default: the race phase's load,
+// when -gray-pkg is given.
+const DefaultRaceDuration = 20 * time.Second
+
+// maxRaceDuration bounds RaceDuration.
+const maxRaceDuration = 30 * time.Minute
+
+// raceCmd is gray's command when GrayPackage is set and Gray.Cmd empty.
+const raceCmd = `exec "$BIN"`
+
+// grayTrack is gray as the run starts it: with GrayPackage and no command,
+// its command runs the build.
+func (c Config) grayTrack() Track {
+	t := c.Gray
+	if c.GrayPackage != "" && t.Cmd == "" {
+		t.Cmd = raceCmd
+	}
+	return t
+}
+
+// raceProblems are the problems of the gray build and the race phase.
+func (c Config) raceProblems() []string {
+	var out []string
+	switch {
+	case c.RaceDuration < 0 || c.RaceDuration > maxRaceDuration:
+		out = append(out, fmt.Sprintf("RACE_DURATION must be between 0 (no race phase) and %s, got %s", maxRaceDuration, c.RaceDuration))
+	case c.RaceDuration > 0 && c.GrayPackage == "":
+		out = append(out, "-race-duration needs -gray-pkg: the race phase builds gray's Go package with -race")
+	}
+	if strings.HasPrefix(c.GrayPackage, "-") || strings.ContainsAny(c.GrayPackage, " \t\n") {
+		out = append(out, fmt.Sprintf("GRAY_PKG must be a Go package, an import path or a directory such as ./cmd/svc, got %q", c.GrayPackage))
+	}
+	return out
 }
 
 // job is the Prometheus job of the run.
@@ -179,7 +246,7 @@ func Default() Config {
 	return Config{
 		RPS: 200, GrayWeight: 0.5, Duration: 2 * time.Minute, Concurrency: 32, MetricsPath: "/metrics",
 		Rules:      rulesgen.Options{Window: "1m", For: "30s"},
-		DiffSample: 400, DiffUnderLoad: true, OutDir: "out", Gate: string(parity.GateConfirmed),
+		DiffSample: 400, DiffUnderLoad: true, Poison: true, OutDir: "out", Gate: string(parity.GateConfirmed),
 		ScrapeInterval: 5 * time.Second, Progress: 10 * time.Second,
 	}
 }
@@ -187,7 +254,7 @@ func Default() Config {
 // Validate checks c and returns every problem at once.
 func (c Config) Validate() error {
 	var errs []error
-	for _, msg := range append(append(c.trackProblems(), c.loadProblems()...), c.checkProblems()...) {
+	for _, msg := range slices.Concat(c.trackProblems(), c.loadProblems(), c.checkProblems(), c.raceProblems()) {
 		errs = append(errs, fmt.Errorf("%w: %s", ErrInvalid, msg))
 	}
 	return errors.Join(errs...)
@@ -199,7 +266,7 @@ func (c Config) trackProblems() []string {
 	for _, t := range []struct {
 		name string
 		tr   Track
-	}{{"STABLE", c.Stable}, {"GRAY", c.Gray}} {
+	}{{"STABLE", c.Stable}, {"GRAY", c.grayTrack()}} {
 		if msg := t.tr.problem(); msg != "" {
 			out = append(out, t.name+": "+msg)
 		}

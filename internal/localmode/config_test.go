@@ -55,6 +55,13 @@ func TestValidate(t *testing.T) {
 		{"an hour of profiling is refused", func(c *localmode.Config) { c.ProfileSeconds = 3600 }, "PROFILE_SECONDS"},
 		{"waves larger than the in-flight bound are refused", func(c *localmode.Config) { c.Burst = c.Concurrency + 1 }, "BURST"},
 		{"a job that is no label value is refused", func(c *localmode.Config) { c.Job = "\xff" }, "JOB"},
+		{"gray's package without a command is valid", func(c *localmode.Config) { c.Gray.Cmd, c.GrayPackage = "", "./cmd/svc" }, ""},
+		{"a race phase with gray's package is valid", func(c *localmode.Config) {
+			c.GrayPackage, c.RaceDuration = "example.com/svc/cmd/svc", localmode.DefaultRaceDuration
+		}, ""},
+		{"a race phase without gray's package is refused", func(c *localmode.Config) { c.RaceDuration = time.Second }, "-race-duration needs -gray-pkg"},
+		{"a negative race duration is refused", func(c *localmode.Config) { c.GrayPackage, c.RaceDuration = "./cmd/svc", -time.Second }, "RACE_DURATION"},
+		{"a package that looks like a flag is refused", func(c *localmode.Config) { c.GrayPackage = "-toolexec=x" }, "GRAY_PKG"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,6 +37,19 @@
 // tracks' counts. It sees the rare corruption the differential check's
 // sample is too small to tell from its 1% maximum, when it garbles JSON.
 //
+// With Config.GrayPackage, the run builds gray itself (go build, from the
+// working directory, into OutDir/bin) and gives its command the build in
+// BIN; with RaceDuration too it builds it with -race (racecheck.Build) while
+// the tracks and Prometheus start, and the load waits for that build, so
+// that no compiler takes the CPU the tracks are measured on. After the main
+// load and the differential check comes the race phase (race.go): gray
+// stopped, the -race build started with gray's command on a fresh port
+// (GORACE=halt_on_error=0 exitcode=66), loaded at the run's rate and
+// concurrency for RaceDuration, stopped gracefully, and its log
+// (OutDir/logs/gray-race.log) read with racecheck: a data race fails the run
+// naming both stacks' top frames (parity.Report.AddRaces). A build that
+// fails ends the run with an error.
+//
 // Every process it starts is a child in its own process group on loopback,
 // stopped (SIGTERM, then SIGKILL to the group) when Run returns, whether it
 // returns normally, on an error or because its context ended.
@@ -102,6 +115,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
+	cfg.Gray = cfg.grayTrack()
 	ts, err := ReadRequests(cfg.RequestsFile)
 	if err != nil {
 		return Result{}, err
@@ -180,10 +194,13 @@ type runner struct {
 	ports  *localproc.Ports
 	tmpDir string
 	logDir string
+	// build is gray's builds (Config.GrayPackage), nil without.
+	build *grayBuild
 }
 
 // teardown stops every process and removes the temp dir.
 func (r *runner) teardown() {
+	r.stopBuild()
 	if n := r.procs.Stop(10 * time.Second); n > 0 {
 		fmt.Fprintf(r.stdout, "local: stopped %d processes\n", n)
 	}
@@ -219,7 +236,11 @@ func (r *runner) check(ctx context.Context, res *Result) (parity.Report, error) 
 	if err != nil {
 		return parity.Report{}, err
 	}
+	if err := r.buildGray(ctx); err != nil {
+		return parity.Report{}, err
+	}
 	stable, gray := newTrack("stable", r.cfg.Stable), newTrack("gray", r.cfg.Gray)
+	gray.bin = r.grayBin()
 	for _, t := range []*trackRun{stable, gray} {
 		if err := r.startTrack(ctx, t); err != nil {
 			return parity.Report{}, err
@@ -230,21 +251,24 @@ func (r *runner) check(ctx context.Context, res *Result) (parity.Report, error) 
 	if err != nil {
 		return parity.Report{}, err
 	}
+	if err := r.waitRaceBuild(ctx); err != nil {
+		return parity.Report{}, err
+	}
 	fmt.Fprintf(r.stdout, "local: stable %s, gray %s; Prometheus %s; %d requests in %s; load %.0f req/s for %s, %.0f%% to gray (Ctrl-C stops everything)\n",
 		stable.desc(), gray.desc(), promVersion, len(r.targets), r.cfg.RequestsFile, r.cfg.RPS, r.cfg.Duration, 100*r.cfg.GrayWeight)
 	report, stats, diff, err := r.loadAndRead(ctx, q, stable, gray)
 	res.Stable, res.Gray = stats[0], stats[1]
-	report.Context = append(r.context(stable, gray, stats, promVersion), r.cfg.Context...)
+	report.Context = slices.Concat(r.context(stable, gray, stats, promVersion), r.raceContext(), r.cfg.Context)
 	if err != nil {
 		return report, err
 	}
 	report.AddLoadErrors(stats[0], stats[1])
 	if diff != nil { // run under load
 		report.AddDifferential(*diff)
-		return report, nil
+	} else if err := r.differential(ctx, &report, stable, gray); err != nil {
+		return report, err
 	}
-	err = r.differential(ctx, &report, stable, gray)
-	return report, err
+	return report, r.racePhase(ctx, &report, gray)
 }
 
 // prepare creates the output, log and temporary directories, resolves

@@ -242,9 +242,9 @@ func (r *runner) progress(ctx context.Context, start time.Time, gens [2]*loadgen
 		case <-ticker.C:
 			s, g := gens[0].Stats(), gens[1].Stats()
 			el := time.Since(start).Seconds()
-			fmt.Fprintf(r.stdout, "[%s/%s] stable %d requests (%.1f/s, %d errors, %d dropped), gray %d (%.1f/s, %d errors, %d dropped)\n",
-				time.Since(start).Round(time.Second), r.cfg.Duration, s.Requests, float64(s.Requests)/el, s.Errors, s.Dropped,
-				g.Requests, float64(g.Requests)/el, g.Errors, g.Dropped)
+			fmt.Fprintf(r.stdout, "[%s/%s] stable %d requests (%.1f/s, %d errors, %d malformed, %d dropped), gray %d (%.1f/s, %d errors, %d malformed, %d dropped)\n",
+				time.Since(start).Round(time.Second), r.cfg.Duration, s.Requests, float64(s.Requests)/el, s.Errors, s.Malformed, s.Dropped,
+				g.Requests, float64(g.Requests)/el, g.Errors, g.Malformed, g.Dropped)
 		}
 	}
 }
@@ -302,11 +302,21 @@ func (r *runner) context(stable, gray *trackRun, stats [2]loadgen.Stats, promVer
 		{Key: "gray", Value: cmd(gray)},
 		{Key: "requests", Value: r.requestsDesc()},
 		{Key: "differential check", Value: r.diffDesc()},
+		{Key: "poisoned Puts", Value: r.poisonDesc()},
 		{Key: "load on stable", Value: load(stats[0])},
 		{Key: "load on gray", Value: load(stats[1])},
 		{Key: "prometheus", Value: fmt.Sprintf("Prometheus %s, scrape and evaluation every %s, job %s", promVersion, r.cfg.ScrapeInterval, r.cfg.job())},
 		{Key: "rules", Value: fmt.Sprintf("window %s, alerts for %s, overrides: %s", r.cfg.Rules.Window, r.cfg.Rules.For, rules)},
 	}
+}
+
+// poisonDesc says whether the tracks' commands were asked to poison their
+// pools' objects at Put.
+func (r *runner) poisonDesc() string {
+	if !r.cfg.Poison {
+		return "off (-poison=false)"
+	}
+	return PoisonEnv + "=1 in both commands' environment (a service that reads it overwrites each object put back and checks it at Get)"
 }
 
 // diffDesc describes the differential check.

@@ -29,6 +29,11 @@ type trackRun struct {
 	// scrapeHost is the host:port Prometheus scrapes: host, or ScrapeURL's.
 	scrapeHost string
 	port       string // the port, PORT of its command
+	// bin, when set, is BIN in its command's environment: the build it
+	// runs (Config.GrayPackage).
+	bin string
+	// proc is its command's process, nil without a command.
+	proc *localproc.Proc
 }
 
 func newTrack(name string, t Track) *trackRun {
@@ -97,6 +102,23 @@ func (t *trackRun) resolve(ports *localproc.Ports) error {
 	return nil
 }
 
+// commandEnv is the environment of t's command: environ without the
+// variables the run sets (PORT, GRAY_STATUS, PoisonEnv, BIN when it sets it), those
+// Config.ClearEnv clears and the track's own Env's, then PORT, GRAY_STATUS,
+// BIN when the run built the track (Config.GrayPackage), PoisonEnv=1 with
+// Config.Poison, and the track's Env, which wins.
+func (r *runner) commandEnv(environ []string, t *trackRun) []string {
+	set, drop := []string{"PORT=" + t.port, "GRAY_STATUS=" + t.gray}, []string{"PORT", "GRAY_STATUS", PoisonEnv}
+	if t.bin != "" {
+		set, drop = append(set, "BIN="+t.bin), append(drop, "BIN")
+	}
+	if r.cfg.Poison {
+		set = append(set, PoisonEnv+"=1")
+	}
+	drop = slices.Concat(drop, r.cfg.ClearEnv, envKeys(t.Env))
+	return localproc.Environ(environ, drop, append(set, t.Env...)...)
+}
+
 // startTrack starts the track's command if it has one, waits until its
 // metrics answer and checks the track and pool mode they carry.
 func (r *runner) startTrack(ctx context.Context, t *trackRun) error {
@@ -110,12 +132,12 @@ func (r *runner) startTrack(ctx context.Context, t *trackRun) error {
 		}
 		return r.checkLabels(ctx, t)
 	}
-	env := localproc.Environ(os.Environ(), append(append([]string{"PORT", "GRAY_STATUS"}, r.cfg.ClearEnv...), envKeys(t.Env)...), append([]string{"PORT=" + t.port, "GRAY_STATUS=" + t.gray}, t.Env...)...)
-	p, err := localproc.Start(t.name, "/bin/sh", []string{"-c", t.Cmd}, env, r.logDir)
+	p, err := localproc.Start(t.name, "/bin/sh", []string{"-c", t.Cmd}, r.commandEnv(os.Environ(), t), r.logDir)
 	if err != nil {
 		return t.refuse("%v", err)
 	}
 	r.procs.Add(p)
+	t.proc = p
 	what := fmt.Sprintf("its command (sh -c %q with PORT=%s), its metrics at %s", t.Cmd, t.port, metrics)
 	if err := localproc.WaitUntil(ctx, p, 60*time.Second, 250*time.Millisecond, what, localproc.HTTPOK(r.client, metrics)); err != nil {
 		if ctx.Err() != nil {

@@ -266,6 +266,10 @@ type Report struct {
 	// (package diffcheck), when the caller ran one (`poolparity-parity
 	// local` does): it counts in the verdict through AddDifferential.
 	Differential *diffcheck.Report `json:"differential,omitempty"`
+	// Races is the race phase, when the caller ran one (`poolparity-parity
+	// local -gray-pkg` does): a race found fails the report through
+	// AddRaces.
+	Races *Races `json:"races,omitempty"`
 }
 
 // DiffLine states a differential check in one line: its outcome, the

@@ -21,27 +21,11 @@ import (
 	"github.com/poolparity/poolparity/internal/testtool"
 )
 
-// raceToolchain returns the go command, after checking that a -race build
-// can work here: go on PATH and the C compiler that cgo uses. Without them
-// it skips the test, or fails it when CI=true.
+// raceToolchain returns the go command, or skips the test (fails it when
+// CI=true) when a -race build cannot work here (testtool.RaceToolchain).
 func raceToolchain(t *testing.T) string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		testtool.SkipOrFail(t, "racecheck: a -race build needs the go command: %v", err)
-	}
-	out, err := exec.Command(goBin, "env", "CC").Output()
-	if err != nil {
-		testtool.SkipOrFail(t, "racecheck: `go env CC`: %v", err)
-	}
-	cc := strings.Fields(string(out))
-	if len(cc) == 0 {
-		testtool.SkipOrFail(t, "racecheck: -race needs cgo, and `go env CC` names no C compiler")
-	}
-	if _, err := exec.LookPath(cc[0]); err != nil {
-		testtool.SkipOrFail(t, "racecheck: -race needs cgo and its C compiler %q: %v", cc[0], err)
-	}
-	return goBin
+	return testtool.RaceToolchain(t)
 }
 
 // goEnv is the environment of the go commands the tests run: the test's,

@@ -71,6 +71,7 @@ func parseLocalConfig(args []string, getenv func(string) string, usage io.Writer
 	var diffIgnore, diffExclude string
 	e.String(&diffIgnore, "PARITY_LOCAL_DIFF_IGNORE", "comma-separated paths where gray may legitimately differ from stable, besides the noise learned from stable asked twice: JSON paths such as .id,.created_at,.items[*].ts (a path covers what is under it), or status, content-type")
 	e.String(&diffExclude, "PARITY_LOCAL_DIFF_EXCLUDE", "comma-separated requests the differential check leaves out: a method (DELETE) or an endpoint as the report names it ('PUT /api/v1/items/{n}'); every other request is compared, so exclude those whose answer depends on when they are asked (writes, counters, reads of what the load writes)")
+	e.Bool(&c.Poison, "PARITY_LOCAL_POISON", "add "+localmode.PoisonEnv+"=1 to both commands' environment: a service whose instrument pools poison what is put back behind that variable (instrument.WithBytePoison) then corrupts every response used after Put and counts every write after Put as dirty; about 25 ns per KiB put back, on both tracks")
 	e.String(&c.OutDir, "PARITY_LOCAL_OUT", "directory for report.{txt,json,html}, prometheus.yml, rules.yml and logs/")
 	e.String(&c.Gate, "PARITY_LOCAL_GATE", "verdict behind the exit status, as poolparity-parity -gate (confirmed, the default, suits one read at the load's end): "+parity.GateHelp())
 	e.String(&c.Stable.ScrapeURL, "PARITY_LOCAL_STABLE_SCRAPE_URL", "base URL Prometheus scrapes for stable's metrics instead of -stable-url's, e.g. a collector stable pushes OTLP to; empty: the track itself")
@@ -87,6 +88,9 @@ func parseLocalConfig(args []string, getenv func(string) string, usage io.Writer
 	e.Duration(&c.Progress, "PARITY_LOCAL_PROGRESS", "interval between progress lines")
 	e.String(&c.Record, "PARITY_LOCAL_RECORD", "dump the run's per-track series to this file (gzip JSON) before Prometheus stops, for verdicteval's recorded corpus")
 	e.String(&c.Title, "PARITY_LOCAL_TITLE", "the report's title (empty: poolparity local: gray (mode) vs stable (mode))")
+	e.String(&c.GrayPackage, "PARITY_LOCAL_GRAY_PKG", "gray's Go main package (an import path, or a directory such as ./cmd/svc), built from the working directory into -out/bin: -gray-cmd then gets BIN, the build's path, in its environment (empty -gray-cmd: exec \"$BIN\"), and with -race-duration a -race build of it runs the race phase")
+	c.RaceDuration = localmode.DefaultRaceDuration
+	e.Duration(&c.RaceDuration, "PARITY_LOCAL_RACE_DURATION", "with -gray-pkg, how long the race phase loads a -race build of gray after the main load, at -rps and -concurrency: a data race it reports fails the run, naming both stacks' top frames (0: no race phase; without -gray-pkg none runs)")
 	fs.Func("stable-env", "KEY=value added to the stable command's environment (repeatable)", appendTo(&c.Stable.Env))
 	fs.Func("gray-env", "KEY=value added to the gray command's environment (repeatable)", appendTo(&c.Gray.Env))
 	fs.Func("clear-env", "variables removed from the environment the commands inherit, comma-separated, a name ending with _ removing a prefix, e.g. REDIS_,OTEL_ (repeatable)", func(v string) error {
@@ -98,6 +102,9 @@ func parseLocalConfig(args []string, getenv func(string) string, usage io.Writer
 	c.Rules.Window, c.Rules.For = def.Rules.Window, def.Rules.For // BindFlags zeroes them
 	if err := e.Parse(args); err != nil {
 		return c, err
+	}
+	if c.GrayPackage == "" && !isSet(fs, getenv, "PARITY_LOCAL_RACE_DURATION") {
+		c.RaceDuration = 0 // the default's race phase needs -gray-pkg; one asked for is refused without it
 	}
 	c.DiffIgnore, c.DiffExclude = splitList(diffIgnore), splitList(diffExclude)
 	return c, c.Validate()
@@ -121,4 +128,12 @@ func appendTo(list *[]string) func(string) error {
 		*list = append(*list, v)
 		return nil
 	}
+}
+
+// isSet reports whether the setting of the variable env was given, as a
+// flag or in the environment.
+func isSet(fs *flag.FlagSet, getenv func(string) string, env string) bool {
+	set := getenv(env) != ""
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == envflag.FlagName(strings.TrimPrefix(env, "PARITY_LOCAL_")) })
+	return set
 }

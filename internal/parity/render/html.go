@@ -141,6 +141,18 @@ footer { color: #8a91a3; font-size: 12px; margin-top: 20px; }
 <p class="note">{{.}}</p>
 {{- end}}
 {{- end}}
+{{- with .Races}}
+<h2>Race phase</h2>
+<p class="note">{{.Line}}{{if .Log}}; log <code>{{.Log}}</code>{{end}}</p>
+{{- if .Found}}
+<table>
+<tr><th>access</th><th>previous access</th><th>reports</th></tr>
+{{- range .Found}}
+<tr><td><code>{{.Access}}</code></td><td><code>{{.Previous}}</code></td><td>{{.Count}}</td></tr>
+{{- end}}
+</table>
+{{- end}}
+{{- end}}
 {{- if .Charts}}
 <h2>Per track over time</h2>
 <div class="charts">

@@ -125,6 +125,7 @@ func Text(w io.Writer, r parity.Report) error {
 	}
 	writeProfiles(&b, r.Profiles)
 	writeDifferential(&b, r.Differential)
+	writeRaces(&b, r.Races)
 	if line := parity.GateLine(r.Gate); line != "" {
 		b.WriteString("\nverdict gate: " + line + "\n")
 	}
@@ -255,5 +256,29 @@ func writeDifferential(b *strings.Builder, d *diffcheck.Report) {
 	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(b, "  note: %s\n", n)
+	}
+}
+
+// writeRaces writes the race phase, when one ran: its line and each
+// distinct race with the top frames of both stacks.
+func writeRaces(b *strings.Builder, rs *parity.Races) {
+	if rs == nil {
+		return
+	}
+	fmt.Fprintf(b, "\nrace phase: %s\n", rs.Line())
+	const most = 10 // report.json and report.html list them all
+	for i, f := range rs.Found {
+		if i == most {
+			fmt.Fprintf(b, "  ... and %d more (report.json, report.html)\n", len(rs.Found)-most)
+			break
+		}
+		times := ""
+		if f.Count > 1 {
+			times = fmt.Sprintf(" (%d times)", f.Count)
+		}
+		fmt.Fprintf(b, "  data race: %s vs %s%s\n", f.Access, f.Previous, times)
+	}
+	if rs.Log != "" {
+		fmt.Fprintf(b, "  log: %s\n", rs.Log)
 	}
 }
