@@ -17,8 +17,8 @@ import (
 
 // adoptRunners are who runs docs/adopt.md's shell blocks: this test, the kind run's example
 // step (hack/kindrun/steps/example.go), and the walk-through's test (internal/adoptcheck:
-// adopt:setup, adopt:local).
-var adoptRunners = []string{"test", "kind:install", "kind:judge", "adopt:setup", "adopt:local"}
+// adopt:setup, adopt:local, adopt:race).
+var adoptRunners = []string{"test", "kind:install", "kind:judge", "adopt:setup", "adopt:local", "adopt:race"}
 
 // TestAdoptDocCommands runs every `run: test` block of docs/adopt.md, verbatim, with bash from the
 // repository root (the installed CLIs, helm and promtool first on PATH), and checks that every

@@ -3,7 +3,9 @@
 // adopt and the misuses they make: a correctly pooled gray passes, a pool
 // whose buffers are never reset fails through the differential check and
 // the response-size row, a pool whose objects are never put back fails
-// through the sync.Pool hit-ratio row. The end-to-end tests of the example
+// through the sync.Pool hit-ratio row, a buffer used after Put or shared
+// by all requests fails through the differential check under load, the
+// count of failed requests or the race run. The end-to-end tests of the example
 // service (app/cmd/poolparity-demo) and of docs/adopt.md's walk-through on
 // a service outside this repository (testdata/csvjson, this package's
 // test) hold their reports to it.
@@ -32,10 +34,24 @@ const (
 	// NeverPut takes objects from a pool and never puts them back: FAIL
 	// through the sync.Pool hit-ratio row, the responses unchanged.
 	NeverPut = "never-put"
+	// UseAfterPut puts its buffer back before the response is written
+	// from it: FAIL through the differential check under load or the count
+	// of gray's malformed answers (with poisoned Puts, every response is
+	// corrupted; without, only those another request overwrote first).
+	UseAfterPut = "use-after-put"
+	// SharedBuffer shares one buffer between all requests, without a
+	// lock: FAIL as UseAfterPut, or through the race run when there is one.
+	SharedBuffer = "shared-buffer"
 )
 
 // Modes lists the modes Problems knows.
-var Modes = []string{Pooled, NeverReset, NeverPut}
+var Modes = []string{Pooled, NeverReset, NeverPut, UseAfterPut, SharedBuffer}
+
+// concurrencyReasons are the starts of the reasons (parity.Report.Reasons)
+// through which a concurrency misuse must FAIL: the differential check
+// (parity.Report.AddDifferential), the tracks' failed requests
+// (AddLoadErrors) or the race run.
+var concurrencyReasons = []string{"responses differ", "more failed requests on gray", "data race"}
 
 // The bounds the misuses' rows must pass: large effects only.
 const (
@@ -99,6 +115,16 @@ func Problems(mode string, r parity.Report) []string {
 			bad("sync.Pool hit-ratio row (as gated): verdict %s (%s), want FAIL", rw.Verdict, rw.Note)
 		case rw.Value == nil || *rw.Value > MaxNeverPutHitRatio:
 			bad("sync.Pool hit ratio of gray %s, want at most %g", fmtValue(rw.Value), MaxNeverPutHitRatio)
+		}
+	case UseAfterPut, SharedBuffer:
+		caught := false
+		for _, reason := range r.Reasons {
+			for _, p := range concurrencyReasons {
+				caught = caught || strings.HasPrefix(reason, p)
+			}
+		}
+		if !caught {
+			bad("no reason names the differential check, the failed requests or a data race (%s): the misuse was not caught by what can see it", strings.Join(r.Reasons, "; "))
 		}
 	default:
 		bad("unknown gray mode %q: want one of %s", mode, strings.Join(Modes, ", "))

@@ -26,16 +26,21 @@ import (
 const (
 	runnerSetup = "adopt:setup"
 	runnerLocal = "adopt:local"
+	runnerRace  = "adopt:race"
 )
 
 // TestAdoptWalkThrough runs docs/adopt.md's walk-through verbatim: it installs poolparity-parity
 // from this clone, makes csvjson's module in a temporary directory outside this one (instrument
 // through a replace, the other modules at pinned versions through the module proxy), builds it,
 // writes the requests file, renders and checks the rules, and runs `poolparity-parity local` with
-// an unpooled stable against three gray builds, at once, 90 seconds of load each at 200 requests
-// a second (about 2 minutes in all). It holds each report.json to adoptcheck.Problems (pooled: PASS; never-reset:
-// FAIL through the differential check and the response-size row; never-put: FAIL through the
-// sync.Pool hit-ratio row) and the exit status to the verdict's.
+// an unpooled stable against five gray builds, in two waves (three, then two, at once), 90
+// seconds of load each at 200 requests a second (about 4 minutes in all). It holds each
+// report.json to adoptcheck.Problems (pooled: PASS; never-reset: FAIL through the differential
+// check and the response-size row; never-put: FAIL through the sync.Pool hit-ratio row;
+// use-after-put and shared-buffer, which only concurrency or poisoned Puts show: FAIL through
+// the differential check under load, the count of failed requests or the race run) and the exit
+// status to the verdict's; and, in the second wave, the race block: gray built by the run in
+// shared-buffer mode, whose race phase must FAIL it.
 //
 // It needs go, prometheus and promtool (on PATH or in ./bin): outside CI it skips without them, with
 // CI=true it fails. -short skips it.
@@ -53,9 +58,9 @@ func TestAdoptWalkThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	setup, local := docblocks.Of(blocks, runnerSetup), docblocks.Of(blocks, runnerLocal)
-	if len(setup) == 0 || len(local) != 1 {
-		t.Fatalf("docs/adopt.md has %d %s blocks and %d %s blocks, want some and one", len(setup), runnerSetup, len(local), runnerLocal)
+	setup, local, race := docblocks.Of(blocks, runnerSetup), docblocks.Of(blocks, runnerLocal), docblocks.Of(blocks, runnerRace)
+	if len(setup) == 0 || len(local) != 1 || len(race) != 1 {
+		t.Fatalf("docs/adopt.md has %d %s blocks, %d %s and %d %s, want some, one and one", len(setup), runnerSetup, len(local), runnerLocal, len(race), runnerRace)
 	}
 	var script []string
 	for _, b := range setup {
@@ -89,32 +94,61 @@ func TestAdoptWalkThrough(t *testing.T) {
 			}
 		}},
 		{adoptcheck.NeverPut, func(*testing.T, parity.Report) {}},
+		{adoptcheck.UseAfterPut, func(t *testing.T, r parity.Report) {
+			// Poisoned Puts (the local mode's default) corrupt every response used after Put.
+			if d := r.Differential; d == nil || !strings.HasPrefix(d.Method, "under load") || d.Outcome != diffcheck.Fail {
+				t.Errorf("differential check %+v, want a FAIL under load", d)
+			}
+		}},
+		{adoptcheck.SharedBuffer, func(*testing.T, parity.Report) {}},
 	}
-	// The three runs at once, not as parallel subtests (go test runs as many of those as there are
-	// CPUs): each is light, 200 requests a second, and the test's time is one run's.
+	// The runs in two waves of at most three at once, not as parallel subtests (go test runs as
+	// many of those as there are CPUs): each is light, 200 requests a second, and a wave's time is
+	// one run's. The pooled run goes in the first wave, with the misuses whose rows it shares the
+	// machine's noise with as before; the concurrency misuses, caught by what does not read CPU,
+	// in the second.
+	// The race block (gray built by the run, shared-buffer, then a race phase) goes in the second
+	// wave too.
 	outs, codes := make([]string, len(cases)), make([]int, len(cases))
-	var wg sync.WaitGroup
+	var raceOut string
+	var raceCode int
 	start = time.Now()
-	for i, c := range cases {
-		wg.Go(func() {
-			var err error
-			outs[i], err = runBash(t, root, slices.Concat(env, []string{"GRAY_MODE=" + c.mode}), 4*time.Minute, local[0].Script)
-			codes[i] = exitCode(err)
-		})
+	for w, wave := range [][]int{{0, 1, 2}, {3, 4}} {
+		var wg sync.WaitGroup
+		for _, i := range wave {
+			wg.Go(func() {
+				var err error
+				outs[i], err = runBash(t, root, slices.Concat(env, []string{"GRAY_MODE=" + cases[i].mode}), 4*time.Minute, local[0].Script)
+				codes[i] = exitCode(err)
+			})
+		}
+		if w == 1 {
+			wg.Go(func() {
+				var err error
+				raceOut, err = runBash(t, root, env, 5*time.Minute, race[0].Script)
+				raceCode = exitCode(err)
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
-	t.Logf("%d local runs in %s", len(cases), time.Since(start).Round(time.Second))
+	t.Logf("%d local runs and the race run in %s", len(cases), time.Since(start).Round(time.Second))
+	t.Run("race", func(t *testing.T) {
+		t.Logf("the race block: exit %d\n%s", raceCode, raceOut)
+		r := readReport(t, filepath.Join(svc, "out-race", "report.json"))
+		if r.Verdict != parity.Fail || raceCode != parity.ExitFail {
+			t.Errorf("verdict %s, exit %d: want FAIL (exit %d)", r.Verdict, raceCode, parity.ExitFail)
+		}
+		if r.Races == nil || !r.Races.Failed || len(r.Races.Found) == 0 {
+			t.Fatalf("race phase %+v, want races found", r.Races)
+		}
+		if !slices.ContainsFunc(r.Reasons, func(s string) bool { return strings.HasPrefix(s, "data race in gray under concurrent load") }) {
+			t.Errorf("reasons %q, want one naming the data race", r.Reasons)
+		}
+	})
 	for i, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
 			t.Logf("GRAY_MODE=%s: exit %d\n%s", c.mode, codes[i], outs[i])
-			b, err := os.ReadFile(filepath.Join(svc, "out-"+c.mode, "report.json"))
-			if err != nil {
-				t.Fatalf("the report: %v", err)
-			}
-			var r parity.Report
-			if err := json.Unmarshal(b, &r); err != nil {
-				t.Fatalf("report.json: %v", err)
-			}
+			r := readReport(t, filepath.Join(svc, "out-"+c.mode, "report.json"))
 			if parity.ExitStatus(r.Verdict) != codes[i] {
 				t.Errorf("exit %d with verdict %s: the exit status is not the verdict's", codes[i], r.Verdict)
 			}
@@ -124,6 +158,20 @@ func TestAdoptWalkThrough(t *testing.T) {
 			c.check(t, r)
 		})
 	}
+}
+
+// readReport reads a local run's report.json.
+func readReport(t *testing.T, path string) parity.Report {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the report: %v", err)
+	}
+	var r parity.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return r
 }
 
 // runBash runs script with bash -euo pipefail in dir, bounded by timeout, and returns its output.

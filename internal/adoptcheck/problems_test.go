@@ -30,6 +30,12 @@ func report(v parity.Verdict, d diffcheck.Outcome, rows ...parity.Row) parity.Re
 	return r
 }
 
+// reasons returns r with the reasons given.
+func reasons(r parity.Report, reasons ...string) parity.Report {
+	r.Reasons = reasons
+	return r
+}
+
 func TestProblems(t *testing.T) {
 	sizeFail := parity.Row{ID: responseBytes, Verdict: parity.Fail, Value: val(6.8)}
 	poolFail := parity.Row{ID: catalog.SyncPoolHitRatio, Verdict: parity.Fail, Value: val(0)}
@@ -56,6 +62,13 @@ func TestProblems(t *testing.T) {
 			[]string{"sync.Pool hit-ratio row (as gated): verdict NO DATA (over the threshold, but the test cannot confirm it yet: stable track has no series)"}},
 		{"a never-put without its row", adoptcheck.NeverPut, report(parity.Fail, diffcheck.Pass), []string{"no sync.Pool hit-ratio row"}},
 		{"a never-put whose responses changed", adoptcheck.NeverPut, report(parity.Fail, diffcheck.Fail, poolFail), []string{"differential check FAIL"}},
+		{"a use after Put caught under load", adoptcheck.UseAfterPut, reasons(report(parity.Fail, diffcheck.Fail), "responses differ (under load, at concurrency 32): mismatch rate 100%"), nil},
+		{"a shared buffer caught by its failed requests", adoptcheck.SharedBuffer,
+			reasons(report(parity.Fail, diffcheck.Inconclusive), "more failed requests on gray than on stable beyond chance: 29 of 3008 against 0 of 3011"), nil},
+		{"a shared buffer caught by the race run", adoptcheck.SharedBuffer, reasons(report(parity.Fail, diffcheck.Pass), "data race in gray under concurrent load"), nil},
+		{"a use after Put failed by a row only", adoptcheck.UseAfterPut, reasons(report(parity.Fail, diffcheck.Pass), "cpu-per-request: FAIL"),
+			[]string{"no reason names the differential check, the failed requests or a data race (cpu-per-request: FAIL)"}},
+		{"a shared buffer that passes", adoptcheck.SharedBuffer, report(parity.Pass, diffcheck.Pass), []string{"verdict PASS", "no reason names"}},
 		{"an unknown mode", "misuse-cap", report(parity.Fail, diffcheck.Pass), []string{`unknown gray mode "misuse-cap"`}},
 	}
 	for _, tt := range tests {

@@ -21,6 +21,17 @@
 //	             so each response carries the previous ones before it
 //	never-put    a misuse: the buffers are taken from the pool and never
 //	             put back, so every Get allocates
+//	use-after-put a misuse: the handler puts its buffer back before it
+//	             writes the response from the buffer's bytes, so under
+//	             concurrency another request may overwrite them first
+//	shared-buffer a misuse: one buffer shared by every request, without a
+//	             lock (a data race; responses mix under concurrency)
+//
+// With POOLPARITY_POISON=1 (which `poolparity-parity local` sets for gray's
+// concurrency phase) its buffer pool poisons each buffer at Put and checks
+// the poison at Get (instrument.WithBytePoison), so a use after Put
+// corrupts every time and a write after Put is counted as dirty; the modes
+// without a buffer pool (unpooled, never-reset, shared-buffer) ignore it.
 package main
 
 import (
@@ -70,7 +81,15 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	pools := instrument.NewRegistry()
-	bufs, err := newBuffers(track.PoolMode, pools)
+	var poison []instrument.BytesOption
+	switch getenv("POOLPARITY_POISON") {
+	case "", "0", "false":
+	case "1", "true":
+		poison = append(poison, instrument.WithBytePoison())
+	default:
+		return fmt.Errorf("POOLPARITY_POISON %q: want 1 or 0", getenv("POOLPARITY_POISON"))
+	}
+	bufs, err := newBuffers(track.PoolMode, pools, poison...)
 	if err != nil {
 		return err
 	}
@@ -117,9 +136,12 @@ func run(ctx context.Context, getenv func(string) string) error {
 type buffers struct {
 	get func() *bytes.Buffer
 	put func(*bytes.Buffer)
+	// putBeforeWrite is use-after-put's misuse: the buffer goes back to the
+	// pool before the response is written from its bytes.
+	putBeforeWrite bool
 }
 
-func newBuffers(mode string, pools *instrument.Registry) (buffers, error) {
+func newBuffers(mode string, pools *instrument.Registry, poison ...instrument.BytesOption) (buffers, error) {
 	var (
 		p   *instrument.Pool[*bytes.Buffer]
 		err error
@@ -127,16 +149,20 @@ func newBuffers(mode string, pools *instrument.Registry) (buffers, error) {
 	switch mode {
 	case "unpooled":
 		return buffers{get: func() *bytes.Buffer { return new(bytes.Buffer) }, put: func(*bytes.Buffer) {}}, nil
-	case "pooled", "never-put":
+	case "pooled", "never-put", "use-after-put":
 		// NewBufferPool resets each buffer at Put and drops those over maxBuf.
-		p, err = instrument.NewBufferPool("json_buf", maxBuf)
+		p, err = instrument.NewBufferPool("json_buf", maxBuf, poison...)
+	case "shared-buffer":
+		// The misuse: one buffer for every request, reset after each, no lock.
+		shared := new(bytes.Buffer)
+		return buffers{get: func() *bytes.Buffer { return shared }, put: func(b *bytes.Buffer) { b.Reset() }}, nil
 	case "never-reset":
 		// The misuse: a pool of buffers with a size cap and no reset.
 		p, err = instrument.New("json_buf",
 			instrument.WithNew(func() *bytes.Buffer { return new(bytes.Buffer) }),
 			instrument.WithKeep(func(b *bytes.Buffer) bool { return b.Cap() <= maxBuf }))
 	default:
-		return buffers{}, fmt.Errorf("POOL_MODE %q: want unpooled, pooled, never-reset or never-put", mode)
+		return buffers{}, fmt.Errorf("POOL_MODE %q: want unpooled, pooled, never-reset, never-put, use-after-put or shared-buffer", mode)
 	}
 	if err != nil {
 		return buffers{}, err
@@ -148,7 +174,7 @@ func newBuffers(mode string, pools *instrument.Registry) (buffers, error) {
 		// The misuse: a code path that takes a buffer and never puts it back.
 		return buffers{get: p.Get, put: func(*bytes.Buffer) {}}, nil
 	}
-	return buffers{get: p.Get, put: p.Put}, nil
+	return buffers{get: p.Get, put: p.Put, putBeforeWrite: mode == "use-after-put"}, nil
 }
 
 // convert answers a CSV body as a JSON array with one object per record,
@@ -175,7 +201,12 @@ func convert(bufs buffers) http.HandlerFunc {
 		// The array is written into the buffer one object at a time, as a
 		// streaming encoder does: an unpooled buffer grows step by step.
 		buf := bufs.get()
-		defer bufs.put(buf)
+		put := true
+		defer func() {
+			if put {
+				bufs.put(buf)
+			}
+		}()
 		enc := json.NewEncoder(buf)
 		buf.WriteByte('[')
 		for i, row := range rows {
@@ -189,7 +220,12 @@ func convert(bufs buffers) http.HandlerFunc {
 		}
 		buf.WriteString("]\n")
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(buf.Bytes())
+		out := buf.Bytes()
+		if bufs.putBeforeWrite {
+			bufs.put(buf) // the misuse: out still points into the pooled buffer
+			put = false
+		}
+		_, _ = w.Write(out)
 	}
 }
 
