@@ -95,7 +95,7 @@ func TestAdoptWalkThrough(t *testing.T) {
 		}},
 		{adoptcheck.NeverPut, func(*testing.T, parity.Report) {}},
 		{adoptcheck.UseAfterPut, func(t *testing.T, r parity.Report) {
-			// Poisoned Puts (the local mode's default) corrupt every response used after Put.
+			// Poisoned Puts (-poison, in the block) corrupt every response used after Put.
 			if d := r.Differential; d == nil || !strings.HasPrefix(d.Method, "under load") || d.Outcome != diffcheck.Fail {
 				t.Errorf("differential check %+v, want a FAIL under load", d)
 			}

@@ -115,9 +115,13 @@ type Config struct {
 	// the reference service and docs/adopt.md's csvjson are, overwrites each
 	// object at Put and checks it at Get, so that a use after Put corrupts
 	// its response every time (the differential check sees it) and a write
-	// after Put is counted as dirty (PoolParityDirtyObjects). It costs about
-	// 25 ns per KiB put back, on both tracks alike. Unused for a track given
-	// by URL only.
+	// after Put is counted as dirty (PoolParityDirtyObjects). Off by
+	// default: it costs about 25 ns per KiB of capacity put back, which only
+	// a pooled track pays (an unpooled stable puts nothing back), so that it
+	// biases the CPU and latency rows against a pooled gray with large
+	// buffers (the reference service's misuse-reset gray paid 3 ms per
+	// request). A correctness run, not a performance verdict. Unused for a
+	// track given by URL only.
 	Poison bool
 	// OutDir receives the report files, the Prometheus configuration, the
 	// rules and the processes' logs.
@@ -246,7 +250,7 @@ func Default() Config {
 	return Config{
 		RPS: 200, GrayWeight: 0.5, Duration: 2 * time.Minute, Concurrency: 32, MetricsPath: "/metrics",
 		Rules:      rulesgen.Options{Window: "1m", For: "30s"},
-		DiffSample: 400, DiffUnderLoad: true, Poison: true, OutDir: "out", Gate: string(parity.GateConfirmed),
+		DiffSample: 400, DiffUnderLoad: true, OutDir: "out", Gate: string(parity.GateConfirmed),
 		ScrapeInterval: 5 * time.Second, Progress: 10 * time.Second,
 	}
 }

@@ -314,7 +314,7 @@ func (r *runner) context(stable, gray *trackRun, stats [2]loadgen.Stats, promVer
 // pools' objects at Put.
 func (r *runner) poisonDesc() string {
 	if !r.cfg.Poison {
-		return "off (-poison=false)"
+		return "off (-poison turns it on)"
 	}
 	return PoisonEnv + "=1 in both commands' environment (a service that reads it overwrites each object put back and checks it at Get)"
 }

@@ -27,8 +27,8 @@
 //	shared-buffer a misuse: one buffer shared by every request, without a
 //	             lock (a data race; responses mix under concurrency)
 //
-// With POOLPARITY_POISON=1 (which `poolparity-parity local` sets for gray's
-// concurrency phase) its buffer pool poisons each buffer at Put and checks
+// With POOLPARITY_POISON=1 (which `poolparity-parity local -poison` sets
+// on both tracks) its buffer pool poisons each buffer at Put and checks
 // the poison at Get (instrument.WithBytePoison), so a use after Put
 // corrupts every time and a write after Put is counted as dirty; the modes
 // without a buffer pool (unpooled, never-reset, shared-buffer) ignore it.
