@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"os"
@@ -43,7 +42,11 @@ func TestE2E(t *testing.T) {
 	example := goBuild(t, root, filepath.Join(t.TempDir(), "imagesvc"), "./examples/imagesvc")
 	duration := envOr("POOLPARITY_E2E_DURATION", "60s")
 
-	scenarios := []e2eScenario{
+	scenarios := []struct {
+		name     string
+		wantExit []int
+		check    func(t *testing.T, r parity.Report)
+	}{
 		{"good", []int{parity.ExitPass, parity.ExitFail}, func(t *testing.T, r parity.Report) {
 			// Large effects only: pooling removes most allocation and hits.
 			// Latency parity is printed but not asserted here: a p99 on a
@@ -186,7 +189,11 @@ func TestE2E(t *testing.T) {
 	// OpenTelemetry names only, read by the semconv rules): pooled right it
 	// passes, with the SLIs it has no series for not judged; with misuse-cap
 	// it fails on the alert that names the cause.
-	scenarios = append(scenarios, []e2eScenario{
+	scenarios = append(scenarios, []struct {
+		name     string
+		wantExit []int
+		check    func(t *testing.T, r parity.Report)
+	}{
 		{"example-good", []int{parity.ExitPass, parity.ExitFail}, func(t *testing.T, r parity.Report) {
 			// Large effects only, as for the reference service's good: the
 			// unpooled PNG encoder allocates its zlib state per image.
@@ -261,37 +268,14 @@ func TestE2E(t *testing.T) {
 	// Two scenarios run at a time (each demo on its own loopback ports, its own copy of the
 	// binary, so that noStrays sees only its own processes): the assertions are large
 	// effects, and a scenario shares the machine's contention with both of its tracks.
-	// The longest first, so that two slots end close together (the default gate's run
-	// takes about 3m15s, the demo's 3m of load; a scenario without a length of its own the
-	// duration above).
-	length := func(name string) time.Duration {
-		if strings.HasSuffix(name, "-default-gate") {
-			return 3 * time.Minute
-		}
-		l, ok := longer[name]
-		if !ok {
-			l = duration
-		}
-		d, err := time.ParseDuration(l)
-		if err != nil {
-			t.Fatalf("scenario %s: duration %q: %v", name, l, err)
-		}
-		return d
-	}
-	slices.SortStableFunc(scenarios, func(a, b e2eScenario) int {
-		return cmp.Compare(length(b.name), length(a.name))
-	})
 	start := time.Now()
 	slots := make(chan struct{}, e2eParallel)
 	t.Cleanup(func() {
 		t.Logf("%d scenarios in %s, %d at a time", len(scenarios), time.Since(start).Round(time.Second), e2eParallel)
 	})
-	for i, sc := range scenarios {
+	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
-			// The parallel subtests wake together: a stagger gives the slots in the sorted
-			// order (only the packing depends on it; a filtered run skips some indexes).
-			time.Sleep(time.Duration(i) * 25 * time.Millisecond)
 			slots <- struct{}{}
 			defer func() { <-slots }()
 			out := t.TempDir()
@@ -352,14 +336,6 @@ func TestE2E(t *testing.T) {
 			sc.check(t, r)
 		})
 	}
-}
-
-// e2eScenario is one of TestE2E's demo runs: the exit statuses it may end
-// with and what its report must show.
-type e2eScenario struct {
-	name     string
-	wantExit []int
-	check    func(t *testing.T, r parity.Report)
 }
 
 // e2eParallel is how many of TestE2E's scenarios run at a time.
