@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -270,14 +271,28 @@ func TestE2E(t *testing.T) {
 	// effects, and a scenario shares the machine's contention with both of its tracks.
 	start := time.Now()
 	slots := make(chan struct{}, e2eParallel)
+	var alone sync.RWMutex
 	t.Cleanup(func() {
 		t.Logf("%d scenarios in %s, %d at a time", len(scenarios), time.Since(start).Round(time.Second), e2eParallel)
 	})
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
-			slots <- struct{}{}
-			defer func() { <-slots }()
+			// The default gate's scenario asserts a PASS of the count-based test within the
+			// demo's 3 minutes, which its latency rows reach only when the tracks answer
+			// in a few ms: beside another scenario on 2 cores, stable's p95 went from 4 to
+			// 9-12 ms in two fresh-clone runs of three, and the verdict stayed NO DATA (issue
+			// 60's territory). It runs alone: it holds alone's write lock, the others a
+			// slot and a read lock.
+			if strings.HasSuffix(sc.name, "-default-gate") {
+				alone.Lock()
+				defer alone.Unlock()
+			} else {
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				alone.RLock()
+				defer alone.RUnlock()
+			}
 			out := t.TempDir()
 			var buf bytes.Buffer
 			timeout := 4 * time.Minute
