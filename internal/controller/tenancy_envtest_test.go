@@ -50,6 +50,9 @@ func TestTenantsStayInTheirNamespace(t *testing.T) {
 		}
 	}))
 	t.Cleanup(hang.Close)
+	// A second never-answering endpoint, for the hostile tenant's ten canaries alone.
+	stalled := httptest.NewServer(hang.Config.Handler)
+	t.Cleanup(stalled.Close)
 	var hugeSent atomic.Int64
 	huge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -71,7 +74,7 @@ func TestTenantsStayInTheirNamespace(t *testing.T) {
 	}))
 	t.Cleanup(unlisted.Close)
 
-	endpoints, err := promread.NewClients([]string{good.srv.URL, hang.URL, huge.URL}, false, promread.ClientConfig{})
+	endpoints, err := promread.NewClients([]string{good.srv.URL, hang.URL, huge.URL, stalled.URL}, false, promread.ClientConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,6 +210,56 @@ func TestTenantsStayInTheirNamespace(t *testing.T) {
 			t.Errorf("heap in use grew by %d MiB (the chart's memory limit is 256Mi)", grew>>20)
 		}
 	})
+
+	t.Run("ten canaries on a stalled endpoint with 60s timeouts do not delay another tenant's", func(t *testing.T) {
+		hostileEndpoint(ctx, t, c, tenant, nsA, good.srv.URL, stalled.URL)
+	})
+}
+
+// hostileEndpoint creates ten canaries in a hostile tenant's namespace on stalledURL, an
+// allowed endpoint that never answers, each with the schema's longest timeout (60s), and then
+// one of tenant's on goodURL: with two workers, that canary is promoted (three 1s steps) in
+// about the time it takes alone, because the endpoint's guard lets one request at a time
+// wait on a stalled endpoint and fails the others at once; the hostile canaries hold their
+// first step with a message naming the endpoint. Without the guard, each hostile analysis
+// held a worker for its timeout.
+func hostileEndpoint(ctx context.Context, t *testing.T, c, tenant client.Client, nsA, goodURL, stalledURL string) {
+	nsH := newNamespace(t, c, "hostile")
+	for i := range 10 {
+		pc := newCanary(nsH, fmt.Sprintf("stall-%d", i), stalledURL)
+		pc.Spec.Analysis.Timeout = metav1.Duration{Duration: time.Minute}
+		if err := c.Create(ctx, pc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // the hostile canaries reach the workers first
+	begin := time.Now()
+	pc := newCanary(nsA, "beside-hostile", goodURL)
+	if err := tenant.Create(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the tenant's canary promoted beside ten canaries on a stalled endpoint", func() (bool, string) {
+		cur := getCanary(ctx, t, c, nsA, "beside-hostile")
+		return cur.Status.Phase == v1alpha1.PhasePromoted, fmt.Sprintf("phase %s, weight %d", cur.Status.Phase, cur.Status.CurrentWeight)
+	})
+	took := time.Since(begin)
+	t.Logf("promoted in %s beside ten canaries on a never-answering endpoint (three 1s steps)", took.Round(time.Millisecond))
+	if took > 20*time.Second {
+		t.Errorf("promoted after %s, want within 20s: the stalled endpoint held the workers", took.Round(time.Second))
+	}
+	held := 0
+	for i := range 10 {
+		st := getCanary(ctx, t, c, nsH, fmt.Sprintf("stall-%d", i)).Status
+		if st.Phase != v1alpha1.PhaseProgressing || st.CurrentWeight != 10 {
+			t.Errorf("hostile canary %d moved: phase %s, weight %d", i, st.Phase, st.CurrentWeight)
+		}
+		if la := st.LastAnalysis; la != nil && la.Verdict == v1alpha1.VerdictError && strings.Contains(la.Message, promread.ErrEndpointUnavailable.Error()) && strings.Contains(la.Message, stalledURL) {
+			held++
+		}
+	}
+	if held < 8 {
+		t.Errorf("%d of 10 hostile canaries hold with the endpoint named unavailable, want at least 8 (one may still wait on its request)", held)
+	}
 }
 
 // tenantClient binds the user tenant-a to the chart's PoolCanary view and edit ClusterRoles in

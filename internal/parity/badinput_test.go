@@ -2,6 +2,7 @@ package parity_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -11,9 +12,11 @@ import (
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 
 	"github.com/poolparity/poolparity/internal/catalog"
 	"github.com/poolparity/poolparity/internal/parity"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 	"github.com/poolparity/poolparity/internal/parity/render"
 )
 
@@ -225,5 +228,45 @@ func TestForTestsCorrectsTheConfidence(t *testing.T) {
 	}
 	if one := (parity.StatTest{Confidence: 0.99}).ForTests(1); one.Confidence != 0.99 {
 		t.Errorf("confidence %v for one test, want 0.99", one.Confidence)
+	}
+}
+
+// unavailableRanges is a fakeProm whose range queries (the statistical test's samples) fail as
+// a guarded endpoint fails once it is stalled or backed off, and which counts every query
+// sent after the first such failure.
+type unavailableRanges struct {
+	*fakeProm
+	failed, after int
+}
+
+func (u *unavailableRanges) Query(ctx context.Context, q string, ts time.Time, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
+	if u.failed > 0 {
+		u.after++
+	}
+	return u.fakeProm.Query(ctx, q, ts, opts...)
+}
+
+func (u *unavailableRanges) QueryRange(context.Context, string, v1.Range, ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
+	if u.failed > 0 {
+		u.after++
+	}
+	u.failed++
+	return nil, nil, nil, fmt.Errorf("%w: http://prom: backed off", promread.ErrEndpointUnavailable)
+}
+
+// TestUnavailableEndpointEndsTheEvaluation: the statistical test's failed queries do not fail
+// an evaluation, except when the endpoint is unavailable: the first such failure ends it, and
+// nothing more is sent to the endpoint.
+func TestUnavailableEndpointEndsTheEvaluation(t *testing.T) {
+	u := &unavailableRanges{fakeProm: goodPool()}
+	r, err := parity.Evaluate(context.Background(), u, catalog.Default(), parity.Options{
+		At: at, Window: "1m", Selector: `job="poolparity"`,
+		Stat: parity.StatReport, Test: parity.StatTest{MinSamples: 7}, StatWindow: time.Minute, StatStep: 10 * time.Second, SampleFamily: "-",
+	})
+	if err == nil || !strings.Contains(err.Error(), promread.ErrEndpointUnavailable.Error()) || r.Verdict != parity.Error {
+		t.Fatalf("verdict %s, error %v; want ERROR naming the unavailable endpoint", r.Verdict, err)
+	}
+	if u.failed != 1 || u.after != 0 {
+		t.Errorf("%d range queries failed and %d queries were sent after the first: want 1 and 0", u.failed, u.after)
 	}
 }

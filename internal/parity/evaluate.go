@@ -207,10 +207,18 @@ func (e evaluation) readPooling(ctx context.Context, q Querier) (*pooling, error
 
 // judgeSLIs judges every SLI of the catalog into a row of r, or notes in r
 // why it is not judged. It returns the failed queries of the statistical
-// test, which do not fail the evaluation.
+// test, which do not fail the evaluation, unless the evaluation has run out
+// of time or its endpoint is unavailable: then no further query is sent and
+// the evaluation fails (the first such failure ends it).
 func (e evaluation) judgeSLIs(ctx context.Context, q Querier, quiet string, r *Report) (statErrs []string, err error) {
 	var pooled *pooling // read once, when an SLI needs it
 	for _, s := range e.cat.SLIs {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("parity: stopped before %s: %w", s.Name, promread.DescribeError(err))
+		}
+		if len(statErrs) > 0 && strings.Contains(statErrs[len(statErrs)-1], promread.ErrEndpointUnavailable.Error()) {
+			return nil, fmt.Errorf("parity: stopped before %s: %s", s.Name, statErrs[len(statErrs)-1])
+		}
 		if s.Judged == catalog.WhenGrayPooled && pooled == nil {
 			if pooled, err = e.readPooling(ctx, q); err != nil {
 				return nil, err

@@ -46,8 +46,18 @@ type Config struct {
 	// PrometheusMaxResponseBytes caps one Prometheus answer; a larger one is an error and is
 	// never held whole in memory.
 	PrometheusMaxResponseBytes int
+	// PrometheusStallAfter is how long a request may wait with no answer from its endpoint
+	// before the endpoint counts as stalled: the requests begun after it are cut short, new
+	// ones fail at once until it ends, and a failure backs the endpoint off (its canaries hold
+	// with the reason while the others run on time).
+	PrometheusStallAfter time.Duration
 	// ReconcileTimeout bounds one reconcile, its analysis included.
 	ReconcileTimeout time.Duration
+	// MemoryLimitBytes is the container's memory limit (the chart passes it from
+	// resources.limits.memory); 0 means none. When GOMEMLIMIT is not set, the Go runtime's
+	// soft memory limit is set to 90% of it, so the heap is collected before the container is
+	// killed.
+	MemoryLimitBytes uint64
 }
 
 // DefaultPrometheusEndpoint is PROMETHEUS_ENDPOINTS' default: the Prometheus the
@@ -80,6 +90,7 @@ func DefaultConfig() Config {
 
 		PrometheusEndpoints:        DefaultPrometheusEndpoint,
 		PrometheusMaxResponseBytes: promread.DefaultMaxResponseBytes,
+		PrometheusStallAfter:       promread.DefaultStallAfter,
 		ReconcileTimeout:           controller.DefaultReconcileTimeout,
 	}
 }
@@ -105,7 +116,9 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	e.String(&c.LogLevel, "LOG_LEVEL", "log level: debug, info, warn or error")
 	e.String(&c.PrometheusEndpoints, "PROMETHEUS_ENDPOINTS", "comma-separated base URLs of the Prometheus APIs the canaries may read; the first is the default")
 	e.Int(&c.PrometheusMaxResponseBytes, "PROMETHEUS_MAX_RESPONSE_BYTES", "largest Prometheus answer read, in bytes")
+	e.Duration(&c.PrometheusStallAfter, "PROMETHEUS_STALL_AFTER", "how long a request may wait with no answer from its endpoint before the endpoint counts as stalled (its other requests fail at once)")
 	e.Duration(&c.ReconcileTimeout, "RECONCILE_TIMEOUT", "bound of one reconcile, its analysis included")
+	e.Uint64(&c.MemoryLimitBytes, "MEMORY_LIMIT_BYTES", "the container's memory limit in bytes; unless GOMEMLIMIT is set, the Go soft memory limit is 90% of it (0: none)")
 
 	if err := e.Parse(args); err != nil {
 		return Config{}, err
@@ -148,6 +161,9 @@ func (c Config) Validate() error {
 	}
 	if c.PrometheusMaxResponseBytes < 1024 {
 		errs = append(errs, fmt.Errorf("PROMETHEUS_MAX_RESPONSE_BYTES=%d: must be at least 1024", c.PrometheusMaxResponseBytes))
+	}
+	if c.PrometheusStallAfter < time.Second {
+		errs = append(errs, fmt.Errorf("PROMETHEUS_STALL_AFTER=%s: must be at least 1s", c.PrometheusStallAfter))
 	}
 	if c.ReconcileTimeout < 10*time.Second {
 		errs = append(errs, fmt.Errorf("RECONCILE_TIMEOUT=%s: must be at least 10s", c.ReconcileTimeout))

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"io"
+	"math"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +43,14 @@ func TestParseConfig(t *testing.T) {
 		{name: "leader election timings must nest", env: map[string]string{"RENEW_DEADLINE": "20s"}, wantErr: "LEASE_DURATION (15s) > RENEW_DEADLINE (20s)"},
 		{name: "leader election timings do not matter without leader election", env: map[string]string{"LEADER_ELECT": "false", "RENEW_DEADLINE": "20s"}},
 		{name: "zero concurrent reconciles is an error", args: []string{"-max-concurrent-reconciles=0"}, wantErr: "MAX_CONCURRENT_RECONCILES"},
+		{name: "a stall time under a second is an error", env: map[string]string{"PROMETHEUS_STALL_AFTER": "500ms"}, wantErr: "PROMETHEUS_STALL_AFTER=500ms: must be at least 1s"},
+		{name: "the container's memory limit is read", env: map[string]string{"MEMORY_LIMIT_BYTES": "268435456", "PROMETHEUS_STALL_AFTER": "2s"},
+			check: func(t *testing.T, c Config) {
+				if c.MemoryLimitBytes != 256<<20 || c.PrometheusStallAfter != 2*time.Second {
+					t.Errorf("memory limit %d, stall after %s", c.MemoryLimitBytes, c.PrometheusStallAfter)
+				}
+			}},
+		{name: "a negative memory limit is an error", env: map[string]string{"MEMORY_LIMIT_BYTES": "-1"}, wantErr: "MEMORY_LIMIT_BYTES"},
 		{name: "stray arguments are an error", args: []string{"extra"}, wantErr: "unexpected arguments"},
 		{name: "every invalid setting is reported at once", env: map[string]string{"HEALTH_ADDR": "", "LOG_LEVEL": "x", "MAX_CONCURRENT_RECONCILES": "-1"},
 			wantErr: "MAX_CONCURRENT_RECONCILES=-1"},
@@ -93,5 +103,23 @@ func TestExitStatus(t *testing.T) {
 				t.Errorf("stderr contains %q:\n%s", tt.notStderr, stderr.String())
 			}
 		})
+	}
+}
+
+// TestSetMemoryLimit: the soft limit is 90% of the container's, and a limit already set
+// (GOMEMLIMIT) or no container limit leaves it alone.
+func TestSetMemoryLimit(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+	debug.SetMemoryLimit(math.MaxInt64)
+	if _, set := setMemoryLimit(0); set {
+		t.Error("no container limit set a soft limit")
+	}
+	limit, set := setMemoryLimit(256 << 20)
+	if !set || limit != 241591905 || debug.SetMemoryLimit(-1) != 241591905 {
+		t.Errorf("got %d (set %t), runtime %d; want 90%% of 256 MiB, 241591905", limit, set, debug.SetMemoryLimit(-1))
+	}
+	if _, set := setMemoryLimit(512 << 20); set || debug.SetMemoryLimit(-1) != 241591905 {
+		t.Errorf("a limit already set was replaced: %d", debug.SetMemoryLimit(-1))
 	}
 }

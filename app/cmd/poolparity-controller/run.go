@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"runtime/debug"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -40,6 +42,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, _, stde
 	}
 	logger := logr.FromSlogHandler(sl.Handler())
 	ctrl.SetLogger(logger)
+	if limit, set := setMemoryLimit(cfg.MemoryLimitBytes); set {
+		logger.Info("Go soft memory limit set to 90% of the container's", "limitBytes", limit, "containerLimitBytes", cfg.MemoryLimitBytes)
+	}
 
 	restCfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -86,7 +91,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, _, stde
 	if err != nil {
 		return err
 	}
-	prom, err := promread.NewClients(cfg.Endpoints(), false, promread.ClientConfig{MaxResponseBytes: int64(cfg.PrometheusMaxResponseBytes)})
+	prom, err := promread.NewClients(cfg.Endpoints(), false, promread.ClientConfig{
+		MaxResponseBytes: int64(cfg.PrometheusMaxResponseBytes),
+		StallAfter:       cfg.PrometheusStallAfter,
+	})
 	if err != nil {
 		return cli.Usage(err)
 	}
@@ -121,4 +129,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, _, stde
 		return fmt.Errorf("running the manager: %w", err)
 	}
 	return nil
+}
+
+// setMemoryLimit sets the Go runtime's soft memory limit to 90% of containerLimit, unless it
+// is 0 or a limit is set already (GOMEMLIMIT), and returns the limit it set.
+func setMemoryLimit(containerLimit uint64) (int64, bool) {
+	if containerLimit == 0 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		return 0, false
+	}
+	limit := int64(min(containerLimit/10*9, math.MaxInt64))
+	debug.SetMemoryLimit(limit)
+	return limit, true
 }

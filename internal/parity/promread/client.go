@@ -54,6 +54,22 @@ type ClientConfig struct {
 	// proxy, with dial, TLS handshake and response-header timeouts. Tests
 	// pass their own; the caps above apply to it too.
 	RoundTripper http.RoundTripper
+
+	// The endpoint guard of the Queriers that Clients hands out (one per
+	// endpoint, shared by all its canaries; New's Querier has none).
+	//
+	// StallAfter is how long a request may wait with no answer from its
+	// endpoint before the endpoint counts as stalled: the requests begun
+	// after it are cut short and new ones fail at once until it ends. 0
+	// means DefaultStallAfter.
+	StallAfter time.Duration
+	// Backoff is how long an endpoint is backed off (requests fail at
+	// once) after a failure; it doubles per failure in a row up to
+	// MaxBackoff. 0 means DefaultBackoff and DefaultMaxBackoff.
+	Backoff, MaxBackoff time.Duration
+	// MaxInFlight bounds the requests in flight to one endpoint; 0 means
+	// DefaultMaxInFlight.
+	MaxInFlight int
 }
 
 func (c ClientConfig) withDefaults() ClientConfig {
@@ -65,6 +81,19 @@ func (c ClientConfig) withDefaults() ClientConfig {
 	}
 	if c.RoundTripper == nil {
 		c.RoundTripper = newTransport(c.Timeout)
+	}
+	if c.StallAfter <= 0 {
+		c.StallAfter = DefaultStallAfter
+	}
+	if c.Backoff <= 0 {
+		c.Backoff = DefaultBackoff
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = DefaultMaxBackoff
+	}
+	c.MaxBackoff = max(c.MaxBackoff, c.Backoff)
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = DefaultMaxInFlight
 	}
 	return c
 }
@@ -239,8 +268,11 @@ func Sanitize(s string, n int) string {
 
 // Clients hands out one Querier per allowed endpoint, built by New with one
 // ClientConfig: the Prometheus endpoints a cluster admin lists are the only
-// ones a tenant's PoolCanary can make the controller call. Safe for
-// concurrent use.
+// ones a tenant's PoolCanary can make the controller call. Each endpoint's
+// requests go through its own guard (a circuit breaker, see ClientConfig's
+// StallAfter and Backoff): a tenant's stalled or failing endpoint fails its
+// own canaries' requests at once instead of holding the controller's
+// workers, and never slows another endpoint's. Safe for concurrent use.
 type Clients struct {
 	allowed []string
 	any     bool
@@ -254,7 +286,7 @@ type Clients struct {
 // CheckURL accepts them; the first is the default). With allowAny every
 // http(s) URL is allowed: for tests and single-tenant tools only.
 func NewClients(allowed []string, allowAny bool, cfg ClientConfig) (*Clients, error) {
-	c := &Clients{any: allowAny, cfg: cfg, m: map[string]Querier{}}
+	c := &Clients{any: allowAny, cfg: cfg.withDefaults(), m: map[string]Querier{}}
 	for _, a := range allowed {
 		u, err := CheckURL(a)
 		if err != nil {
@@ -309,6 +341,7 @@ func (c *Clients) For(address string) (Querier, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	q = guarded{q: q, g: newGuard(u, c.cfg)}
 	if len(c.m) < 64 { // allowAny clients are not kept without bound
 		c.m[u] = q
 	}
