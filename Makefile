@@ -149,6 +149,7 @@ test-fuzz: ## Run each fuzz target briefly (a fixed count of inputs each, times 
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $$((100000 * $(FUZZSCALE)))x ./internal/recorded
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePath$$' -fuzztime $$((300000 * $(FUZZSCALE)))x ./internal/loadgen
 	$(GO) test -run '^$$' -fuzz '^FuzzPinQuery$$' -fuzztime $$((20000 * $(FUZZSCALE)))x ./internal/parity/promread
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRuleList$$' -fuzztime $$((30000 * $(FUZZSCALE)))x ./internal/parity/promread
 
 .PHONY: test-e2e
 test-e2e: ## Run the demo scenarios (good, regression, aa, misuse-dirty, misuse-reset, misuse-retain; the example service's good and misuse-cap; its never-reset and never-put through the local mode; docs/demo.md's local command) in short form and assert their verdicts.

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/internal/parity/promread"
 )
 
 // Metrics are the controller's own series, next to controller-runtime's
@@ -17,7 +18,16 @@ type Metrics struct {
 	weight   *prometheus.GaugeVec
 	phase    *prometheus.GaugeVec
 	duration prometheus.Histogram
+	lag      prometheus.Histogram
+
+	// The Prometheus endpoints' requests (promread.Observer), by endpoint: the admin's
+	// allow-list bounds the label's values.
+	requests        *prometheus.CounterVec
+	requestDuration *prometheus.HistogramVec
+	inFlight        *prometheus.GaugeVec
 }
+
+var _ promread.Observer = (*Metrics)(nil)
 
 var allPhases = []v1alpha1.Phase{
 	v1alpha1.PhaseProgressing, v1alpha1.PhasePaused, v1alpha1.PhasePromoted,
@@ -51,11 +61,29 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Time one parity analysis took (all its Prometheus queries).",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 9),
 		}),
+		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "poolparity_canary_analysis_lag_seconds",
+			Help:    "How long after its due time an analysis ran: the controller falling behind (busy workers, a long queue).",
+			Buckets: prometheus.ExponentialBuckets(0.1, 2.5, 9),
+		}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "poolparity_controller_prometheus_requests_total",
+			Help: "Requests of the controller to an allowed Prometheus endpoint, by kind (query, query_range, rules, rule_list) and outcome (ok; error: the query's; failed: the endpoint's; unavailable: refused or cut short by the endpoint's guard).",
+		}, []string{"endpoint", "kind", "outcome"}),
+		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "poolparity_controller_prometheus_request_duration_seconds",
+			Help:    "Time one request of the controller to a Prometheus endpoint took, its wait for a request slot included.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 9),
+		}, []string{"endpoint"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "poolparity_controller_prometheus_requests_in_flight",
+			Help: "Requests of the controller in flight to a Prometheus endpoint.",
+		}, []string{"endpoint"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.analyses, m.outcomes, m.weight, m.phase, m.duration} {
+	for _, c := range []prometheus.Collector{m.analyses, m.outcomes, m.weight, m.phase, m.duration, m.lag, m.requests, m.requestDuration, m.inFlight} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering controller metrics: %w", err)
 		}
@@ -63,12 +91,30 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
-func (m *Metrics) observeAnalysis(ns, name string, v v1alpha1.Verdict, seconds float64) {
+func (m *Metrics) observeAnalysis(ns, name string, v v1alpha1.Verdict, seconds, lateSeconds float64) {
 	if m == nil {
 		return
 	}
 	m.analyses.WithLabelValues(ns, name, string(v)).Inc()
 	m.duration.Observe(seconds)
+	m.lag.Observe(lateSeconds)
+}
+
+// ObserveRequest counts one request to a Prometheus endpoint (promread.Observer).
+func (m *Metrics) ObserveRequest(endpoint, kind, outcome string, seconds float64) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(endpoint, kind, outcome).Inc()
+	m.requestDuration.WithLabelValues(endpoint).Observe(seconds)
+}
+
+// AddInFlight moves the requests in flight to a Prometheus endpoint (promread.Observer).
+func (m *Metrics) AddInFlight(endpoint string, delta int) {
+	if m == nil {
+		return
+	}
+	m.inFlight.WithLabelValues(endpoint).Add(float64(delta))
 }
 
 func (m *Metrics) observeOutcome(ns, name, outcome string) {

@@ -241,7 +241,7 @@ func (r *PoolCanaryReconciler) advance(ctx context.Context, pc *v1alpha1.PoolCan
 	if wait, ok := r.warmedUp(ctx, pc, now, out); !ok {
 		return wait
 	}
-	if res, ok := r.analyze(ctx, pc, now, look.interim, out); ok {
+	if res, ok := r.analyze(ctx, pc, now, look, out); ok {
 		r.decide(pc, res, now, look, out)
 	}
 	return nextLook(pc, now)
@@ -317,10 +317,21 @@ func syncStep(spec *v1alpha1.PoolCanarySpec, st *v1alpha1.PoolCanaryStatus, now 
 }
 
 // look is schedule's answer: how long until the next analysis (when none is due now), and
-// whether a due one is an interim look before the step's end.
+// whether a due one is an interim look before the step's end, and when it was due.
 type look struct {
 	wait    time.Duration
 	interim bool
+	due     time.Time
+}
+
+// gridAfter returns the first time origin + k*every (k >= 1) after t: the looks of a step
+// keep to a fixed clock from its start, so an analysis that ran late does not push every
+// later one back by its lateness.
+func gridAfter(origin, t time.Time, every time.Duration) time.Time {
+	if every <= 0 || t.Before(origin) {
+		return origin.Add(max(every, 0))
+	}
+	return origin.Add((t.Sub(origin)/every + 1) * every)
 }
 
 // schedule says whether an analysis is due now (ok), or how long until one is; it is asked
@@ -337,13 +348,13 @@ func schedule(spec *v1alpha1.PoolCanarySpec, st *v1alpha1.PoolCanaryStatus, now 
 	la := st.LastAnalysis
 	atThisStep := la != nil && la.Weight == st.CurrentWeight && !la.Time.Time.Before(st.StepStartedAt.Time)
 	if atThisStep && !la.Time.Time.Before(stepEnd) {
-		// This step was analysed at its end already and held: wait an analysis interval.
-		if next := la.Time.Add(analysisInterval(spec)); next.After(due) {
-			due = next
-		}
+		// This step was analysed at its end already and held: look again on the step end's
+		// clock of analysis intervals.
+		due = gridAfter(stepEnd, la.Time.Time, analysisInterval(spec))
 	}
 	wait := due.Sub(now)
 	if wait <= 0 {
+		l.due = due
 		return l, true
 	}
 	if !anytimeValid(spec.Analysis.Statistical.Mode) {
@@ -352,19 +363,23 @@ func schedule(spec *v1alpha1.PoolCanarySpec, st *v1alpha1.PoolCanaryStatus, now 
 	}
 	next := st.StepStartedAt.Add(analysisInterval(spec))
 	if atThisStep {
-		next = la.Time.Add(analysisInterval(spec))
+		next = gridAfter(st.StepStartedAt.Time, la.Time.Time, analysisInterval(spec))
 	}
 	if wait2 := next.Sub(now); wait2 > 0 {
 		l.wait = min(wait2, wait)
 		return l, false
 	}
-	l.interim = true
+	l.interim, l.due = true, next
 	return l, true
 }
 
+// lateAfter is how late an analysis may run after its due time before its status says so
+// (status.lastAnalysis.lateBy): a reconcile's ordinary delay is well under it.
+const lateAfter = time.Second
+
 // analyze runs the analysis and records it in status.lastAnalysis, or holds the step (ok
 // false) when the analysis is refused: nothing is sent to Prometheus until the spec is mended.
-func (r *PoolCanaryReconciler) analyze(ctx context.Context, pc *v1alpha1.PoolCanary, now time.Time, interim bool, out *pending) (res v1alpha1.AnalysisStatus, ok bool) {
+func (r *PoolCanaryReconciler) analyze(ctx context.Context, pc *v1alpha1.PoolCanary, now time.Time, l look, out *pending) (res v1alpha1.AnalysisStatus, ok bool) {
 	spec, st := &pc.Spec, &pc.Status
 	if ref := refuseAnalysis(&spec.Analysis, pc.Namespace, r.Prometheus); ref != nil {
 		res := errorStatus(now, "refused: "+ref.Error())
@@ -381,10 +396,14 @@ func (r *PoolCanaryReconciler) analyze(ctx context.Context, pc *v1alpha1.PoolCan
 		in.Exclude = st.Warmup.Excluded
 	}
 	res = r.Analyzer.Analyze(ctx, &spec.Analysis, in)
-	r.Metrics.observeAnalysis(pc.Namespace, pc.Name, res.Verdict, time.Since(start).Seconds())
+	late := max(now.Sub(l.due), 0)
+	r.Metrics.observeAnalysis(pc.Namespace, pc.Name, res.Verdict, time.Since(start).Seconds(), late.Seconds())
 	res.Weight = st.CurrentWeight
+	if late >= lateAfter {
+		res.LateBy = &metav1.Duration{Duration: late.Round(time.Millisecond)}
+	}
 	st.LastAnalysis = &res
-	log.FromContext(ctx).V(1).Info("analysis", "weight", res.Weight, "verdict", res.Verdict, "message", res.Message, "interim", interim)
+	log.FromContext(ctx).V(1).Info("analysis", "weight", res.Weight, "verdict", res.Verdict, "message", res.Message, "interim", l.interim, "lateBy", late)
 	return res, true
 }
 

@@ -186,3 +186,65 @@ func TestNextLookFollowsTheStatus(t *testing.T) {
 		t.Errorf("nextLook after a rollback = %s, want 0", got)
 	}
 }
+
+// TestLooksKeepAFixedClock (issue 63, "Drift and silence"): looks keep to a clock of analysis
+// intervals from the step's start, so analyses that each run late do not push the later ones
+// back (before, every look was due an interval after the last one ran, and 0.4s of lateness
+// per look put the tenth 3.6s behind); an analysis a second or more late says so in
+// status.lastAnalysis.lateBy.
+func TestLooksKeepAFixedClock(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		lag     time.Duration
+		lateBy  bool
+		analyze int
+	}{
+		{"0.4s late each time", 400 * time.Millisecond, false, 12},
+		{"1.5s late each time", 1500 * time.Millisecond, true, 6},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pc := scheduleCanary(v1alpha1.StatisticalCounts)
+			var ran []time.Time
+			r := &PoolCanaryReconciler{Analyzer: analyzerFunc(func(_ context.Context, _ *v1alpha1.Analysis, in Input) v1alpha1.AnalysisStatus {
+				ran = append(ran, in.Now)
+				return v1alpha1.AnalysisStatus{Time: metav1.NewTime(in.Now), Verdict: v1alpha1.VerdictNoData, Message: "too little traffic"}
+			})}
+			start := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+			now := start
+			for range 40 {
+				if len(ran) == tt.analyze {
+					break
+				}
+				n := len(ran)
+				wait := r.advance(context.Background(), pc, now, &pending{}, false)
+				if len(ran) > n && n > 0 {
+					got := pc.Status.LastAnalysis.LateBy
+					if tt.lateBy != (got != nil) || (got != nil && got.Duration != tt.lag) {
+						t.Errorf("analysis %d at %s: lateBy %v, want it set %t (%s)", len(ran), now.Sub(start), got, tt.lateBy, tt.lag)
+					}
+				}
+				if wait <= 0 {
+					t.Fatalf("requeue %s while the rollout runs", wait)
+				}
+				now = now.Add(wait)
+				if len(ran) > 0 {
+					now = now.Add(tt.lag) // the reconcile runs late, every time
+				}
+			}
+			if len(ran) != tt.analyze {
+				t.Fatalf("%d analyses, want %d", len(ran), tt.analyze)
+			}
+			// The first look is due an interval after the step began and runs on time; each
+			// later one is due on the step's clock of whole seconds and runs lag after it.
+			for i, at := range ran {
+				due := at
+				if i > 0 {
+					due = at.Add(-tt.lag)
+				}
+				if off := due.Sub(start) % time.Second; off != 0 {
+					t.Errorf("analysis %d ran at %s: due at %s, %s off the step's clock (drift)", i+1, at.Sub(start), due.Sub(start), off)
+				}
+			}
+		})
+	}
+}

@@ -740,6 +740,11 @@ type AnalysisStatus struct {
 	Time metav1.Time `json:"time"`
 	// Weight the analysis judged.
 	Weight int32 `json:"weight"`
+	// LateBy is how long after its due time the analysis ran, when a second or more: the
+	// controller is behind (its workers busy, a long queue). Looks keep to a fixed clock from
+	// the step's start, so a late one does not delay the next.
+	// +optional
+	LateBy *metav1.Duration `json:"lateBy,omitempty"`
 	// Verdict of the whole analysis: Fail if any SLI failed, else Error or NoData if any
 	// SLI lacked data, else Pass.
 	Verdict Verdict `json:"verdict"`

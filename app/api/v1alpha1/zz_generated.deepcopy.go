@@ -56,6 +56,11 @@ func (in *Analysis) DeepCopy() *Analysis {
 func (in *AnalysisStatus) DeepCopyInto(out *AnalysisStatus) {
 	*out = *in
 	in.Time.DeepCopyInto(&out.Time)
+	if in.LateBy != nil {
+		in, out := &in.LateBy, &out.LateBy
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.Statistical != nil {
 		in, out := &in.Statistical, &out.Statistical
 		*out = new(StatisticalStatus)

@@ -94,6 +94,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, _, stde
 	prom, err := promread.NewClients(cfg.Endpoints(), false, promread.ClientConfig{
 		MaxResponseBytes: int64(cfg.PrometheusMaxResponseBytes),
 		StallAfter:       cfg.PrometheusStallAfter,
+		Observer:         m,
 	})
 	if err != nil {
 		return cli.Usage(err)

@@ -70,6 +70,16 @@ type ClientConfig struct {
 	// MaxInFlight bounds the requests in flight to one endpoint; 0 means
 	// DefaultMaxInFlight.
 	MaxInFlight int
+	// RulesTTL is how long Clients keep an endpoint's RuleSet (the rule
+	// list read with exclude_alerts, once for every canary of the
+	// endpoint); 0 means DefaultRulesTTL. A rule loaded since is seen
+	// within it.
+	RulesTTL time.Duration
+	// MaxRulesBytes caps the rule list answer Clients read for the
+	// RuleSet, streamed group by group; 0 means DefaultMaxRulesBytes.
+	MaxRulesBytes int64
+	// Observer, when set, is told of every request of Clients' endpoints.
+	Observer Observer
 }
 
 func (c ClientConfig) withDefaults() ClientConfig {
@@ -94,6 +104,12 @@ func (c ClientConfig) withDefaults() ClientConfig {
 	c.MaxBackoff = max(c.MaxBackoff, c.Backoff)
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.RulesTTL <= 0 {
+		c.RulesTTL = DefaultRulesTTL
+	}
+	if c.MaxRulesBytes <= 0 {
+		c.MaxRulesBytes = max(DefaultMaxRulesBytes, c.MaxResponseBytes)
 	}
 	return c
 }
@@ -127,17 +143,22 @@ func New(address string, cfg ClientConfig) (Querier, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	hc := &http.Client{
-		Timeout:   cfg.Timeout,
-		Transport: bounded{rt: cfg.RoundTripper, max: cfg.MaxResponseBytes},
-		// A redirect could lead the request anywhere: an allowed endpoint answers itself.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-	c, err := api.NewClient(api.Config{Address: base, Client: hc})
+	c, err := api.NewClient(api.Config{Address: base, Client: httpClient(cfg, cfg.MaxResponseBytes)})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus client for %s: %w", base, err)
 	}
 	return v1.NewAPI(c), nil
+}
+
+// httpClient is the HTTP client of New's Querier and of the rule cache: cfg's transport and
+// timeout, answers capped at max bytes, no redirects.
+func httpClient(cfg ClientConfig, max int64) *http.Client {
+	return &http.Client{
+		Timeout:   cfg.Timeout,
+		Transport: bounded{rt: cfg.RoundTripper, max: max},
+		// A redirect could lead the request anywhere: an allowed endpoint answers itself.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 // CheckURL returns address as a base URL (no trailing slash) or an error
@@ -341,7 +362,8 @@ func (c *Clients) For(address string) (Querier, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	q = guarded{q: q, g: newGuard(u, c.cfg)}
+	g := newGuard(u, c.cfg)
+	q = guarded{q: q, g: g, rules: newRuleCache(u, httpClient(c.cfg, c.cfg.MaxRulesBytes), c.cfg.RulesTTL, g)}
 	if len(c.m) < 64 { // allowAny clients are not kept without bound
 		c.m[u] = q
 	}

@@ -27,10 +27,23 @@ const (
 	DefaultMaxInFlight = 16
 )
 
+// Observer is told of every request a guarded endpoint (one of Clients') handles: the
+// controller exports them as its own metrics. Implementations must be safe for concurrent use
+// and quick: they run on the request's path.
+type Observer interface {
+	// ObserveRequest is called when a request of kind (query, query_range, rules or
+	// rule_list) to endpoint ends: outcome is ok, error (the query's: a bad query, an answer
+	// too large), failed (the endpoint's: no answer in time, a transport error, a 5xx) or
+	// unavailable (refused or cut short by the guard); seconds is its duration.
+	ObserveRequest(endpoint, kind, outcome string, seconds float64)
+	// AddInFlight is called with +1 when a request to endpoint is sent and -1 when it ends.
+	AddInFlight(endpoint string, delta int)
+}
+
 // ErrEndpointUnavailable is returned (wrapped) for a request that a guarded endpoint did not
 // send, or cut short, because the endpoint is stalled (a request has waited StallAfter with
 // no answer from it) or backed off after failures. The message says which and until when.
-var ErrEndpointUnavailable = errors.New("Prometheus endpoint unavailable")
+var ErrEndpointUnavailable = errors.New("the Prometheus endpoint is unavailable")
 
 // guard is one endpoint's circuit breaker, shared by every Querier of that endpoint that
 // Clients hands out, so that one tenant's stalled or failing Prometheus costs the
@@ -50,6 +63,7 @@ type guard struct {
 	endpoint                     string
 	stallAfter, base, maxBackoff time.Duration
 	slots                        chan struct{}
+	obs                          Observer
 
 	mu         sync.Mutex
 	next       uint64
@@ -77,6 +91,7 @@ func newGuard(endpoint string, cfg ClientConfig) *guard {
 		maxBackoff: cfg.MaxBackoff,
 		slots:      make(chan struct{}, cfg.MaxInFlight),
 		inFlight:   map[uint64]*flight{},
+		obs:        cfg.Observer,
 	}
 }
 
@@ -84,8 +99,15 @@ func newGuard(endpoint string, cfg ClientConfig) *guard {
 // endpoint.
 var errStalledOut = errors.New("cancelled: an earlier request to the endpoint has had no answer")
 
-// do sends one request through the guard: call runs with a context the guard may cancel.
-func (g *guard) do(ctx context.Context, call func(context.Context) error) error {
+// do sends one request of kind (see Observer) through the guard: call runs with a context
+// the guard may cancel.
+func (g *guard) do(ctx context.Context, kind string, call func(context.Context) error) (err error) {
+	start := time.Now()
+	defer func() {
+		if g.obs != nil {
+			g.obs.ObserveRequest(g.endpoint, kind, outcome(ctx, err), time.Since(start).Seconds())
+		}
+	}()
 	select {
 	case g.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -98,6 +120,10 @@ func (g *guard) do(ctx context.Context, call func(context.Context) error) error 
 	if err != nil {
 		return err
 	}
+	if g.obs != nil {
+		g.obs.AddInFlight(g.endpoint, 1)
+		defer g.obs.AddInFlight(g.endpoint, -1)
+	}
 	timer := time.AfterFunc(g.stallAfter, func() { g.stall(id) })
 	err = call(rctx)
 	timer.Stop()
@@ -106,6 +132,19 @@ func (g *guard) do(ctx context.Context, call func(context.Context) error) error 
 	}
 	g.end(ctx, id, time.Now(), err)
 	return err
+}
+
+// outcome names how a request ended, for an Observer.
+func outcome(ctx context.Context, err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, ErrEndpointUnavailable):
+		return "unavailable"
+	case endpointFailed(ctx, err):
+		return "failed"
+	}
+	return "error"
 }
 
 // begin registers a request, or refuses it while the endpoint is stalled or backed off.
@@ -159,8 +198,13 @@ func (g *guard) end(ctx context.Context, id uint64, now time.Time, err error) {
 	if f.probe {
 		g.probing = false
 	}
+	// A caller's own deadline is the caller's budget running out, not the endpoint's failure,
+	// when the endpoint answered other requests meanwhile or the budget was under a second
+	// (the shortest analysis timeout): one tenant's short timeout must not back off an
+	// endpoint that other tenants share.
+	callersBudget := errors.Is(ctx.Err(), context.DeadlineExceeded) && (g.lastAnswer.After(f.start) || now.Sub(f.start) < time.Second)
 	switch {
-	case endpointFailed(ctx, err):
+	case endpointFailed(ctx, err) && !callersBudget:
 		g.failures++
 		g.lastErr = Sanitize(err.Error(), maxErrorText)
 		g.openUntil = now.Add(g.backoff())
@@ -211,14 +255,18 @@ func endpointFailedType(t v1.ErrorType) bool {
 	return t == v1.ErrServer || t == v1.ErrTimeout || t == "unavailable"
 }
 
-// guarded is a Querier whose requests go through its endpoint's guard.
+// guarded is a Querier whose requests go through its endpoint's guard, and whose RuleSet
+// comes from the endpoint's rule cache.
 type guarded struct {
-	q Querier
-	g *guard
+	q     Querier
+	g     *guard
+	rules *ruleCache
 }
 
+func (gq guarded) RuleSet(ctx context.Context) (RuleSet, error) { return gq.rules.get(ctx) }
+
 func (gq guarded) Query(ctx context.Context, query string, ts time.Time, opts ...v1.Option) (val model.Value, w v1.Warnings, in v1.Infos, err error) {
-	err = gq.g.do(ctx, func(ctx context.Context) error {
+	err = gq.g.do(ctx, "query", func(ctx context.Context) error {
 		var err error
 		val, w, in, err = gq.q.Query(ctx, query, ts, opts...)
 		return err
@@ -227,7 +275,7 @@ func (gq guarded) Query(ctx context.Context, query string, ts time.Time, opts ..
 }
 
 func (gq guarded) QueryRange(ctx context.Context, query string, r v1.Range, opts ...v1.Option) (val model.Value, w v1.Warnings, in v1.Infos, err error) {
-	err = gq.g.do(ctx, func(ctx context.Context) error {
+	err = gq.g.do(ctx, "query_range", func(ctx context.Context) error {
 		var err error
 		val, w, in, err = gq.q.QueryRange(ctx, query, r, opts...)
 		return err
@@ -236,7 +284,7 @@ func (gq guarded) QueryRange(ctx context.Context, query string, r v1.Range, opts
 }
 
 func (gq guarded) Rules(ctx context.Context, matches []string) (res v1.RulesResult, err error) {
-	err = gq.g.do(ctx, func(ctx context.Context) error {
+	err = gq.g.do(ctx, "rules", func(ctx context.Context) error {
 		var err error
 		res, err = gq.q.Rules(ctx, matches)
 		return err

@@ -82,12 +82,12 @@ func TestGuardStallsBacksOffAndProbes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Two callers at once: the first waits out its own deadline, the second is cut short when
+	// Two callers at once: the first waits out the client's timeout, the second is cut short when
 	// the endpoint stalls, and a third, sent while it is stalled, is not sent at all.
 	var wg sync.WaitGroup
 	var firstErr, secondErr error
 	var firstTook, secondTook time.Duration
-	wg.Go(func() { firstTook, firstErr = hang.query(t, c, 700*time.Millisecond) })
+	wg.Go(func() { firstTook, firstErr = hang.query(t, c, 5*time.Second) }) // the client's own 1s timeout ends it
 	time.Sleep(50 * time.Millisecond)
 	wg.Go(func() { secondTook, secondErr = hang.query(t, c, 5*time.Second) })
 	time.Sleep(300 * time.Millisecond)
@@ -104,7 +104,7 @@ func TestGuardStallsBacksOffAndProbes(t *testing.T) {
 		t.Errorf("the request begun after the stalled one: %v after %s, want it cut short about 150ms in", secondErr, secondTook)
 	}
 	if firstErr == nil || errors.Is(firstErr, promread.ErrEndpointUnavailable) || firstTook < 600*time.Millisecond {
-		t.Errorf("the stalled request: %v after %s, want its own deadline", firstErr, firstTook)
+		t.Errorf("the stalled request: %v after %s, want the client's timeout", firstErr, firstTook)
 	}
 	if n := hang.hits.Load(); n != 2 {
 		t.Errorf("%d requests reached the never-answering endpoint, want 2", n)
@@ -122,7 +122,7 @@ func TestGuardStallsBacksOffAndProbes(t *testing.T) {
 	// After the backoff one probe goes; another caller meanwhile fails at once. The probe
 	// times out: two failures in a row, the backoff doubles.
 	time.Sleep(guardConfig.Backoff + 50*time.Millisecond)
-	wg.Go(func() { firstTook, firstErr = hang.query(t, c, 150*time.Millisecond) })
+	wg.Go(func() { firstTook, firstErr = hang.query(t, c, 5*time.Second) })
 	time.Sleep(50 * time.Millisecond)
 	if _, err := hang.query(t, c, 5*time.Second); !errors.Is(err, promread.ErrEndpointUnavailable) {
 		t.Errorf("a request beside the probe: %v, want it refused", err)
@@ -148,17 +148,21 @@ func TestGuardStallsBacksOffAndProbes(t *testing.T) {
 // TestGuardJudgesFailures: only the endpoint's failures back it off, not the query's errors.
 func TestGuardJudgesFailures(t *testing.T) {
 	tests := []struct {
-		mode    string
-		backOff bool
+		mode     string
+		backOff  bool
+		outcomes string // what the Observer is told, request by request
 	}{
-		{"ok", false},
-		{"bad", false}, // Prometheus answered: the query is at fault
-		{"5xx", true},
+		{"ok", false, "ok ok"},
+		{"bad", false, "error error"}, // Prometheus answered: the query is at fault
+		{"5xx", true, "failed unavailable"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.mode, func(t *testing.T) {
 			e := newEndpointServer(t, tc.mode)
-			c, err := promread.NewClients([]string{e.srv.URL}, false, guardConfig)
+			obs := &recordingObserver{}
+			cfg := guardConfig
+			cfg.Observer = obs
+			c, err := promread.NewClients([]string{e.srv.URL}, false, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,6 +173,9 @@ func TestGuardJudgesFailures(t *testing.T) {
 			}
 			if want := map[bool]int32{true: 1, false: 2}[tc.backOff]; e.hits.Load() != want {
 				t.Errorf("%d requests reached the endpoint, want %d", e.hits.Load(), want)
+			}
+			if got := strings.Join(obs.outcomes, " "); got != tc.outcomes || obs.inFlight != 0 || obs.maxInFlight != 1 {
+				t.Errorf("observed %q, in flight %d (at most %d); want %q, 0 (1)", got, obs.inFlight, obs.maxInFlight, tc.outcomes)
 			}
 		})
 	}
@@ -214,5 +221,51 @@ func TestGuardSlowButAnswering(t *testing.T) {
 	wg.Wait()
 	if slowErr != nil {
 		t.Errorf("the slow request: %v", slowErr)
+	}
+}
+
+// recordingObserver records what a guard tells its Observer.
+type recordingObserver struct {
+	mu                    sync.Mutex
+	outcomes              []string
+	inFlight, maxInFlight int
+}
+
+func (o *recordingObserver) ObserveRequest(endpoint, kind, outcome string, seconds float64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.outcomes = append(o.outcomes, outcome)
+}
+
+func (o *recordingObserver) AddInFlight(endpoint string, delta int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.inFlight += delta
+	o.maxInFlight = max(o.maxInFlight, o.inFlight)
+}
+
+// TestGuardShortDeadlineIsTheCallers: a caller whose own deadline ends its request before
+// StallAfter does not back off an endpoint that others share.
+func TestGuardShortDeadlineIsTheCallers(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		time.Sleep(100 * time.Millisecond)
+		fmt.Fprintf(w, okVector, time.Now().Unix(), time.Now().Unix())
+	}))
+	t.Cleanup(srv.Close)
+	e := &endpointServer{srv: srv}
+	c, err := promread.NewClients([]string{srv.URL}, false, guardConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.query(t, c, 20*time.Millisecond); err == nil {
+		t.Fatal("a 20ms deadline on a 100ms answer did not fail")
+	}
+	if _, err := e.query(t, c, time.Second); err != nil {
+		t.Errorf("another caller after the short deadline: %v, want an answer", err)
+	}
+	if n := hits.Load(); n != 2 {
+		t.Errorf("%d requests reached the endpoint, want 2", n)
 	}
 }

@@ -73,6 +73,9 @@ func (p pinned) Rules(ctx context.Context, matches []string) (v1.RulesResult, er
 	return p.q.Rules(ctx, matches)
 }
 
+// RuleSet passes through too, from q's cache when it has one.
+func (p pinned) RuleSet(ctx context.Context) (RuleSet, error) { return ReadRuleSet(ctx, p.q) }
+
 // PinQuery parses query and returns it with label="value" on every series
 // selector. A selector with another matcher on label (a different value, a
 // regular expression, a negation) is refused: it would read, or try to

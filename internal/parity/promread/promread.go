@@ -59,19 +59,11 @@ func DescribeError(err error) error {
 // LoadedRules returns the recording rules Prometheus has loaded, each with
 // its group's evaluation interval (0 when Prometheus does not say).
 func LoadedRules(ctx context.Context, q Querier) (map[string]time.Duration, error) {
-	res, err := q.Rules(ctx, nil)
+	set, err := ReadRuleSet(ctx, q)
 	if err != nil {
-		return nil, DescribeError(err)
+		return nil, err
 	}
-	loaded := map[string]time.Duration{}
-	for _, g := range res.Groups {
-		for _, rule := range g.Rules {
-			if rr, ok := rule.(v1.RecordingRule); ok {
-				loaded[rr.Name] = time.Duration(g.Interval * float64(time.Second))
-			}
-		}
-	}
-	return loaded, nil
+	return cloneIntervals(set), nil
 }
 
 // RuleInputs returns the metric names the loaded recording rule record

@@ -2,10 +2,8 @@ package promread
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
-	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/prometheus/promql/parser"
 )
 
@@ -17,43 +15,19 @@ type RuleReads struct {
 	Records, Alerts map[string][]string
 }
 
-// ReadRuleReads reads every loaded rule and what its query reads. A query
+// ReadRuleReads reads every loaded rule and what its query reads (see
+// ReadRuleSet; the answer may be shared: it is read-only). A query
 // Prometheus loaded but this parser cannot read is an error naming the
 // rule.
 func ReadRuleReads(ctx context.Context, q Querier) (RuleReads, error) {
-	res, err := q.Rules(ctx, nil)
+	set, err := ReadRuleSet(ctx, q)
 	if err != nil {
-		return RuleReads{}, DescribeError(err)
+		return RuleReads{}, err
 	}
-	out := RuleReads{Records: map[string][]string{}, Alerts: map[string][]string{}}
-	for _, g := range res.Groups {
-		for _, rule := range g.Rules {
-			var dst map[string][]string
-			var name, query string
-			switch r := rule.(type) {
-			case v1.RecordingRule:
-				dst, name, query = out.Records, r.Name, r.Query
-			case v1.AlertingRule:
-				dst, name, query = out.Alerts, r.Name, r.Query
-			default:
-				continue
-			}
-			names, err := selectorNames(query)
-			if err != nil {
-				return RuleReads{}, fmt.Errorf("parsing the query of %s: %w", name, err)
-			}
-			for _, n := range names {
-				if !slices.Contains(dst[name], n) {
-					dst[name] = append(dst[name], n)
-				}
-			}
-			slices.Sort(dst[name])
-			if dst[name] == nil {
-				dst[name] = []string{}
-			}
-		}
+	if set.unreadable != nil {
+		return RuleReads{}, set.unreadable
 	}
-	return out, nil
+	return set.Reads, nil
 }
 
 // Raw returns the raw metric names that the recording rules or alerts
