@@ -160,13 +160,14 @@ func (r *PoolCanaryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	requeue := r.routeRequeue(router, r.advance(ctx, pc, now, out, held))
+	requeue := r.advance(ctx, pc, now, out, held)
 
 	sel := effectiveSelector(pc)
 	stable, gray, applyErr := r.applyTracks(ctx, pc, router, sel, out)
 	if applyErr == nil && !held {
 		applyErr = r.setWeight(ctx, pc, router, out)
 	}
+	requeue = r.routeRequeue(pc, router, requeue)
 	setShares(&pc.Status)
 	return r.finish(ctx, before, pc, sel, deploymentReplicas(stable)+deploymentReplicas(gray), applyErr, requeue, out)
 }

@@ -114,13 +114,26 @@ func (r *PoolCanaryReconciler) setWeight(ctx context.Context, pc *v1alpha1.PoolC
 }
 
 // routeRequeue caps requeue at RouteResync for a router whose object is not watched: a route
-// created late, or whose weights someone else changed, is set within it.
-func (r *PoolCanaryReconciler) routeRequeue(router trafficrouting.Router, requeue time.Duration) time.Duration {
-	if router.Weighted() && (requeue == 0 || requeue > r.routeResync()) {
-		return r.routeResync()
+// created late, or whose weights someone else changed, is set within it. Once the rollout has
+// ended and its route is set (not Degraded), endedResyncFactor times less often: an ended
+// canary has nothing to move, and a fleet of them would otherwise cost a reconcile each every
+// RouteResync forever.
+func (r *PoolCanaryReconciler) routeRequeue(pc *v1alpha1.PoolCanary, router trafficrouting.Router, requeue time.Duration) time.Duration {
+	if !router.Weighted() {
+		return requeue
+	}
+	resync := r.routeResync()
+	if pc.RolloutEnded() && !meta.IsStatusConditionTrue(pc.Status.Conditions, v1alpha1.ConditionDegraded) {
+		resync *= endedResyncFactor
+	}
+	if requeue == 0 || requeue > resync {
+		return resync
 	}
 	return requeue
 }
+
+// endedResyncFactor is how many times less often an ended canary's route is read again.
+const endedResyncFactor = 10
 
 // trackService builds the server-side apply configuration of a track's ClusterIP Service: it
 // selects the track's pods (the chart's labels and spec.selector's matchLabels as the pods

@@ -2,8 +2,14 @@ package controller
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/poolparity/poolparity/app/api/v1alpha1"
+	"github.com/poolparity/poolparity/internal/controller/trafficrouting"
+	"github.com/poolparity/poolparity/internal/controller/trafficrouting/replicasplit"
 )
 
 func TestServicePort(t *testing.T) {
@@ -25,6 +31,53 @@ func TestServicePort(t *testing.T) {
 			}
 			if got := servicePort(&tmpl); got != tt.want {
 				t.Errorf("servicePort = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// weightedRouter is a Router that weighs on an object of its own; only Weighted is called.
+type weightedRouter struct{ trafficrouting.Router }
+
+func (weightedRouter) Weighted() bool { return true }
+
+// TestRouteRequeue (issue 63, "a routed canary is resynced every 30 s forever"): a running
+// canary's route is read again within RouteResync; an ended one's, once set, ten times less
+// often; a Degraded one's at the running pace.
+func TestRouteRequeue(t *testing.T) {
+	r := &PoolCanaryReconciler{RouteResync: 30 * time.Second}
+	tests := []struct {
+		name     string
+		ended    bool
+		degraded bool
+		requeue  time.Duration
+		want     time.Duration
+	}{
+		{"running, nothing due", false, false, 0, 30 * time.Second},
+		{"running, a look due sooner", false, false, 5 * time.Second, 5 * time.Second},
+		{"running, a look due later", false, false, time.Minute, 30 * time.Second},
+		{"ended, route set", true, false, 0, 5 * time.Minute},
+		{"ended, route degraded", true, true, 0, 30 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pc := scheduleCanary(v1alpha1.StatisticalCounts)
+			reason := v1alpha1.ReasonStepping
+			if tt.ended {
+				reason = v1alpha1.ReasonPromoted
+			}
+			status := map[bool]metav1.ConditionStatus{true: metav1.ConditionFalse, false: metav1.ConditionTrue}[tt.ended]
+			setCondition(pc, v1alpha1.ConditionProgressing, status, reason, "")
+			degraded := map[bool]metav1.ConditionStatus{true: metav1.ConditionTrue, false: metav1.ConditionFalse}[tt.degraded]
+			setCondition(pc, v1alpha1.ConditionDegraded, degraded, ReasonRouteSet, "")
+			if tt.ended != pc.RolloutEnded() {
+				t.Fatalf("RolloutEnded = %t, the test wants %t", pc.RolloutEnded(), tt.ended)
+			}
+			if got := r.routeRequeue(pc, weightedRouter{}, tt.requeue); got != tt.want {
+				t.Errorf("routeRequeue = %s, want %s", got, tt.want)
+			}
+			if got := r.routeRequeue(pc, replicasplit.New(pc, trafficrouting.Deps{}), tt.requeue); got != tt.requeue {
+				t.Errorf("an unweighted router: routeRequeue = %s, want the requeue %s", got, tt.requeue)
 			}
 		})
 	}
