@@ -151,20 +151,36 @@ func outcome(ctx context.Context, err error) string {
 func (g *guard) begin(now time.Time, cancel context.CancelCauseFunc) (uint64, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.stalledBy != 0 {
-		f := g.inFlight[g.stalledBy]
-		return 0, fmt.Errorf("%w: %s has not answered a request for %s: no request sent until it does", ErrEndpointUnavailable, g.endpoint, now.Sub(f.start).Round(time.Second))
+	why := g.unavailableLocked(now)
+	if why == "" && g.failures > 0 && g.probing {
+		why = fmt.Sprintf("%s is being probed after %d failure(s) in a row (last: %s)", g.endpoint, g.failures, g.lastErr)
 	}
-	probe := false
-	if g.failures > 0 {
-		if now.Before(g.openUntil) || g.probing {
-			return 0, fmt.Errorf("%w: %s is backed off until %s after %d failure(s) in a row (last: %s): no request sent", ErrEndpointUnavailable, g.endpoint, g.openUntil.UTC().Format(time.TimeOnly), g.failures, g.lastErr)
-		}
-		g.probing, probe = true, true
+	if why != "" {
+		return 0, fmt.Errorf("%w: %s: no request sent", ErrEndpointUnavailable, why)
 	}
+	probe := g.failures > 0
+	g.probing = g.probing || probe
 	g.next++
 	g.inFlight[g.next] = &flight{start: now, cancel: cancel, probe: probe}
 	return g.next, nil
+}
+
+// unavailable says why the endpoint refuses new requests now (stalled or backed off), or "".
+func (g *guard) unavailable(now time.Time) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.unavailableLocked(now)
+}
+
+// unavailableLocked is unavailable with g.mu held.
+func (g *guard) unavailableLocked(now time.Time) string {
+	switch {
+	case g.stalledBy != 0:
+		return fmt.Sprintf("%s has not answered a request for %s", g.endpoint, now.Sub(g.inFlight[g.stalledBy].start).Round(time.Second))
+	case g.failures > 0 && now.Before(g.openUntil):
+		return fmt.Sprintf("%s is backed off until %s after %d failure(s) in a row (last: %s)", g.endpoint, g.openUntil.UTC().Format(time.TimeOnly), g.failures, g.lastErr)
+	}
+	return ""
 }
 
 // stall runs stallAfter after request id began: if it is still in flight and nothing was

@@ -158,20 +158,22 @@ func (c *ruleCache) get(ctx context.Context) (RuleSet, error) {
 			return set, nil
 		}
 		if wait := c.reading; wait != nil {
-			// Wait for the read in progress, but no longer than the guard lets a request go
-			// unanswered: a waiter holds a worker as the read does.
-			stalled := time.NewTimer(time.Until(c.since.Add(c.g.stallAfter)))
-			c.mu.Unlock()
-			select {
-			case <-wait:
-				stalled.Stop()
-				continue // read, or failed: then this caller tries (through the guard)
-			case <-ctx.Done():
-				stalled.Stop()
-				return RuleSet{}, fmt.Errorf("waiting for the rule list: %w", ctx.Err())
-			case <-stalled.C:
-				return RuleSet{}, fmt.Errorf("reading the rules: %w: %s has not answered the rule list read for %s", ErrEndpointUnavailable, c.g.endpoint, c.g.stallAfter)
+			if !c.read.IsZero() && c.err == nil {
+				// A newer list is on its way: the last one serves meanwhile (a shared
+				// Prometheus' list can take seconds to send).
+				set := c.set
+				c.mu.Unlock()
+				return set, nil
 			}
+			// The first read: wait for it, but not on a stalled endpoint (the guard's
+			// judgement, checked once the read has had the stall time): a waiter holds a
+			// worker as the read does.
+			check := time.NewTimer(max(time.Until(c.since.Add(c.g.stallAfter)), 0))
+			c.mu.Unlock()
+			if err := c.waitFor(ctx, wait, check); err != nil {
+				return RuleSet{}, err
+			}
+			continue // read, or failed: then this caller tries (through the guard)
 		}
 		done := make(chan struct{})
 		c.reading, c.since = done, time.Now()
@@ -203,6 +205,25 @@ func (c *ruleCache) get(ctx context.Context) (RuleSet, error) {
 			return RuleSet{}, fmt.Errorf("reading the rules: %w", err)
 		}
 		return set, nil
+	}
+}
+
+// waitFor waits until wait is closed; at check, and every second after, it gives up if the
+// guard holds the endpoint stalled or backed off.
+func (c *ruleCache) waitFor(ctx context.Context, wait <-chan struct{}, check *time.Timer) error {
+	defer check.Stop()
+	for {
+		select {
+		case <-wait:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the rule list: %w", ctx.Err())
+		case <-check.C:
+			if why := c.g.unavailable(time.Now()); why != "" {
+				return fmt.Errorf("reading the rules: %w: %s", ErrEndpointUnavailable, why)
+			}
+			check.Reset(time.Second)
+		}
 	}
 }
 

@@ -271,3 +271,43 @@ func readRules(t *testing.T, q promread.Querier) (map[string]time.Duration, prom
 	}
 	return loaded, reads
 }
+
+// TestRuleSetServedWhileARefreshRuns: once the TTL has passed, the caller that reads the list
+// anew waits for it, and every other caller meanwhile gets the last list at once (a shared
+// Prometheus' list can take seconds).
+func TestRuleSetServedWhileARefreshRuns(t *testing.T) {
+	body := sharedRuleList(t, 2, 0)(true)
+	var reads atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if reads.Add(1) > 1 {
+			time.Sleep(800 * time.Millisecond)
+		}
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := promread.NewClients([]string{srv.URL}, false, promread.ClientConfig{RulesTTL: 200 * time.Millisecond, StallAfter: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _, err := c.For(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := promread.LoadedRules(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(250 * time.Millisecond)
+	var wg sync.WaitGroup
+	var refreshErr error
+	wg.Go(func() { _, refreshErr = promread.LoadedRules(context.Background(), q) })
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	loaded, err := promread.LoadedRules(context.Background(), q)
+	if took := time.Since(start); err != nil || len(loaded) < 50 || took > 300*time.Millisecond {
+		t.Errorf("a caller during the refresh: %d rules, %v, after %s; want the last list at once", len(loaded), err, took)
+	}
+	wg.Wait()
+	if refreshErr != nil || reads.Load() != 2 {
+		t.Errorf("the refresh: %v, %d reads in all; want it read, 2 reads", refreshErr, reads.Load())
+	}
+}
