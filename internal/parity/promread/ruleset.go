@@ -271,8 +271,14 @@ func decodeRuleList(r io.Reader) (RuleSet, error) {
 			return dec.Decode(&apiErr.msg)
 		case "data":
 			return object(dec, func(key string) error {
-				if key != "groups" {
+				switch key {
+				case "groups":
+				case "groupNextToken":
 					return skip(dec)
+				default:
+					// A rules answer's data holds its groups only: anything else (a query's
+					// result, a hostile answer's bulk) is refused here, not read.
+					return fmt.Errorf("not a rule list: data.%s", Sanitize(key, 64))
 				}
 				groups = true
 				return array(dec, func() error {
@@ -353,11 +359,20 @@ func delim(dec *json.Decoder, want json.Delim) error {
 	return nil
 }
 
+// maxSkipTokens bounds the tokens of one value skip reads: a field the RuleSet does not read
+// is small in a rule list (warnings, a page token), and reading a large one token by token is
+// slow.
+const maxSkipTokens = 100_000
+
 // skip reads and drops the next JSON value of dec token by token, never holding more of it
-// than one token: a field the RuleSet does not read may be most of a hostile answer.
+// than one token, and refuses one of more than maxSkipTokens tokens: a field the RuleSet does
+// not read may be most of a hostile answer.
 func skip(dec *json.Decoder) error {
 	depth := 0
-	for {
+	for n := 0; ; n++ {
+		if n == maxSkipTokens {
+			return fmt.Errorf("not a rule list: a field of more than %d tokens", maxSkipTokens)
+		}
 		tok, err := dec.Token()
 		if err != nil {
 			return err

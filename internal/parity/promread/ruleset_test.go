@@ -184,6 +184,8 @@ func TestRuleListRefused(t *testing.T) {
 		{"no groups", `{"status":"success","data":{}}`, "no data.groups"},
 		{"an error status", `{"status":"error","errorType":"bad_data","error":"no\u0000way","data":{"groups":[]}}`, "no way"},
 		{"a group that is no object", `{"status":"success","data":{"groups":[1]}}`, "decoding the rule list"},
+		{"a query's answer", `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"1"]}]}}`, "not a rule list: data.resultType"},
+		{"a huge unknown field", `{"status":"success","x":[` + strings.Repeat(`1,`, 200_000) + `1],"data":{"groups":[]}}`, "more than 100000 tokens"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
